@@ -1,0 +1,145 @@
+// Package coord is the coordinator: queue, placement, phase advance and
+// finalisation. It is the only writer of task state.
+//
+// This file is the seam the UI depends on: snapshots to read, commands to
+// send, notices to subscribe to. The in-process coordinator implements it; UI
+// tests use a stub.
+package coord
+
+import (
+	"context"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+)
+
+// Engine is everything the UI may know about or ask of the engine.
+type Engine interface {
+	// Snapshot returns the current state of every task, cheaply, from memory.
+	Snapshot() Snapshot
+	// Subscribe returns a channel of notices and a function that ends the
+	// subscription. Pane notices are lossy (a slow reader misses some and
+	// pulls the newest screen anyway); event notices are never dropped.
+	Subscribe() (<-chan Notice, func())
+	// Pane returns the live terminal of the task's current session.
+	Pane(id task.ID) (session.View, bool)
+	// Detail returns the slower facts of one task: its ledger, brief,
+	// verdict history and sessions. It reads the store: call it from a
+	// tea.Cmd, never from Update or View.
+	Detail(ctx context.Context, id task.ID) (Detail, error)
+	// Do sends an operator command to the coordinator and waits for its
+	// result. Call it from a tea.Cmd.
+	Do(ctx context.Context, c Command) (Result, error)
+	// Input types raw bytes into the task's live pane (focus mode).
+	Input(id task.ID, b []byte) error
+	// ResizePane resizes the task's live pty and emulator.
+	ResizePane(id task.ID, cols, rows int) error
+}
+
+// Snapshot is the engine's state at one instant.
+type Snapshot struct {
+	At    time.Time
+	Tasks []TaskView // sorted by task id (creation order)
+	Slots []SlotView
+}
+
+// TaskView is one task as the UI shows it.
+type TaskView struct {
+	Task      task.Task
+	SessionID string // the live session, if any
+	Lease     *LeaseView
+	Verdict   *verify.Verdict // the latest verdict, if any
+	// Flag is a short operator-facing reason the task needs attention
+	// ("stuck 45s", "unplaceable: no slot offers gpu"); empty when none.
+	Flag   string
+	Stuck  bool
+	Usage  Usage
+	Models []string // full model ids of the sessions that ran it
+}
+
+// LeaseView is a lease with its clocks computed for display.
+type LeaseView struct {
+	Token          int64
+	Holder         string
+	Deadline       time.Time
+	Remaining      time.Duration
+	WindowOpensIn  time.Duration // zero once the renewal window is open
+	SinceProgress  time.Duration
+	Renewals       int
+	MaxRenewals    int
+	LastDecision   string
+	LastReason     task.Reason
+	LastReasonText string
+}
+
+// SlotView is one worker slot.
+type SlotView struct {
+	Name     string
+	Harness  string
+	Capacity int
+	Busy     int
+}
+
+// Usage is what the agents reported spending.
+type Usage struct {
+	InputTokens         int64
+	OutputTokens        int64
+	CacheCreationTokens int64
+	CacheReadTokens     int64
+	CostUSD             float64
+}
+
+// Detail is the slower, per-task view.
+type Detail struct {
+	Task      task.Task
+	Events    []task.Event
+	Brief     string // the exact brief the current or last session received
+	Verdicts  []store.VerdictRecord
+	Sessions  []store.Session
+	Decisions []store.Decision
+}
+
+// CommandKind names an operator command.
+type CommandKind string
+
+// Operator commands.
+const (
+	CmdAdd      CommandKind = "add"
+	CmdCorrect  CommandKind = "correct"
+	CmdResubmit CommandKind = "resubmit"
+	CmdExtend   CommandKind = "extend"
+	CmdExpire   CommandKind = "expire"
+	CmdCancel   CommandKind = "cancel"
+	CmdPark     CommandKind = "park"
+	CmdUnpark   CommandKind = "unpark"
+	CmdApprove  CommandKind = "approve"
+)
+
+// Command is one operator command.
+type Command struct {
+	Kind     CommandKind
+	TaskID   task.ID
+	Text     string        // correction text
+	Author   string        // who gave the command
+	Duration time.Duration // for extend
+	Task     *task.Task    // for add
+}
+
+// Result is what the coordinator did with a command, in a sentence.
+type Result struct {
+	Message   string // e.g. "delivered to session 01J…", "queued for the next brief"
+	TaskID    task.ID
+	SessionID string
+	Delivered bool
+}
+
+// Notice tells subscribers something changed.
+type Notice struct {
+	// Event is set for ledger events; these are never dropped.
+	Event *task.Event
+	// Pane is set when a pane's screen changed; these are lossy.
+	Pane task.ID
+}

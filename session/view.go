@@ -1,0 +1,27 @@
+// Package session runs one agent process in a pseudo-terminal, feeds its
+// output to a terminal emulator, records it as asciicast v2, and delivers
+// input to it.
+package session
+
+// View is a read-only look at a session's terminal. The UI pulls from it at
+// frame time; pty bytes never travel through the UI's message queue. Every
+// method is safe to call from any goroutine while the session writes.
+type View interface {
+	// Size returns the terminal's columns and rows.
+	Size() (cols, rows int)
+	// Render returns the current screen with its styles as ANSI text, one
+	// line per row, joined by "\n".
+	Render() string
+	// Text returns the current screen as plain text, one line per row.
+	Text() string
+	// Cursor returns the cursor position and whether it is visible.
+	Cursor() (x, y int, visible bool)
+	// Title returns the window title the program set, if any.
+	Title() string
+	// Scrollback returns up to n of the most recent lines that scrolled off
+	// the top, oldest first, as ANSI text.
+	Scrollback(n int) []string
+	// Version grows every time the screen changes, so a caller can tell
+	// whether it needs to draw again without comparing screens.
+	Version() uint64
+}

@@ -1,0 +1,210 @@
+// Package store is the durable state behind an interface. The coordinator is
+// its only writer of task state; every write is one transaction. SQLite is the
+// default driver; every driver passes the conformance suite in storetest.
+package store
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+)
+
+// Errors a driver returns. Callers test them with errors.Is.
+var (
+	ErrNotFound = errors.New("not found")
+	// ErrConflict means a guarded write found the row in another state or
+	// under another lease token than the caller expected.
+	ErrConflict = errors.New("conflict: the row changed under the writer")
+	// ErrStaleToken means a fenced write carried a lease token that is no
+	// longer the task's current one.
+	ErrStaleToken = errors.New("stale lease token")
+	// ErrForeign means the file exists but is not an orchestra store.
+	ErrForeign = errors.New("not an orchestra store")
+	// ErrTooNew means the store was written by a newer orchestra-tui.
+	ErrTooNew = errors.New("store schema is newer than this binary")
+)
+
+// Decision is a human correction. It is durable and outranks the plan.
+type Decision struct {
+	ID     string    `json:"id"` // ULID
+	TaskID task.ID   `json:"task_id"`
+	Text   string    `json:"text"`
+	Author string    `json:"author"`
+	At     time.Time `json:"at"`
+}
+
+// Delivery records that a decision was typed into one session's pane.
+type Delivery struct {
+	DecisionID string    `json:"decision_id"`
+	SessionID  string    `json:"session_id"`
+	At         time.Time `json:"at"`
+}
+
+// SessionStatus is where a session is in its life.
+type SessionStatus string
+
+// Session statuses.
+const (
+	SessionLaunching SessionStatus = "launching"
+	SessionConfirmed SessionStatus = "confirmed"
+	SessionExited    SessionStatus = "exited"
+	SessionKilled    SessionStatus = "killed"
+)
+
+// Session is one agent process for one phase attempt of one task.
+type Session struct {
+	ID          string        `json:"id"` // ULID
+	TaskID      task.ID       `json:"task_id"`
+	Phase       task.Phase    `json:"phase"`
+	Attempt     int           `json:"attempt"`
+	Harness     string        `json:"harness"`
+	Model       string        `json:"model,omitempty"`
+	Token       int64         `json:"token"`  // lease token it ran under
+	Holder      string        `json:"holder"` // console instance that launched it
+	Status      SessionStatus `json:"status"`
+	ExitCode    int           `json:"exit_code"`
+	CastPath    string        `json:"cast_path,omitempty"` // relative to the repo root
+	Brief       string        `json:"brief"`               // the exact brief delivered
+	Fingerprint string        `json:"fingerprint,omitempty"`
+	Continuity  string        `json:"continuity,omitempty"` // captured when it ended
+	StartedAt   time.Time     `json:"started_at"`
+	EndedAt     time.Time     `json:"ended_at,omitzero"`
+}
+
+// Artifact is a sealed phase artifact.
+type Artifact struct {
+	TaskID  task.ID    `json:"task_id"`
+	Phase   task.Phase `json:"phase"`
+	Content []byte     `json:"content"`
+	SHA256  string     `json:"sha256"` // hex
+	Session string     `json:"session_id"`
+	At      time.Time  `json:"at"`
+}
+
+// VerdictRecord is one verify run of a task.
+type VerdictRecord struct {
+	TaskID    task.ID        `json:"task_id"`
+	SessionID string         `json:"session_id,omitempty"`
+	Phase     task.Phase     `json:"phase"`
+	Verdict   verify.Verdict `json:"verdict"`
+}
+
+// DeadEnd is an approach an earlier attempt tried that ended in a known
+// failure; later briefs list it so the next session does not repeat it.
+type DeadEnd struct {
+	TaskID  task.ID    `json:"task_id"`
+	Phase   task.Phase `json:"phase"`
+	Attempt int        `json:"attempt"`
+	Text    string     `json:"text"`
+	At      time.Time  `json:"at"`
+}
+
+// TaskListParams filters TaskList. Zero values mean "any".
+type TaskListParams struct {
+	States []task.State
+}
+
+// TaskUpdateParams is a guarded write of a task's coordinator-owned fields.
+// The write succeeds only if the stored task is in ExpectState and, when
+// ExpectToken is non-zero, the task's current lease token equals it.
+// Events are appended in the same transaction.
+type TaskUpdateParams struct {
+	Task        task.Task
+	ExpectState task.State
+	ExpectToken int64
+	Events      []task.Event
+}
+
+// EventListParams filters EventList. An empty TaskID lists every task.
+type EventListParams struct {
+	TaskID   task.ID
+	AfterSeq int64
+	Limit    int // 0 means no limit
+}
+
+// LeaseGrantParams grants a new lease on a task, moving it to leased in the
+// same transaction. The store assigns the next fencing token.
+type LeaseGrantParams struct {
+	TaskID      task.ID
+	Holder      string
+	ExpectState task.State // usually queued
+	GrantedAt   time.Time
+	Deadline    time.Time
+	Baseline    lease.Progress
+	Events      []task.Event
+}
+
+// LeaseUpdateParams writes a renewed or annotated lease, fenced by Token.
+type LeaseUpdateParams struct {
+	Lease  lease.Lease
+	Events []task.Event
+}
+
+// ArtifactSealParams seals an artifact, fenced by the lease token.
+type ArtifactSealParams struct {
+	TaskID    task.ID
+	Token     int64
+	Phase     task.Phase
+	Content   []byte
+	SessionID string
+	At        time.Time
+	Events    []task.Event
+}
+
+// Store is the durable state. Methods name the noun first. Every write is one
+// transaction; events passed with a write are appended in that transaction.
+type Store interface {
+	// TaskInsert stores a new task and its events.
+	TaskInsert(ctx context.Context, t task.Task, events ...task.Event) error
+	TaskGet(ctx context.Context, id task.ID) (task.Task, error)
+	TaskList(ctx context.Context, p TaskListParams) ([]task.Task, error)
+	// TaskUpdate is the guarded write; see TaskUpdateParams.
+	TaskUpdate(ctx context.Context, p TaskUpdateParams) error
+	// TaskToken returns the task's current lease token (0 before any grant).
+	TaskToken(ctx context.Context, id task.ID) (int64, error)
+
+	// EventAppend appends events to the ledger; the store assigns Seq.
+	EventAppend(ctx context.Context, events ...task.Event) error
+	EventList(ctx context.Context, p EventListParams) ([]task.Event, error)
+
+	DecisionInsert(ctx context.Context, d Decision, events ...task.Event) error
+	DecisionList(ctx context.Context, taskID task.ID) ([]Decision, error)
+	// DeliveryInsert records a delivery and its events in one transaction.
+	// It returns false, and writes nothing, when that decision was already
+	// delivered to that session.
+	DeliveryInsert(ctx context.Context, d Delivery, events ...task.Event) (bool, error)
+	DeliveryList(ctx context.Context, taskID task.ID) ([]Delivery, error)
+
+	SessionInsert(ctx context.Context, s Session, events ...task.Event) error
+	SessionUpdate(ctx context.Context, s Session, events ...task.Event) error
+	SessionGet(ctx context.Context, id string) (Session, error)
+	SessionList(ctx context.Context, taskID task.ID) ([]Session, error)
+
+	// ArtifactSeal records the content and its sha256; ErrStaleToken when
+	// the token is not the task's current one.
+	ArtifactSeal(ctx context.Context, p ArtifactSealParams) (Artifact, error)
+	ArtifactList(ctx context.Context, taskID task.ID) ([]Artifact, error)
+
+	// LeaseGrant assigns the next token, stores the lease and moves the task
+	// to leased, guarded by ExpectState.
+	LeaseGrant(ctx context.Context, p LeaseGrantParams) (lease.Lease, error)
+	LeaseGet(ctx context.Context, taskID task.ID) (lease.Lease, error)
+	// LeaseUpdate writes a lease; ErrStaleToken if its token is not current.
+	LeaseUpdate(ctx context.Context, p LeaseUpdateParams) error
+	// LeaseDelete removes the task's lease if it still has token; a stale
+	// token is ErrStaleToken.
+	LeaseDelete(ctx context.Context, taskID task.ID, token int64) error
+	LeaseList(ctx context.Context) ([]lease.Lease, error)
+
+	VerdictInsert(ctx context.Context, v VerdictRecord, events ...task.Event) error
+	VerdictList(ctx context.Context, taskID task.ID) ([]VerdictRecord, error)
+
+	DeadEndInsert(ctx context.Context, d DeadEnd, events ...task.Event) error
+	DeadEndList(ctx context.Context, taskID task.ID) ([]DeadEnd, error)
+
+	Close() error
+}
