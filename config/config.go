@@ -1,0 +1,256 @@
+// Package config reads orchestra.toml at the repository root. Every setting
+// has a default, so a repository with no config file works.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/session"
+)
+
+// FileName is the config file's name at the repository root.
+const FileName = "orchestra.toml"
+
+// Duration is the TOML-friendly duration shared with harness specs.
+type Duration = session.Duration
+
+// Config is the whole of orchestra.toml.
+type Config struct {
+	// Harness holds agent CLI specs by name; the built-in ones (scripted,
+	// claude, shell) are present unless overridden.
+	Harness map[string]session.Spec `toml:"harness"`
+	Lease   Lease                   `toml:"lease"`
+	Stuck   Stuck                   `toml:"stuck"`
+	Verify  Verify                  `toml:"verify"`
+	Pane    Pane                    `toml:"pane"`
+	Brief   Brief                   `toml:"brief"`
+	// Slots are the worker slots. With none configured there is one slot
+	// per harness with the harness's capacity (default 1).
+	Slots []Slot `toml:"slots"`
+	// Prices are per-model prices in US dollars per million tokens.
+	Prices map[string]Price `toml:"prices"`
+}
+
+// Lease configures the lease policy and the attempt limit.
+type Lease struct {
+	Length      Duration `toml:"length"`
+	Window      Duration `toml:"window"`
+	MaxRenewals int      `toml:"max_renewals"`
+	MaxAttempts int      `toml:"max_attempts"` // attempts of one phase before the task fails
+	Tick        Duration `toml:"tick"`         // how often leases are evaluated
+}
+
+// Stuck configures stuck-pane detection.
+type Stuck struct {
+	After        Duration `toml:"after"`         // screen unchanged this long while the phase is unfinished
+	AutoResubmit int      `toml:"auto_resubmit"` // automatic resubmits before giving up; 0 = off
+}
+
+// Verify configures the verify gate.
+type Verify struct {
+	Timeout Duration `toml:"timeout"`
+}
+
+// Pane is the size a session's terminal starts at.
+type Pane struct {
+	Cols int `toml:"cols"`
+	Rows int `toml:"rows"`
+}
+
+// Brief configures brief rendering.
+type Brief struct {
+	Budget int `toml:"budget"` // bytes; 0 = the renderer's default
+}
+
+// Slot is one worker slot: which harness it runs and how many at once.
+type Slot struct {
+	Name         string   `toml:"name"`
+	Harness      string   `toml:"harness"`
+	Capacity     int      `toml:"capacity"`
+	Capabilities []string `toml:"capabilities"`
+}
+
+// Price is a model's price per million tokens of each column.
+type Price struct {
+	Input         float64 `toml:"input"`
+	Output        float64 `toml:"output"`
+	CacheCreation float64 `toml:"cache_creation"`
+	CacheRead     float64 `toml:"cache_read"`
+}
+
+// Default returns the configuration a repository without orchestra.toml gets.
+func Default() Config {
+	return Config{
+		Harness: session.DefaultSpecs(),
+		Lease: Lease{
+			Length:      Duration{Duration: 20 * time.Minute},
+			Window:      Duration{Duration: 5 * time.Minute},
+			MaxRenewals: 12,
+			MaxAttempts: 3,
+			Tick:        Duration{Duration: time.Second},
+		},
+		Stuck:  Stuck{After: Duration{Duration: 2 * time.Minute}},
+		Verify: Verify{Timeout: Duration{Duration: 10 * time.Minute}},
+		Pane:   Pane{Cols: 120, Rows: 40},
+		Prices: map[string]Price{},
+	}
+}
+
+// Load reads orchestra.toml from root, layered over Default. A missing file
+// is not an error. Unknown keys are: a typo must not silently do nothing.
+func Load(root string) (Config, error) {
+	path := filepath.Join(root, FileName)
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Default(), nil
+	}
+	if err != nil {
+		return Config{}, fmt.Errorf("read %s: %w", path, err)
+	}
+	return Parse(path, string(data))
+}
+
+// Parse decodes config text layered over Default; name is used in errors.
+func Parse(name, text string) (Config, error) {
+	cfg := Default()
+	builtin := cfg.Harness
+	cfg.Harness = nil
+	md, err := toml.Decode(text, &cfg)
+	if err != nil {
+		return Config{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if undecoded := md.Undecoded(); len(undecoded) > 0 {
+		keys := make([]string, len(undecoded))
+		for i, k := range undecoded {
+			keys[i] = k.String()
+		}
+		return Config{}, fmt.Errorf("%s: unknown keys: %s", name, strings.Join(keys, ", "))
+	}
+	merged := builtin
+	for n, s := range cfg.Harness {
+		if base, ok := builtin[n]; ok {
+			s = overlay(base, s)
+		}
+		s.Name = n
+		merged[n] = s
+	}
+	cfg.Harness = merged
+	return cfg, cfg.Validate(name)
+}
+
+// overlay fills the zero fields of s from base, so a config can change one
+// field of a built-in harness without restating the rest.
+func overlay(base, s session.Spec) session.Spec {
+	if len(s.Argv) == 0 {
+		s.Argv = base.Argv
+	}
+	if s.Env == nil {
+		s.Env = base.Env
+	}
+	if s.SetEnv == nil {
+		s.SetEnv = base.SetEnv
+	}
+	if s.Delivery == "" {
+		s.Delivery = base.Delivery
+	}
+	if s.Ready == "" {
+		s.Ready = base.Ready
+	}
+	if s.Submit == "" {
+		s.Submit = base.Submit
+	}
+	if s.Quiet.Duration == 0 {
+		s.Quiet = base.Quiet
+	}
+	if s.LaunchTimeout.Duration == 0 {
+		s.LaunchTimeout = base.LaunchTimeout
+	}
+	if s.Resubmit == "" {
+		s.Resubmit = base.Resubmit
+	}
+	if s.Volatile == nil {
+		s.Volatile = base.Volatile
+	}
+	if s.Capabilities == nil {
+		s.Capabilities = base.Capabilities
+	}
+	if s.Capacity == 0 {
+		s.Capacity = base.Capacity
+	}
+	return s
+}
+
+// Validate checks the configuration and names the offending key.
+func (c Config) Validate(name string) error {
+	var errs []error
+	names := make([]string, 0, len(c.Harness))
+	for n := range c.Harness {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if err := c.Harness[n].Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("%s: harness.%s: %w", name, n, err))
+		}
+	}
+	if c.Lease.Length.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("%s: lease.length must be positive", name))
+	}
+	if c.Lease.Window.Duration < 0 || c.Lease.Window.Duration > c.Lease.Length.Duration {
+		errs = append(errs, fmt.Errorf("%s: lease.window must be between 0 and lease.length", name))
+	}
+	if c.Lease.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("%s: lease.max_attempts must be at least 1", name))
+	}
+	if c.Pane.Cols < 20 || c.Pane.Rows < 5 {
+		errs = append(errs, fmt.Errorf("%s: pane must be at least 20x5", name))
+	}
+	for i, s := range c.Slots {
+		if _, ok := c.Harness[s.Harness]; !ok {
+			errs = append(errs, fmt.Errorf("%s: slots[%d] (%s): unknown harness %q", name, i, s.Name, s.Harness))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Policy returns the lease policy the config describes.
+func (c Config) Policy() lease.Policy {
+	return lease.Policy{Length: c.Lease.Length.Duration, Window: c.Lease.Window.Duration, MaxRenewals: c.Lease.MaxRenewals}
+}
+
+// EffectiveSlots returns the configured slots, or one slot per harness with
+// its capacity (at least 1) when none are configured, sorted by name.
+func (c Config) EffectiveSlots() []Slot {
+	if len(c.Slots) > 0 {
+		out := append([]Slot(nil), c.Slots...)
+		for i := range out {
+			if out[i].Capacity < 1 {
+				out[i].Capacity = 1
+			}
+			if out[i].Name == "" {
+				out[i].Name = out[i].Harness
+			}
+		}
+		return out
+	}
+	var out []Slot
+	for n, h := range c.Harness {
+		capacity := h.Capacity
+		if capacity < 1 {
+			capacity = 1
+		}
+		out = append(out, Slot{Name: n, Harness: n, Capacity: capacity, Capabilities: h.Capabilities})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}

@@ -1,0 +1,72 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestNoFileGivesDefaults(t *testing.T) {
+	t.Parallel()
+	cfg, err := Load(t.TempDir())
+	require.NoError(t, err)
+	require.Equal(t, 20*time.Minute, cfg.Lease.Length.Duration)
+	require.Contains(t, cfg.Harness, "scripted")
+	require.Contains(t, cfg.Harness, "claude")
+	require.Contains(t, cfg.Harness, "shell")
+	require.Len(t, cfg.EffectiveSlots(), 3)
+}
+
+func TestNewHarnessNeedsConfigOnly(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	text := `
+[lease]
+length = "90s"
+window = "30s"
+
+[harness.aider]
+argv = ["aider", "--model", "{{model}}"]
+ready = "^> "
+delivery = "type"
+submit = "\\r"
+quiet = "1s"
+launch_timeout = "20s"
+
+[harness.claude]
+quiet = "3s"
+
+[[slots]]
+name = "fast"
+harness = "aider"
+capacity = 2
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), []byte(text), 0o644))
+	cfg, err := Load(dir)
+	require.NoError(t, err)
+	require.Equal(t, 90*time.Second, cfg.Lease.Length.Duration)
+	require.Equal(t, []string{"aider", "--model", "{{model}}"}, cfg.Harness["aider"].Argv)
+	require.Equal(t, "aider", cfg.Harness["aider"].Name)
+	// Overriding one field of a built-in harness keeps the rest.
+	require.Equal(t, 3*time.Second, cfg.Harness["claude"].Quiet.Duration)
+	require.Equal(t, "claude", cfg.Harness["claude"].Argv[0])
+	require.Equal(t, []Slot{{Name: "fast", Harness: "aider", Capacity: 2}}, cfg.EffectiveSlots())
+}
+
+func TestBadConfigNamesTheKey(t *testing.T) {
+	t.Parallel()
+	_, err := Parse("orchestra.toml", "[lease]\nlenght = \"5m\"\n")
+	require.ErrorContains(t, err, "unknown keys: lease.lenght")
+
+	_, err = Parse("orchestra.toml", "[harness.x]\nargv = []\n")
+	require.ErrorContains(t, err, "harness.x")
+
+	_, err = Parse("orchestra.toml", "[[slots]]\nharness = \"nope\"\n")
+	require.ErrorContains(t, err, `unknown harness "nope"`)
+
+	_, err = Parse("orchestra.toml", "[lease]\nlength = \"soon\"\n")
+	require.ErrorContains(t, err, "soon")
+}
