@@ -28,6 +28,10 @@ const (
 	// DecisionHeader starts a correction typed into a live pane, so the agent
 	// (and the operator reading the pane) can tell it from other input.
 	DecisionHeader = "HUMAN DECISION (overrides the plan):"
+
+	// RefusalPrefix starts a refusal typed back into a live pane (an invalid
+	// artifact), so the agent knows to fix it and write the sentinel again.
+	RefusalPrefix = "REFUSED:"
 )
 
 // HeadingPhase returns the current-phase heading for p.
