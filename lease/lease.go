@@ -28,7 +28,9 @@ type Lease struct {
 	// Baseline is the progress sample taken at launch or at the last renewal;
 	// the next renewal needs progress beyond it.
 	Baseline Progress `json:"baseline"`
-	// LastProgressAt is when a sample last differed from the one before it.
+	// LastProgressAt is the time of the newest sample that showed progress
+	// beyond Baseline (see Decide): a simple, sample-granular "last seen
+	// working" for the operator.
 	LastProgressAt time.Time `json:"last_progress_at"`
 	// LastDecision and LastReason record the policy's most recent verdict.
 	LastDecision string      `json:"last_decision,omitempty"`
