@@ -2,7 +2,11 @@
 // turns the result into a verdict. The agent's word is never the verdict.
 package verify
 
-import "time"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Status is the outcome class of a verify run.
 type Status string
@@ -16,15 +20,56 @@ const (
 
 // Verdict is the result of one verify run.
 type Verdict struct {
-	Status   Status        `json:"status"`
-	Command  string        `json:"command"`
-	ExitCode int           `json:"exit_code"`
-	Passed   int           `json:"passed"`
-	Failed   int           `json:"failed"`
-	Skipped  int           `json:"skipped"`
-	Counted  bool          `json:"counted"` // a summary line was recognised
-	Tail     string        `json:"tail"`    // the last part of the output
-	Detail   string        `json:"detail,omitempty"`
-	Duration time.Duration `json:"duration"`
-	At       time.Time     `json:"at"`
+	Status   Status `json:"status"`
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	Passed   int    `json:"passed"`
+	Failed   int    `json:"failed"`
+	Skipped  int    `json:"skipped"`
+	Counted  bool   `json:"counted"` // a summary line was recognised
+	Tail     string `json:"tail"`    // the last part of the output
+	// OutputBytes is how much the command printed in all, so a reader of
+	// Tail can tell how much was left out.
+	OutputBytes int64         `json:"output_bytes"`
+	Detail      string        `json:"detail,omitempty"`
+	Duration    time.Duration `json:"duration"`
+	At          time.Time     `json:"at"`
+}
+
+// Line renders the verdict on one line for panes, lists and briefs:
+// "✓ ok · tests green (12 passed)", "✗ incomplete · tests failing
+// (3 passed, 1 failed)", "✗ error · timed out after 5m0s; …".
+func (v Verdict) Line() string {
+	switch v.Status {
+	case StatusOK:
+		return "✓ ok · tests green" + v.counts()
+	case StatusIncomplete:
+		return "✗ incomplete · tests failing" + v.counts()
+	case StatusError:
+		d := strings.Join(strings.Fields(v.Detail), " ")
+		if d == "" {
+			d = "the tests could not run"
+		}
+		return "✗ error · " + d
+	case "":
+		return "· no verdict yet"
+	default:
+		return fmt.Sprintf("? %s", v.Status)
+	}
+}
+
+// counts renders " (3 passed, 1 failed, 2 skipped)" when a summary line was
+// recognised, leaving out zero failed and skipped counts.
+func (v Verdict) counts() string {
+	if !v.Counted {
+		return ""
+	}
+	parts := []string{fmt.Sprintf("%d passed", v.Passed)}
+	if v.Failed > 0 {
+		parts = append(parts, fmt.Sprintf("%d failed", v.Failed))
+	}
+	if v.Skipped > 0 {
+		parts = append(parts, fmt.Sprintf("%d skipped", v.Skipped))
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
