@@ -1,0 +1,92 @@
+package modelstub
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
+// skips the test when neither has it; CI installs it first.
+func claudeBin(t *testing.T) string {
+	t.Helper()
+	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err == nil {
+			return bin
+		}
+		t.Skipf("Claude Code CLI not installed: ORCHESTRA_CLAUDE_BIN=%s does not exist; run .ci/install-claude.sh", bin)
+	}
+	bin, err := exec.LookPath("claude")
+	if err != nil {
+		t.Skip("Claude Code CLI not installed: run .ci/install-claude.sh")
+	}
+	return bin
+}
+
+// bundle is what a real-CLI test runs with: a stub server, a temporary
+// home and a git repository to work in.
+type bundle struct {
+	srv  *Server
+	base string
+	home string
+	work string
+}
+
+func setup(t *testing.T, rules []Rule) bundle {
+	t.Helper()
+	srv := New(rules)
+	srv.Logf = t.Logf
+	base, err := srv.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, srv.Close()) })
+
+	home, work := t.TempDir(), t.TempDir()
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main"},
+		{"config", "user.email", "stub@example.invalid"},
+		{"config", "user.name", "stub"},
+	} {
+		out, err := exec.Command("git", append([]string{"-C", work}, args...)...).CombinedOutput()
+		require.NoError(t, err, "git %v: %s", args, out)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(work, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int { return a - b }\n"), 0o644))
+	require.NoError(t, SeedHome(home, work))
+	return bundle{srv: srv, base: base, home: home, work: work}
+}
+
+// renderBrief renders a brief for phase p by hand from the task constants,
+// in authority order, the way package brief does.
+func renderBrief(p task.Phase) string {
+	var b strings.Builder
+	section := func(heading string, lines ...string) {
+		b.WriteString(heading + "\n")
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+		b.WriteString("\n")
+	}
+	section(task.HeadingGoal, "Make Add return the sum of its arguments.")
+	section(task.HeadingAcceptance, "- go test ./... passes")
+	section(task.HeadingDecisions, "None yet.")
+	section(task.HeadingPhase(p),
+		task.Job(p),
+		task.LabelTask+" 01STUBTASK",
+		task.LabelAttempt+" 1",
+		task.LabelArtifact+" "+task.ArtifactPath(p),
+		task.LabelSentinel+" "+task.SentinelPath,
+		task.LabelVerify+" go vet ./...",
+		"Schema:", task.Schema(p))
+	section(task.HeadingRules, "None.")
+	section(task.HeadingGitState, "Branch main, clean.")
+	section(task.HeadingResearch, "None yet.")
+	section(task.HeadingPlan, "None yet.")
+	section(task.HeadingContinuity, "This is the first session.")
+	section(task.HeadingDeadEnds, "None.")
+	return b.String()
+}
