@@ -1,0 +1,63 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// EventAppend appends events to the ledger in one transaction; the store
+// assigns each a Seq larger than any before it.
+func (s *Store) EventAppend(ctx context.Context, events ...task.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	return s.write(ctx, func(tx *sql.Tx) error { return appendEvents(ctx, tx, events) })
+}
+
+// EventList returns events in ledger order, of one task or of all, after
+// p.AfterSeq, at most p.Limit of them when it is positive.
+func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]task.Event, error) {
+	q := `SELECT seq, id, task_id, session_id, kind, reason, text, data, at FROM events WHERE seq > ?`
+	args := []any{p.AfterSeq}
+	if p.TaskID != "" {
+		q += ` AND task_id = ?`
+		args = append(args, string(p.TaskID))
+	}
+	q += ` ORDER BY seq`
+	if p.Limit > 0 {
+		q += ` LIMIT ?`
+		args = append(args, p.Limit)
+	}
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	defer rows.Close()
+	var out []task.Event
+	if p.Limit > 0 {
+		out = make([]task.Event, 0, p.Limit)
+	}
+	for rows.Next() {
+		var (
+			e                        task.Event
+			taskID, kind, reason, at string
+			data                     []byte
+		)
+		if err := rows.Scan(&e.Seq, &e.ID, &taskID, &e.SessionID, &kind, &reason, &e.Text, &data, &at); err != nil {
+			return nil, fmt.Errorf("list events: %w", err)
+		}
+		e.TaskID, e.Kind, e.Reason, e.Data = task.ID(taskID), task.Kind(kind), task.Reason(reason), data
+		if e.At, err = parseTime(at); err != nil {
+			return nil, fmt.Errorf("list events: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list events: %w", err)
+	}
+	return out, nil
+}

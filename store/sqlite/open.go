@@ -1,0 +1,207 @@
+// Package sqlite is the default store driver: one SQLite file per repository,
+// opened in WAL mode so another orchestra-tui process (`correct` or `add` from
+// a second terminal) can read and write it while the console runs. It uses
+// the pure-Go modernc.org/sqlite, so the binary needs no cgo.
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"path/filepath"
+
+	msqlite "modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+)
+
+// applicationID marks a SQLite file as an orchestra store ("ORCH" in ASCII),
+// so Open can tell its own file from any other SQLite database.
+const applicationID = 0x4f524348
+
+// busyTimeoutMS is how long a statement waits for another process's write
+// lock before failing. Writes are short, so a few seconds is generous.
+const busyTimeoutMS = 10000
+
+// sqliteMagic is the first 16 bytes of every SQLite 3 database file.
+var sqliteMagic = []byte("SQLite format 3\x00")
+
+// Store is a store.Store backed by one SQLite file. It is safe for concurrent
+// use; several Stores, in one process or several, may share a file.
+type Store struct {
+	path string
+	// w carries every write on a single connection: writers in this process
+	// queue in Go instead of polling SQLite's busy handler, and each
+	// transaction begins IMMEDIATE so it never fails upgrading a read lock.
+	w *sql.DB
+	// r serves reads; in WAL mode they never wait for the writer.
+	r *sql.DB
+}
+
+var _ store.Store = (*Store)(nil)
+
+// DefaultPath is where a repository keeps its store.
+func DefaultPath(repoRoot string) string {
+	return filepath.Join(repoRoot, ".orchestra", "orchestra.db")
+}
+
+// Open opens the store at path, creating the file and its directory when
+// missing and migrating an older schema forward. It refuses, without
+// modifying it, a file that is not an orchestra store (store.ErrForeign) or
+// one written by a newer orchestra-tui (store.ErrTooNew).
+func Open(path string) (*Store, error) {
+	return open(path, len(migrations))
+}
+
+// open opens path and migrates it to schema version target; tests use a
+// target below the latest to build old databases.
+func open(path string, target int) (*Store, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", path, err)
+	}
+	if err := inspect(abs); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+		return nil, fmt.Errorf("open store %s: create its directory: %w", abs, err)
+	}
+	w, err := sql.Open("sqlite", dsn(abs, true))
+	if err != nil {
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	w.SetMaxOpenConns(1)
+	if err := migrateTo(context.Background(), w, abs, target); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", dsn(abs, false))
+	if err != nil {
+		_ = w.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	r.SetMaxOpenConns(4)
+	return &Store{path: abs, w: w, r: r}, nil
+}
+
+// dsn is the connection string for the file at abs. Every connection turns on
+// WAL (persistent, a no-op once set), foreign keys (per connection) and the
+// busy timeout; NORMAL sync is durable across process crashes in WAL mode and
+// only risks the last commits on power loss, when no stale worker survives to
+// reuse a lost token.
+func dsn(abs string, writer bool) string {
+	u := url.URL{Scheme: "file", Path: abs}
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	if writer {
+		q.Set("_txlock", "immediate")
+	}
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes both connection pools.
+func (s *Store) Close() error {
+	return errors.Join(s.w.Close(), s.r.Close())
+}
+
+// inspect decides, without writing to it, whether the file at abs may be
+// opened as a store: missing or empty files are new stores; anything else
+// must be a SQLite database that carries our application id, or an empty
+// SQLite database, at a schema version this binary knows.
+func inspect(abs string) error {
+	f, err := os.Open(abs)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", abs, err)
+	}
+	head := make([]byte, len(sqliteMagic))
+	n, err := io.ReadFull(f, head)
+	_ = f.Close()
+	switch {
+	case n == 0 && (err == io.EOF || err == nil):
+		return nil // an empty file is an empty SQLite database
+	case n < len(head) || !bytes.Equal(head, sqliteMagic):
+		return fmt.Errorf("%s is not a SQLite database, so not an orchestra store; move it aside or pass another path: %w", abs, store.ErrForeign)
+	}
+
+	// A read-only connection reads the header through any WAL file another
+	// process left, which the raw bytes on disk may not show yet.
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro"}
+	db, err := sql.Open("sqlite", u.String())
+	if err != nil {
+		return fmt.Errorf("open store %s: %w", abs, err)
+	}
+	defer db.Close()
+	h, err := readHeader(context.Background(), db)
+	if err != nil {
+		if isNotADB(err) {
+			return fmt.Errorf("%s is not a readable SQLite database, so not an orchestra store: %w: %v", abs, store.ErrForeign, err)
+		}
+		return fmt.Errorf("open store %s: read its header: %w", abs, err)
+	}
+	return h.check(abs)
+}
+
+// header is what Open needs to know about an existing database.
+type header struct {
+	appID   int64
+	version int
+	tables  int
+}
+
+// querier is what both *sql.DB and *sql.Tx offer for reading.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+func readHeader(ctx context.Context, q querier) (header, error) {
+	var h header
+	if err := q.QueryRowContext(ctx, "PRAGMA application_id").Scan(&h.appID); err != nil {
+		return h, err
+	}
+	if err := q.QueryRowContext(ctx, "PRAGMA user_version").Scan(&h.version); err != nil {
+		return h, err
+	}
+	err := q.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_schema WHERE name NOT LIKE 'sqlite_%'").Scan(&h.tables)
+	return h, err
+}
+
+// check refuses a database that is someone else's or too new for us.
+func (h header) check(abs string) error {
+	switch {
+	case h.appID == applicationID:
+	case h.appID != 0:
+		return fmt.Errorf("%s is a SQLite database of another application (application_id %#x), not an orchestra store: %w", abs, h.appID, store.ErrForeign)
+	case h.tables > 0:
+		return fmt.Errorf("%s is a SQLite database with tables but no orchestra application id, so not an orchestra store: %w", abs, store.ErrForeign)
+	}
+	if h.version > len(migrations) {
+		return fmt.Errorf("%s has schema version %d but this orchestra-tui knows only up to %d; upgrade orchestra-tui: %w", abs, h.version, len(migrations), store.ErrTooNew)
+	}
+	return nil
+}
+
+// isNotADB reports whether err is SQLite saying the file is not a database.
+func isNotADB(err error) bool {
+	var e *msqlite.Error
+	if !errors.As(err, &e) {
+		return false
+	}
+	code := e.Code() & 0xff
+	return code == sqlite3.SQLITE_NOTADB || code == sqlite3.SQLITE_CORRUPT
+}

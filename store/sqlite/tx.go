@@ -1,0 +1,85 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// timeLayout is fixed-width, nanosecond, always UTC, so stored times compare
+// correctly as text.
+const timeLayout = "2006-01-02T15:04:05.000000000Z"
+
+// timeText renders t for a column.
+func timeText(t time.Time) string { return t.UTC().Format(timeLayout) }
+
+// parseTime reads a column written by timeText.
+func parseTime(s string) (time.Time, error) {
+	t, err := time.Parse(timeLayout, s)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("stored time %q: %w", s, err)
+	}
+	return t.UTC(), nil
+}
+
+// jsonText renders v for a JSON column.
+func jsonText(v any) (string, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "", err
+	}
+	return string(b), nil
+}
+
+// write runs fn in one IMMEDIATE transaction on the writer connection and
+// commits it when fn returns nil; any error rolls everything back, the events
+// fn appended included.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store %s: begin: %w", s.path, err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("store %s: commit: %w", s.path, err)
+	}
+	return nil
+}
+
+const insertEvent = `INSERT INTO events (id, task_id, session_id, kind, reason, text, data, at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
+
+// appendEvents adds events to the ledger inside tx; SQLite assigns seq. An
+// event without an id gets a fresh ULID stamped with its time.
+func appendEvents(ctx context.Context, tx *sql.Tx, events []task.Event) error {
+	if len(events) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, insertEvent)
+	if err != nil {
+		return fmt.Errorf("append events: %w", err)
+	}
+	defer stmt.Close()
+	for _, e := range events {
+		id := e.ID
+		if id == "" {
+			id = task.NewULID(e.At)
+		}
+		var data any
+		if e.Data != nil {
+			data = string(e.Data)
+		}
+		if _, err := stmt.ExecContext(ctx, id, string(e.TaskID), e.SessionID, string(e.Kind),
+			string(e.Reason), e.Text, data, timeText(e.At)); err != nil {
+			return fmt.Errorf("append %s event for task %s: %w", e.Kind, e.TaskID, err)
+		}
+	}
+	return nil
+}
