@@ -1,0 +1,367 @@
+package handoff
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+)
+
+// validate checks every field a resume depends on and returns the first
+// problem, naming its JSON path.
+func validate(d Document) *FieldError {
+	checks := []func(Document) *FieldError{validateHeader, validateTask, validateSessions, validateVerdict,
+		validateFiles, validateArtifacts, validateDecisions, validateContinuity, validateDeadEnds, validateRepo}
+	for _, c := range checks {
+		if fe := c(d); fe != nil {
+			return fe
+		}
+	}
+	return nil
+}
+
+func fieldErr(field, format string, args ...any) *FieldError {
+	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+func blank(s string) bool { return strings.TrimSpace(s) == "" }
+
+func validateHeader(d Document) *FieldError {
+	if blank(d.Exporter) {
+		return fieldErr("exporter", "missing")
+	}
+	if d.ExportedAt.IsZero() {
+		return fieldErr("exported_at", "missing")
+	}
+	return nil
+}
+
+func validateTask(d Document) *FieldError {
+	t := d.Task
+	switch {
+	case blank(string(t.ID)):
+		return fieldErr("task.id", "missing")
+	case hasControl(string(t.ID)):
+		return fieldErr("task.id", "contains a control character")
+	case blank(t.Title):
+		return fieldErr("task.title", "missing")
+	case blank(t.Goal):
+		return fieldErr("task.goal", "missing")
+	case blank(t.Verify):
+		return fieldErr("task.verify", "missing: the verify gate needs the project's own tests")
+	}
+	for i, a := range t.Acceptance {
+		if blank(a) {
+			return fieldErr(fmt.Sprintf("task.acceptance[%d]", i), "is empty")
+		}
+	}
+	if err := t.Pipeline.Validate(); err != nil {
+		return fieldErr("task.pipeline", "%v", err)
+	}
+	if fe := phaseIn(d, "phase_reached", d.PhaseReached); fe != nil {
+		return fe
+	}
+	return nil
+}
+
+// phaseIn checks that p is a known phase of the task's pipeline.
+func phaseIn(d Document, field string, p task.Phase) *FieldError {
+	if p == "" {
+		return fieldErr(field, "missing")
+	}
+	if !p.Valid() {
+		return fieldErr(field, "unknown phase %q (known: frame, research, plan, implement, review)", p)
+	}
+	if !d.Task.Pipeline.Has(p) {
+		return fieldErr(field, "phase %q is not in the task's pipeline %s", p, d.Task.Pipeline)
+	}
+	return nil
+}
+
+func validateSessions(d Document) *FieldError {
+	for i, s := range d.Sessions {
+		at := fmt.Sprintf("sessions[%d]", i)
+		if fe := phaseIn(d, at+".phase", s.Phase); fe != nil {
+			return fe
+		}
+		switch {
+		case s.Attempt < 1:
+			return fieldErr(at+".attempt", "must be 1 or more, got %d", s.Attempt)
+		case s.StartedAt.IsZero():
+			return fieldErr(at+".started_at", "missing")
+		case !s.EndedAt.IsZero() && s.EndedAt.Before(s.StartedAt):
+			return fieldErr(at+".ended_at", "is before started_at")
+		}
+	}
+	return nil
+}
+
+func validateVerdict(d Document) *FieldError {
+	v := d.Verdict
+	if v == nil {
+		return nil
+	}
+	switch v.Status {
+	case verify.StatusOK, verify.StatusIncomplete, verify.StatusError:
+	default:
+		return fieldErr("verdict.status", "unknown status %q (known: ok, incomplete, error)", v.Status)
+	}
+	if v.Passed < 0 || v.Failed < 0 || v.Skipped < 0 {
+		return fieldErr("verdict", "test counts cannot be negative")
+	}
+	return nil
+}
+
+func validateFiles(d Document) *FieldError {
+	return checkPaths("files_changed", d.FilesChanged)
+}
+
+func validateArtifacts(d Document) *FieldError {
+	seen := map[task.Phase]bool{}
+	for i, a := range d.Artifacts {
+		at := fmt.Sprintf("artifacts[%d]", i)
+		if fe := phaseIn(d, at+".phase", a.Phase); fe != nil {
+			return fe
+		}
+		if seen[a.Phase] {
+			return fieldErr(at+".phase", "a second artifact for phase %q", a.Phase)
+		}
+		seen[a.Phase] = true
+		if !isHex(a.SHA256, 64) {
+			return fieldErr(at+".sha256", "must be 64 lowercase hex digits")
+		}
+		sum := sha256.Sum256([]byte(a.Content))
+		if hex.EncodeToString(sum[:]) != a.SHA256 {
+			return fieldErr(at+".sha256", "does not match the artifact's content")
+		}
+		if err := task.ValidateArtifactBytes(a.Phase, []byte(a.Content)); err != nil {
+			var r *task.Refusal
+			if errors.As(err, &r) {
+				return fieldErr(at+".content", "%s", r.Detail)
+			}
+			return fieldErr(at+".content", "%v", err)
+		}
+		var content any
+		if err := json.Unmarshal([]byte(a.Content), &content); err != nil {
+			return fieldErr(at+".content", "%v", err)
+		}
+		if fe := checkContentPaths(content, at+".content", false); fe != nil {
+			return fe
+		}
+	}
+	return nil
+}
+
+// checkContentPaths finds the file lists inside an artifact (research
+// findings, plan steps and the implement summary name files under "files" or
+// "files_changed") and checks each is a repository-relative path.
+func checkContentPaths(v any, at string, isFileList bool) *FieldError {
+	switch v := v.(type) {
+	case map[string]any:
+		keys := make([]string, 0, len(v))
+		for k := range v {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if fe := checkContentPaths(v[k], at+"."+k, k == "files" || k == "files_changed"); fe != nil {
+				return fe
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if fe := checkContentPaths(e, fmt.Sprintf("%s[%d]", at, i), isFileList); fe != nil {
+				return fe
+			}
+		}
+	case string:
+		if isFileList {
+			if reason := pathProblem(v); reason != "" {
+				return fieldErr(at, "%s", reason)
+			}
+		}
+	}
+	return nil
+}
+
+func validateDecisions(d Document) *FieldError {
+	seen := map[string]bool{}
+	for i, c := range d.Decisions {
+		at := fmt.Sprintf("decisions[%d]", i)
+		switch {
+		case blank(c.ID):
+			return fieldErr(at+".id", "missing")
+		case seen[c.ID]:
+			return fieldErr(at+".id", "repeats decision %q", c.ID)
+		case blank(c.Text):
+			return fieldErr(at+".text", "missing")
+		case c.At.IsZero():
+			return fieldErr(at+".at", "missing")
+		}
+		seen[c.ID] = true
+	}
+	return nil
+}
+
+func validateContinuity(d Document) *FieldError {
+	c := d.Continuity
+	if c == nil {
+		return nil
+	}
+	if fe := phaseIn(d, "continuity.phase", c.Phase); fe != nil {
+		return fe
+	}
+	if c.Attempt < 0 {
+		return fieldErr("continuity.attempt", "cannot be negative")
+	}
+	if fe := checkPaths("continuity.files_changed", c.FilesChanged); fe != nil {
+		return fe
+	}
+	return checkPaths("continuity.artifacts", c.Artifacts)
+}
+
+func validateDeadEnds(d Document) *FieldError {
+	for i, e := range d.DeadEnds {
+		at := fmt.Sprintf("dead_ends[%d]", i)
+		if fe := phaseIn(d, at+".phase", e.Phase); fe != nil {
+			return fe
+		}
+		switch {
+		case e.Attempt < 0:
+			return fieldErr(at+".attempt", "cannot be negative")
+		case blank(e.Text):
+			return fieldErr(at+".text", "missing")
+		}
+	}
+	return nil
+}
+
+func validateRepo(d Document) *FieldError {
+	r := d.Repo
+	switch {
+	case !isHex(r.RootCommit, 40):
+		return fieldErr("repo.root_commit", "must be a full commit id (40 lowercase hex digits)")
+	case !isHex(r.BaseCommit, 40):
+		return fieldErr("repo.base_commit", "must be a full commit id (40 lowercase hex digits)")
+	case r.BranchHead != "" && !isHex(r.BranchHead, 40):
+		return fieldErr("repo.branch_head", "must be a full commit id (40 lowercase hex digits)")
+	}
+	if r.Branch != "" {
+		if reason := refProblem(r.Branch); reason != "" {
+			return fieldErr("repo.branch", "%s", reason)
+		}
+	}
+	if r.Origin != "" {
+		if reason := originProblem(r.Origin); reason != "" {
+			return fieldErr("repo.origin", "%s", reason)
+		}
+	}
+	return nil
+}
+
+func checkPaths(field string, paths []string) *FieldError {
+	for i, p := range paths {
+		if reason := pathProblem(p); reason != "" {
+			return fieldErr(fmt.Sprintf("%s[%d]", field, i), "%s", reason)
+		}
+	}
+	return nil
+}
+
+// pathProblem says why p is not a repository-relative path, or "". A handoff
+// is read on another machine: a path of the exporting machine means nothing
+// there and leaks its layout.
+func pathProblem(p string) string {
+	abs := fmt.Sprintf("%q is an absolute path of the exporting machine; paths must be relative to the repository root", p)
+	switch {
+	case p == "":
+		return "is empty"
+	case hasControl(p):
+		return fmt.Sprintf("%q contains a control character", p)
+	case strings.HasPrefix(p, "/"), strings.HasPrefix(p, `\`), strings.HasPrefix(p, "~"):
+		return abs
+	case len(p) >= 2 && p[1] == ':' && (p[0]|0x20) >= 'a' && (p[0]|0x20) <= 'z':
+		return abs
+	}
+	for _, marker := range []string{"/home/", "/Users/", "/tmp/", `\Users\`} {
+		if strings.Contains(p, marker) {
+			return abs
+		}
+	}
+	if slices.Contains(strings.Split(strings.ReplaceAll(p, `\`, "/"), "/"), "..") {
+		return fmt.Sprintf("%q climbs out with \"..\"; paths must stay inside the repository", p)
+	}
+	return ""
+}
+
+// refProblem says why b is not a branch name that can be shown safely in a
+// suggested command, or "".
+func refProblem(b string) string {
+	switch {
+	case strings.HasPrefix(b, "-"):
+		return fmt.Sprintf("%q starts with \"-\"", b)
+	case strings.Contains(b, ".."), strings.HasSuffix(b, "/"), strings.HasSuffix(b, ".lock"):
+		return fmt.Sprintf("%q is not a valid branch name", b)
+	}
+	for _, r := range b {
+		if unicode.IsSpace(r) || unicode.IsControl(r) || strings.ContainsRune("~^:?*[\\", r) {
+			return fmt.Sprintf("%q is not a valid branch name", b)
+		}
+	}
+	return ""
+}
+
+// originProblem says why o is not an origin URL to carry, or "". A URL with
+// a password in it is refused so a token never travels in a handoff file.
+func originProblem(o string) string {
+	if strings.HasPrefix(o, "-") {
+		return fmt.Sprintf("%q starts with \"-\"", o)
+	}
+	for _, r := range o {
+		if unicode.IsSpace(r) || unicode.IsControl(r) {
+			return fmt.Sprintf("%q contains a space or control character", o)
+		}
+	}
+	if hasCredentials(o) {
+		return "carries credentials before the @; a handoff file must never carry them"
+	}
+	return ""
+}
+
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func hasControl(s string) bool {
+	return strings.ContainsFunc(s, unicode.IsControl)
+}
+
+// hasCredentials reports whether an origin URL carries a password, or any
+// user part at all over HTTP(S), where the user part is usually a token.
+func hasCredentials(o string) bool {
+	u, err := url.Parse(o)
+	if err != nil || u.User == nil {
+		return false
+	}
+	if _, ok := u.User.Password(); ok {
+		return true
+	}
+	return u.Scheme == "http" || u.Scheme == "https"
+}
