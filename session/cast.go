@@ -1,0 +1,276 @@
+package session
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// Header is the first line of an asciicast v2 file.
+type Header struct {
+	Version   int               `json:"version"`
+	Width     int               `json:"width"`
+	Height    int               `json:"height"`
+	Timestamp int64             `json:"timestamp,omitempty"`
+	Env       map[string]string `json:"env,omitempty"`
+}
+
+// CastEvent is one event line of an asciicast v2 file.
+type CastEvent struct {
+	// Time is seconds since the start of the recording.
+	Time float64
+	// Code is "o" (output), "i" (input), "r" (resize, Data "COLSxROWS") or
+	// "m" (marker).
+	Code string
+	// Data is the event's text.
+	Data string
+}
+
+// castWriter appends events to an asciicast v2 file. It is safe for use by
+// the output reader, the input writer and Resize at once.
+//
+// Each event is flushed as it is written: a read from the pty is already a
+// system call, and one more write per chunk keeps a crash from losing the
+// tail of a recording.
+type castWriter struct {
+	mu    sync.Mutex
+	f     *os.File
+	w     *bufio.Writer
+	enc   *json.Encoder
+	buf   bytes.Buffer
+	start time.Time
+	now   func() time.Time
+	last  float64
+	// carry holds, per event code, the bytes of a UTF-8 character split
+	// across two chunks: JSON strings must be valid UTF-8, and writing the
+	// halves apart would replace both with U+FFFD.
+	carry map[string][]byte
+	err   error
+}
+
+// createCast creates path and writes the header.
+func createCast(path string, cols, rows int, env map[string]string, now func() time.Time) (*castWriter, error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("create recording: %w", err)
+	}
+	c := &castWriter{f: f, w: bufio.NewWriterSize(f, 64<<10), start: now(), now: now, carry: map[string][]byte{}}
+	c.enc = json.NewEncoder(&c.buf)
+	c.enc.SetEscapeHTML(false)
+	h := Header{Version: 2, Width: cols, Height: rows, Timestamp: c.start.Unix(), Env: env}
+	if err := c.enc.Encode(h); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("write recording header: %w", err)
+	}
+	if _, err := c.w.Write(c.buf.Bytes()); err != nil {
+		_ = f.Close()
+		return nil, fmt.Errorf("write recording header: %w", err)
+	}
+	c.buf.Reset()
+	return c, c.w.Flush()
+}
+
+// event records data under code at the current time.
+func (c *castWriter) event(code string, data []byte) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || c.f == nil {
+		return
+	}
+	if held := c.carry[code]; len(held) > 0 {
+		data = append(append([]byte(nil), held...), data...)
+	}
+	data, rest := splitUTF8(data)
+	c.carry[code] = append([]byte(nil), rest...)
+	if len(data) == 0 {
+		return
+	}
+	c.write(code, string(data))
+}
+
+// write formats one event line; the caller holds mu.
+func (c *castWriter) write(code, data string) {
+	t := c.now().Sub(c.start).Seconds()
+	if t < c.last {
+		t = c.last // the clock may step back; the file's times may not
+	}
+	c.last = t
+	c.buf.Reset()
+	c.buf.WriteByte('[')
+	c.buf.WriteString(strconv.FormatFloat(t, 'f', 6, 64))
+	c.buf.WriteString(`, "`)
+	c.buf.WriteString(code)
+	c.buf.WriteString(`", `)
+	if err := c.enc.Encode(data); err != nil { // Encode appends "\n"
+		c.err = err
+		return
+	}
+	c.buf.Truncate(c.buf.Len() - 1)
+	c.buf.WriteString("]\n")
+	if _, err := c.w.Write(c.buf.Bytes()); err != nil {
+		c.err = err
+		return
+	}
+	c.err = c.w.Flush()
+}
+
+// resize records an "r" event.
+func (c *castWriter) resize(cols, rows int) {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || c.f == nil {
+		return
+	}
+	c.write("r", fmt.Sprintf("%dx%d", cols, rows))
+}
+
+// Close writes any held bytes, flushes and closes the file.
+func (c *castWriter) Close() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.f == nil {
+		return c.err
+	}
+	for _, code := range []string{"o", "i"} {
+		if held := c.carry[code]; len(held) > 0 && c.err == nil {
+			c.write(code, string(held))
+		}
+	}
+	err := errors.Join(c.err, c.w.Flush(), c.f.Close())
+	c.f = nil
+	if err != nil {
+		return fmt.Errorf("close recording: %w", err)
+	}
+	return nil
+}
+
+// splitUTF8 splits p before a trailing incomplete UTF-8 sequence.
+func splitUTF8(p []byte) (complete, rest []byte) {
+	for i := len(p) - 1; i >= 0 && i >= len(p)-utf8.UTFMax; i-- {
+		if utf8.RuneStart(p[i]) {
+			if !utf8.FullRune(p[i:]) {
+				return p[:i], p[i:]
+			}
+			break
+		}
+	}
+	return p, nil
+}
+
+// ReadCast reads an asciicast v2 recording strictly: the header must say
+// version 2 with a positive size, and every event must be a
+// [time, code, data] triple with a known code and non-decreasing time.
+func ReadCast(r io.Reader) (Header, []CastEvent, error) {
+	var h Header
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), 64<<20)
+	if !sc.Scan() {
+		if err := sc.Err(); err != nil {
+			return h, nil, fmt.Errorf("read recording header: %w", err)
+		}
+		return h, nil, errors.New("read recording: the file is empty")
+	}
+	if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
+		return h, nil, fmt.Errorf("read recording header: %w", err)
+	}
+	if h.Version != 2 {
+		return h, nil, fmt.Errorf("read recording header: version %d, want 2", h.Version)
+	}
+	if h.Width <= 0 || h.Height <= 0 {
+		return h, nil, fmt.Errorf("read recording header: size %dx%d is not positive", h.Width, h.Height)
+	}
+	var events []CastEvent
+	last := 0.0
+	for line := 2; sc.Scan(); line++ {
+		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			continue
+		}
+		ev, err := parseEvent(sc.Bytes())
+		if err != nil {
+			return h, events, fmt.Errorf("read recording line %d: %w", line, err)
+		}
+		if ev.Time < last {
+			return h, events, fmt.Errorf("read recording line %d: time %.6f goes back from %.6f", line, ev.Time, last)
+		}
+		last = ev.Time
+		events = append(events, ev)
+	}
+	if err := sc.Err(); err != nil {
+		return h, events, fmt.Errorf("read recording: %w", err)
+	}
+	return h, events, nil
+}
+
+// parseEvent decodes one [time, code, data] line.
+func parseEvent(b []byte) (CastEvent, error) {
+	var ev CastEvent
+	var raw []json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return ev, fmt.Errorf("event is not a JSON array: %w", err)
+	}
+	if len(raw) != 3 {
+		return ev, fmt.Errorf("event has %d elements, want 3", len(raw))
+	}
+	if err := json.Unmarshal(raw[0], &ev.Time); err != nil || ev.Time < 0 {
+		return ev, fmt.Errorf("event time %s is not a non-negative number", raw[0])
+	}
+	if err := json.Unmarshal(raw[1], &ev.Code); err != nil {
+		return ev, fmt.Errorf("event code %s is not a string", raw[1])
+	}
+	if err := json.Unmarshal(raw[2], &ev.Data); err != nil {
+		return ev, fmt.Errorf("event data %s is not a string", raw[2])
+	}
+	switch ev.Code {
+	case "o", "i", "m":
+	case "r":
+		if _, _, err := parseSize(ev.Data); err != nil {
+			return ev, err
+		}
+	default:
+		return ev, fmt.Errorf("unknown event code %q", ev.Code)
+	}
+	return ev, nil
+}
+
+// parseSize parses "COLSxROWS".
+func parseSize(s string) (cols, rows int, err error) {
+	if _, err := fmt.Sscanf(s, "%dx%d", &cols, &rows); err != nil || cols <= 0 || rows <= 0 {
+		return 0, 0, fmt.Errorf("resize %q is not COLSxROWS", s)
+	}
+	return cols, rows, nil
+}
+
+// Replay feeds the output and resize events of a recording into a fresh
+// cols x rows emulator and returns its final screen.
+func Replay(events []CastEvent, cols, rows int) View {
+	t := newTerminal(cols, rows, nil)
+	for _, ev := range events {
+		switch ev.Code {
+		case "o":
+			_, _ = t.Write([]byte(ev.Data))
+		case "r":
+			if c, r, err := parseSize(ev.Data); err == nil {
+				t.Resize(c, r)
+			}
+		}
+	}
+	_ = t.Close()
+	return t
+}

@@ -1,0 +1,91 @@
+package session
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Bracketed paste markers (xterm mode 2004).
+const (
+	pasteStart = "\x1b[200~"
+	pasteEnd   = "\x1b[201~"
+	ctrlD      = "\x04"
+)
+
+// Write sends raw bytes to the program, as typed in focus mode. Every byte
+// is recorded as an "i" event when it reaches the pty.
+func (s *Session) Write(b []byte) error {
+	return s.send(append([]byte(nil), b...), true)
+}
+
+// Paste sends text as one paste: wrapped in bracketed-paste markers if the
+// program enabled mode 2004, raw otherwise. An end marker inside text is
+// removed, so pasted text can never end the paste early and be read as keys.
+func (s *Session) Paste(text string) error {
+	return s.send(pasteBytes(text, s.term.BracketedPaste()), true)
+}
+
+// Submit sends the harness's submit sequence.
+func (s *Session) Submit() error { return s.send(append([]byte(nil), s.submit...), true) }
+
+// Deliver hands text to the program the harness's way. "type" pastes then
+// submits; "stdin" also sends ctrl-d; "arg" took its brief at launch, so a
+// later delivery (a correction) can only be typed, like "type".
+func (s *Session) Deliver(text string) error {
+	b := pasteBytes(text, s.term.BracketedPaste())
+	b = append(b, s.submit...)
+	if s.spec.Delivery == DeliveryStdin {
+		b = append(b, ctrlD...)
+	}
+	if err := s.send(b, true); err != nil {
+		return fmt.Errorf("deliver to harness %q: %w", s.spec.Name, err)
+	}
+	return nil
+}
+
+// Resubmit nudges a stuck pane the harness's way: "submit" re-sends the
+// submit sequence, "brief" re-delivers brief, and "last-input" re-sends the
+// last input if the screen has not changed since it was sent (otherwise it
+// falls back to the submit sequence).
+func (s *Session) Resubmit(brief string) error {
+	switch s.spec.Resubmit {
+	case ResubmitBrief:
+		return s.Deliver(brief)
+	case ResubmitLastInput:
+		s.inMu.Lock()
+		last, ver := s.lastInput, s.lastInputVer
+		s.inMu.Unlock()
+		if last != nil && ver == s.term.Version() {
+			return s.send(append([]byte(nil), last...), false)
+		}
+	}
+	return s.Submit()
+}
+
+// send queues b for the program. user marks operator or engine input (as
+// opposed to a resend), which Resubmit's "last-input" mode remembers.
+func (s *Session) send(b []byte, user bool) error {
+	select {
+	case <-s.done:
+		return fmt.Errorf("harness %q has exited (code %d)", s.spec.Name, s.exitCode)
+	default:
+	}
+	if user {
+		s.inMu.Lock()
+		s.lastInput, s.lastInputVer = b, s.term.Version()
+		s.inMu.Unlock()
+	}
+	if !s.in.push(b) {
+		return fmt.Errorf("harness %q is exiting; input not sent", s.spec.Name)
+	}
+	return nil
+}
+
+// pasteBytes returns text as paste input, bracketed if asked.
+func pasteBytes(text string, bracketed bool) []byte {
+	if !bracketed {
+		return []byte(text)
+	}
+	text = strings.ReplaceAll(text, pasteEnd, "")
+	return []byte(pasteStart + text + pasteEnd)
+}

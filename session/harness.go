@@ -1,0 +1,252 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Delivery names how a brief reaches a freshly launched agent.
+type Delivery string
+
+// Deliveries a harness can use.
+const (
+	// DeliveryType pastes the brief into the program's prompt, then submits.
+	DeliveryType Delivery = "type"
+	// DeliveryArg appends the brief to argv as its last element at launch.
+	DeliveryArg Delivery = "arg"
+	// DeliveryStdin writes the brief and then end-of-file; on a pty that is
+	// paste, submit, then ctrl-d.
+	DeliveryStdin Delivery = "stdin"
+)
+
+// ResubmitMode names what a resubmit of a stuck pane sends.
+type ResubmitMode string
+
+// Resubmit modes a harness can use.
+const (
+	// ResubmitSubmit re-sends only the submit sequence.
+	ResubmitSubmit ResubmitMode = "submit"
+	// ResubmitBrief re-pastes the whole brief, then submits.
+	ResubmitBrief ResubmitMode = "brief"
+	// ResubmitLastInput re-sends the last input that the screen did not
+	// answer with any change.
+	ResubmitLastInput ResubmitMode = "last-input"
+)
+
+// Duration is a time.Duration that TOML writes as text such as "5s".
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("duration %q: %w", string(b), err)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText writes the duration as Go duration text.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Spec says how to launch and talk to one agent CLI. It is what a
+// [harness.NAME] table of orchestra.toml holds.
+type Spec struct {
+	// Name is the table's key; it is not read from the table itself.
+	Name string `toml:"-"`
+	// Argv is the exact argument vector; argv[0] is resolved with
+	// exec.LookPath in the session's PATH. No shell is involved.
+	Argv []string `toml:"argv"`
+	// Env is the allow-list of variable names copied from the console's
+	// environment. A trailing "*" makes an entry a prefix pattern.
+	Env []string `toml:"env"`
+	// SetEnv holds the harness's own variables.
+	SetEnv map[string]string `toml:"set_env"`
+	// Delivery says how the brief reaches the program.
+	Delivery Delivery `toml:"delivery"`
+	// Ready is a regular expression matched against the plain screen text;
+	// the program is ready for input once it matches.
+	Ready string `toml:"ready"`
+	// Submit is the Go-escaped key sequence that submits a prompt, e.g. "\r".
+	Submit string `toml:"submit"`
+	// Quiet is how long the screen must stay unchanged after the ready
+	// marker before the launch counts as confirmed.
+	Quiet Duration `toml:"quiet"`
+	// LaunchTimeout bounds the wait for a confirmed launch.
+	LaunchTimeout Duration `toml:"launch_timeout"`
+	// Resubmit says what a resubmit of a stuck pane sends.
+	Resubmit ResubmitMode `toml:"resubmit"`
+	// Volatile lists regular expressions of screen regions that change
+	// without progress (spinners, clocks); they are blanked before screens
+	// are compared.
+	Volatile []string `toml:"volatile"`
+	// Capabilities are free-form tags that placement matches tasks against.
+	Capabilities []string `toml:"capabilities"`
+	// Capacity is how many sessions of this harness may run at once; 0
+	// means no limit of its own.
+	Capacity int `toml:"capacity"`
+}
+
+// Defaults used when a spec leaves a field empty.
+const (
+	defaultQuiet         = 500 * time.Millisecond
+	defaultLaunchTimeout = 30 * time.Second
+	defaultSubmit        = "\r"
+)
+
+// DefaultSpecs returns the built-in harnesses, keyed by name. The argv
+// placeholders {{self}}, {{script}}, {{model}} are filled by Expand.
+func DefaultSpecs() map[string]Spec {
+	specs := map[string]Spec{
+		"scripted": {
+			Argv:          []string{"{{self}}", "agent", "--script", "{{script}}"},
+			Env:           []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"},
+			Delivery:      DeliveryType,
+			Ready:         `scripted-agent ❯`,
+			Submit:        `\r`,
+			Quiet:         Duration{150 * time.Millisecond},
+			LaunchTimeout: Duration{10 * time.Second},
+			Resubmit:      ResubmitSubmit,
+			Capacity:      0,
+		},
+		"claude": {
+			Argv: []string{"claude", "--model", "{{model}}", "--allowedTools", "Bash", "Edit", "Write", "Read"},
+			Env: []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR",
+				"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CONFIG_DIR",
+				"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"},
+			SetEnv: map[string]string{
+				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+				"DISABLE_TELEMETRY":                        "1",
+			},
+			Delivery:      DeliveryType,
+			Ready:         `(?m)^\s*❯`,
+			Submit:        `\r`,
+			Quiet:         Duration{time.Second},
+			LaunchTimeout: Duration{60 * time.Second},
+			Resubmit:      ResubmitSubmit,
+			Volatile:      []string{`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*]\s*\S+…?\s*\(\d+s[^)]*\)`},
+			Capabilities:  []string{"code"},
+		},
+		"shell": {
+			Argv:          []string{"/bin/sh"},
+			Env:           []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"},
+			SetEnv:        map[string]string{"PS1": "$ "},
+			Delivery:      DeliveryType,
+			Ready:         `(?m)[$#] ?$`,
+			Submit:        `\r`,
+			Quiet:         Duration{200 * time.Millisecond},
+			LaunchTimeout: Duration{10 * time.Second},
+			Resubmit:      ResubmitLastInput,
+		},
+	}
+	for name, s := range specs {
+		s.Name = name
+		specs[name] = s
+	}
+	return specs
+}
+
+// Expand returns a copy of s with every "{{key}}" in its argv replaced by
+// vars[key]. Only argv is touched: task text never reaches argv this way.
+func (s Spec) Expand(vars map[string]string) Spec {
+	out := s
+	out.Argv = make([]string, len(s.Argv))
+	for i, a := range s.Argv {
+		for k, v := range vars {
+			a = strings.ReplaceAll(a, "{{"+k+"}}", v)
+		}
+		out.Argv[i] = a
+	}
+	return out
+}
+
+// Validate reports every problem with the spec in one error, each naming
+// the harness and the field.
+func (s Spec) Validate() error {
+	var errs []error
+	bad := func(field, format string, args ...any) {
+		errs = append(errs, fmt.Errorf("harness %q: %s: %s", s.Name, field, fmt.Sprintf(format, args...)))
+	}
+	if len(s.Argv) == 0 || s.Argv[0] == "" {
+		bad("argv", "is empty; give the program to run as its first element")
+	}
+	switch s.Delivery {
+	case DeliveryType, DeliveryArg, DeliveryStdin:
+	case "":
+		bad("delivery", "is empty; use %q, %q or %q", DeliveryType, DeliveryArg, DeliveryStdin)
+	default:
+		bad("delivery", "unknown value %q; use %q, %q or %q", s.Delivery, DeliveryType, DeliveryArg, DeliveryStdin)
+	}
+	switch s.Resubmit {
+	case "", ResubmitSubmit, ResubmitBrief, ResubmitLastInput:
+	default:
+		bad("resubmit", "unknown value %q; use %q, %q or %q", s.Resubmit, ResubmitSubmit, ResubmitBrief, ResubmitLastInput)
+	}
+	if s.Ready == "" {
+		bad("ready", "is empty; give a regular expression for the program's prompt")
+	} else if _, err := regexp.Compile(s.Ready); err != nil {
+		bad("ready", "bad regular expression: %v", err)
+	}
+	for i, v := range s.Volatile {
+		if _, err := regexp.Compile(v); err != nil {
+			bad(fmt.Sprintf("volatile[%d]", i), "bad regular expression: %v", err)
+		}
+	}
+	if _, err := unquote(s.Submit); err != nil {
+		bad("submit", "%v", err)
+	}
+	if s.Quiet.Duration < 0 {
+		bad("quiet", "is negative")
+	}
+	if s.LaunchTimeout.Duration < 0 {
+		bad("launch_timeout", "is negative")
+	}
+	if s.Capacity < 0 {
+		bad("capacity", "is negative")
+	}
+	return errors.Join(errs...)
+}
+
+// SubmitBytes returns the decoded submit sequence ("\r" when unset).
+func (s Spec) SubmitBytes() ([]byte, error) {
+	v, err := unquote(s.Submit)
+	if err != nil {
+		return nil, fmt.Errorf("harness %q: submit: %w", s.Name, err)
+	}
+	if v == "" {
+		v = defaultSubmit
+	}
+	return []byte(v), nil
+}
+
+// quiet returns the spec's quiet period, or the default.
+func (s Spec) quiet() time.Duration {
+	if s.Quiet.Duration > 0 {
+		return s.Quiet.Duration
+	}
+	return defaultQuiet
+}
+
+// launchTimeout returns the spec's launch timeout, or the default.
+func (s Spec) launchTimeout() time.Duration {
+	if s.LaunchTimeout.Duration > 0 {
+		return s.LaunchTimeout.Duration
+	}
+	return defaultLaunchTimeout
+}
+
+// unquote decodes a Go-escaped string written without its quotes.
+func unquote(s string) (string, error) {
+	if s == "" {
+		return "", nil
+	}
+	v, err := strconv.Unquote(`"` + s + `"`)
+	if err != nil {
+		return "", fmt.Errorf("%q is not a Go-escaped string such as \\r or \\x1b[13u", s)
+	}
+	return v, nil
+}

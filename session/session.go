@@ -1,0 +1,349 @@
+package session
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+)
+
+// Session lifecycle:
+//
+//	Start ──► running ──(WaitReady: ready marker, then quiet)──► confirmed
+//	             │                                                  │
+//	             └───── program exits, or Stop: SIGTERM to the ─────┘
+//	                    group, SIGKILL after grace ──► Done closed
+//
+// Three goroutines serve a session. The reader moves pty output into the
+// recording and the emulator and signals a change; the writer moves queued
+// input (operator typing, pastes, emulator replies) to the pty and records
+// it; the waiter reaps the process, kills what is left of its process
+// group, waits for the reader to drain, then closes everything and Done.
+
+// Params says what session to start.
+type Params struct {
+	// Spec is the harness, already expanded.
+	Spec Spec
+	// Dir is the program's working directory.
+	Dir string
+	// Cols and Rows size the pty and the emulator.
+	Cols, Rows int
+	// Environ is the console's environment to scrub; nil means os.Environ().
+	Environ []string
+	// CastPath is the asciicast v2 file to write; "" records nothing.
+	CastPath string
+	// Now is the clock for the recording and LastOutput; nil means time.Now.
+	Now func() time.Time
+	// Brief is appended as the last argv element when the spec's delivery
+	// is "arg"; it is ignored otherwise.
+	Brief string
+}
+
+// Session is one agent process in a pty.
+type Session struct {
+	spec     Spec
+	now      func() time.Time
+	cmd      *exec.Cmd
+	ptmx     *os.File
+	term     *vtTerminal
+	cast     *castWriter
+	castPath string
+	in       *inputQueue
+	submit   []byte
+	ready    *regexp.Regexp
+	volatile []*regexp.Regexp
+
+	changed    chan struct{}
+	sigMu      sync.Mutex
+	sig        chan struct{} // closed and replaced on every change
+	lastOutput atomic.Int64  // unix nanoseconds
+
+	inMu         sync.Mutex
+	lastInput    []byte
+	lastInputVer uint64
+
+	readerDone chan struct{}
+	done       chan struct{}
+	exitCode   int
+}
+
+// Start launches the spec's program in a new pty, in a session and process
+// group of its own, with the scrubbed environment and the exact argv.
+func Start(p Params) (*Session, error) {
+	spec := p.Spec
+	if err := spec.Validate(); err != nil {
+		return nil, err
+	}
+	if p.Cols <= 0 || p.Rows <= 0 {
+		return nil, fmt.Errorf("start %s: terminal size %dx%d is not positive", spec.Name, p.Cols, p.Rows)
+	}
+	now := p.Now
+	if now == nil {
+		now = time.Now
+	}
+	environ := p.Environ
+	if environ == nil {
+		environ = os.Environ()
+	}
+	env := ScrubEnv(environ, spec)
+	argv := append([]string(nil), spec.Argv...)
+	if spec.Delivery == DeliveryArg && p.Brief != "" {
+		argv = append(argv, p.Brief)
+	}
+	path, err := lookPath(argv[0], envValue(env, "PATH"), p.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("start harness %q: %w", spec.Name, err)
+	}
+	submit, err := spec.SubmitBytes()
+	if err != nil {
+		return nil, err
+	}
+	s := &Session{
+		spec: spec, now: now, submit: submit, castPath: p.CastPath,
+		ready:   regexp.MustCompile(spec.Ready),
+		changed: make(chan struct{}, 1), sig: make(chan struct{}),
+		in: newInputQueue(), readerDone: make(chan struct{}), done: make(chan struct{}),
+	}
+	for _, v := range spec.Volatile {
+		s.volatile = append(s.volatile, regexp.MustCompile(v))
+	}
+	if p.CastPath != "" {
+		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o755); err != nil {
+			return nil, fmt.Errorf("start harness %q: recording directory: %w", spec.Name, err)
+		}
+		shell := envValue(env, "SHELL")
+		if shell == "" {
+			shell = "/bin/sh"
+		}
+		s.cast, err = createCast(p.CastPath, p.Cols, p.Rows, map[string]string{"TERM": "xterm-256color", "SHELL": shell}, now)
+		if err != nil {
+			return nil, fmt.Errorf("start harness %q: %w", spec.Name, err)
+		}
+	}
+	becomeSubreaper()
+	s.term = newTerminal(p.Cols, p.Rows, func(b []byte) { s.in.push(b) })
+	s.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: p.Dir}
+	s.ptmx, err = pty.StartWithAttrs(s.cmd, &pty.Winsize{Cols: uint16(p.Cols), Rows: uint16(p.Rows)},
+		&syscall.SysProcAttr{Setsid: true, Setctty: true})
+	if err != nil {
+		_ = s.term.Close()
+		_ = s.cast.Close()
+		return nil, fmt.Errorf("start harness %q (%s): %w", spec.Name, path, err)
+	}
+	s.lastOutput.Store(now().UnixNano())
+	go s.in.run(s.ptmx, func(b []byte) { s.cast.event("i", b) })
+	go s.readLoop()
+	go s.waitLoop()
+	return s, nil
+}
+
+// readLoop moves program output into the recording and the emulator. It
+// runs on the session's own goroutine so parsing never costs the UI a frame.
+func (s *Session) readLoop() {
+	defer close(s.readerDone)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := s.ptmx.Read(buf)
+		if n > 0 {
+			s.cast.event("o", buf[:n])
+			_, _ = s.term.Write(buf[:n])
+			s.lastOutput.Store(s.now().UnixNano())
+			s.notify()
+		}
+		if err != nil {
+			return // EIO once every holder of the pty's other end is gone
+		}
+	}
+}
+
+// drainGrace bounds the wait for the reader after the process group was
+// killed: a descendant that left the group may still hold the pty open.
+const drainGrace = 2 * time.Second
+
+// waitLoop reaps the program, then tears the session down.
+func (s *Session) waitLoop() {
+	err := s.cmd.Wait()
+	s.exitCode = exitCode(s.cmd, err)
+	// Nothing of the program's group may outlive it.
+	pgid := s.cmd.Process.Pid
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	reapGroup(pgid)
+	t := time.NewTimer(drainGrace)
+	select {
+	case <-s.readerDone:
+	case <-t.C:
+	}
+	t.Stop()
+	s.in.close()
+	_ = s.ptmx.Close()
+	<-s.readerDone
+	_ = s.term.Close()
+	_ = s.cast.Close()
+	close(s.done)
+	s.notify()
+}
+
+// reapGroup collects the killed members of process group pgid that were
+// re-parented to this process, so none is left as a zombie in the group.
+// Children in other groups (other sessions, other packages' commands) are
+// not touched.
+func reapGroup(pgid int) {
+	for {
+		var ws syscall.WaitStatus
+		_, err := syscall.Wait4(-pgid, &ws, 0, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return // ECHILD: none left
+		}
+	}
+}
+
+// exitCode returns the program's exit status, 128+signal if a signal ended it.
+func exitCode(cmd *exec.Cmd, err error) int {
+	st := cmd.ProcessState
+	if st == nil {
+		return -1
+	}
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return st.ExitCode()
+}
+
+// notify wakes everyone waiting for a change.
+func (s *Session) notify() {
+	s.sigMu.Lock()
+	close(s.sig)
+	s.sig = make(chan struct{})
+	s.sigMu.Unlock()
+	select {
+	case s.changed <- struct{}{}:
+	default:
+	}
+}
+
+// changeSignal returns a channel closed at the next change.
+func (s *Session) changeSignal() <-chan struct{} {
+	s.sigMu.Lock()
+	defer s.sigMu.Unlock()
+	return s.sig
+}
+
+// View returns the session's live terminal view.
+func (s *Session) View() View { return s.term }
+
+// Changed returns a channel that receives (without ever blocking the
+// session) after output reaches the screen. It has one reader: the
+// coordinator, which turns it into pane-dirty notices.
+func (s *Session) Changed() <-chan struct{} { return s.changed }
+
+// LastOutput returns when output last reached the screen (the start time
+// before any output).
+func (s *Session) LastOutput() time.Time { return time.Unix(0, s.lastOutput.Load()) }
+
+// Done is closed once the program has exited and the session is torn down.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// ExitCode returns the program's exit status once Done is closed (128+N if
+// signal N ended it); -1 before.
+func (s *Session) ExitCode() int {
+	select {
+	case <-s.done:
+		return s.exitCode
+	default:
+		return -1
+	}
+}
+
+// Pid returns the program's process id, which is also its process group id.
+func (s *Session) Pid() int { return s.cmd.Process.Pid }
+
+// CastPath returns the recording's path, "" if none.
+func (s *Session) CastPath() string { return s.castPath }
+
+// Spec returns the harness the session runs.
+func (s *Session) Spec() Spec { return s.spec }
+
+// Stop ends the program's whole process group: SIGTERM, then SIGKILL if it
+// has not exited after grace. It returns once the session is torn down.
+func (s *Session) Stop(grace time.Duration) error {
+	select {
+	case <-s.done:
+		return nil
+	default:
+	}
+	pgid := s.cmd.Process.Pid
+	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("stop harness %q (pid %d): %w", s.spec.Name, pgid, err)
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return nil
+	case <-t.C:
+	}
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return fmt.Errorf("kill harness %q (pid %d): %w", s.spec.Name, pgid, err)
+	}
+	<-s.done
+	return nil
+}
+
+// lookPath resolves name like exec.LookPath, but in the session's PATH and
+// relative to its working directory.
+func lookPath(name, pathEnv, dir string) (string, error) {
+	if strings.Contains(name, "/") {
+		p := name
+		if !filepath.IsAbs(p) && dir != "" {
+			p = filepath.Join(dir, p)
+		}
+		if err := executable(p); err != nil {
+			return "", fmt.Errorf("program %q: %w", name, err)
+		}
+		return p, nil
+	}
+	for _, d := range filepath.SplitList(pathEnv) {
+		if d == "" || !filepath.IsAbs(d) {
+			continue // a relative PATH entry would depend on the worktree
+		}
+		p := filepath.Join(d, name)
+		if executable(p) == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("program %q not found in the session's PATH %q", name, pathEnv)
+}
+
+// executable reports why path cannot be run, or nil.
+func executable(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if fi.IsDir() || fi.Mode()&0o111 == 0 {
+		return fmt.Errorf("%s is not an executable file", path)
+	}
+	return nil
+}
+
+// envValue returns NAME's value in a KEY=VALUE list.
+func envValue(env []string, name string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, name+"="); ok {
+			return v
+		}
+	}
+	return ""
+}
