@@ -62,6 +62,9 @@ type Session struct {
 	ready    *regexp.Regexp
 	volatile []*regexp.Regexp
 
+	// outMu keeps the recording's order of output and resize events the
+	// same as the order the emulator saw them, so a replay matches.
+	outMu      sync.Mutex
 	changed    chan struct{}
 	sigMu      sync.Mutex
 	sig        chan struct{} // closed and replaced on every change
@@ -154,8 +157,10 @@ func (s *Session) readLoop() {
 	for {
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
+			s.outMu.Lock()
 			s.cast.event("o", buf[:n])
 			_, _ = s.term.Write(buf[:n])
+			s.outMu.Unlock()
 			s.lastOutput.Store(s.now().UnixNano())
 			s.notify()
 		}
@@ -346,4 +351,28 @@ func envValue(env []string, name string) string {
 		}
 	}
 	return ""
+}
+
+// Resize changes the pty's and the emulator's size and records an "r"
+// event. The program learns of it through SIGWINCH from the kernel.
+func (s *Session) Resize(cols, rows int) error {
+	if cols <= 0 || rows <= 0 {
+		return fmt.Errorf("resize harness %q: size %dx%d is not positive", s.spec.Name, cols, rows)
+	}
+	select {
+	case <-s.done:
+		return fmt.Errorf("resize harness %q: it has exited", s.spec.Name)
+	default:
+	}
+	// The emulator first, so output drawn for the new size lands on a
+	// screen of that size.
+	s.outMu.Lock()
+	s.term.Resize(cols, rows)
+	s.cast.resize(cols, rows)
+	s.outMu.Unlock()
+	if err := pty.Setsize(s.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
+		return fmt.Errorf("resize harness %q: %w", s.spec.Name, err)
+	}
+	s.notify()
+	return nil
 }
