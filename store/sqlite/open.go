@@ -139,9 +139,14 @@ func inspect(abs string) error {
 		return fmt.Errorf("%s is not a SQLite database, so not an orchestra store; move it aside or pass another path: %w", abs, store.ErrForeign)
 	}
 
-	// A read-only connection reads the header through any WAL file another
-	// process left, which the raw bytes on disk may not show yet.
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro"}
+	// Without a WAL file everything is in the main file, and immutable=1
+	// reads it taking no locks and creating no -shm or -wal beside it. With
+	// one, another process may be writing, and a read-only connection reads
+	// the header through the WAL, which the bytes on disk may not show yet.
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
+	if fi, err := os.Stat(abs + "-wal"); err == nil && fi.Size() > 0 {
+		u.RawQuery = "mode=ro"
+	}
 	db, err := sql.Open("sqlite", u.String())
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", abs, err)
