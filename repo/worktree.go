@@ -42,7 +42,7 @@ func (r *Repo) WorktreeAdd(name, branch, base string) (string, error) {
 				return "", fmt.Errorf("add worktree %s: %w", name, err)
 			}
 		} else if wt.branch == "refs/heads/"+branch {
-			return wt.path, nil
+			return path, nil // as built from Root, the same string as when created
 		} else {
 			return "", fmt.Errorf("add worktree %s: %s already exists with %s checked out, not branch %s",
 				name, wt.path, describeCheckout(wt), branch)
