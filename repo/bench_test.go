@@ -62,4 +62,3 @@ func BenchmarkVerifiedState(b *testing.B) {
 		}
 	})
 }
-
