@@ -73,6 +73,9 @@ type LeaseView struct {
 	LastDecision   string
 	LastReason     task.Reason
 	LastReasonText string
+
+	lastProgress time.Time // the clocks above are computed from these at read time
+	windowOpens  time.Time
 }
 
 // SlotView is one worker slot.

@@ -1,0 +1,164 @@
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+)
+
+// phaseFinished seals the artifact (fenced by the lease token), stops the
+// session and moves the task on: the verify gate runs after implement and as
+// the gate of the last phase; other phases advance at once.
+func (c *Coordinator) phaseFinished(ctx context.Context, r *run, artifact []byte) {
+	r.finishing = true
+	ev := c.event(r.taskID, r.sessionID, task.EvArtifactSealed,
+		fmt.Sprintf("Sealed %s (%d bytes).", task.ArtifactPath(r.phase), len(artifact)))
+	a, err := c.st.ArtifactSeal(ctx, store.ArtifactSealParams{
+		TaskID: r.taskID, Token: r.token, Phase: r.phase, Content: artifact,
+		SessionID: r.sessionID, At: c.now(), Events: []task.Event{ev},
+	})
+	if err != nil {
+		reason := task.ReasonIllegalTransition
+		if errors.Is(err, store.ErrStaleToken) {
+			reason = task.ReasonStaleLeaseToken
+		}
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, "Sealing "+task.ArtifactPath(r.phase)+": "+err.Error()))
+		return
+	}
+	ev.Text = fmt.Sprintf("Sealed %s (%d bytes, sha256 %s).", task.ArtifactPath(r.phase), len(artifact), a.SHA256[:12])
+	c.hub.event(ev)
+	t := c.tasks[r.taskID]
+	next, hasNext := t.Pipeline.Next(r.phase)
+	gate := r.phase == task.PhaseImplement || !hasNext
+	c.stopThen(ctx, r, store.SessionExited, fmt.Sprintf("Phase %s finished; its artifact was sealed.", r.phase), func() {
+		if !gate {
+			c.advance(ctx, r, next)
+			return
+		}
+		c.runGate(ctx, r, artifact, next, hasNext)
+	})
+}
+
+// runGate re-runs the project's tests in the worktree. The agent's word is
+// never the verdict.
+func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next task.Phase, hasNext bool) {
+	t := c.tasks[r.taskID]
+	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+t.Verify))
+	dir := r.dir
+	c.async(func() func() {
+		v := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
+		return func() {
+			c.recordVerdict(ctx, r.taskID, r.sessionID, r.phase, v, "Verify gate: ")
+			if c.tasks[r.taskID].State.Terminal() || c.tasks[r.taskID].State == task.StateParked {
+				return
+			}
+			if v.Status != verify.StatusOK {
+				c.gateFailed(ctx, r, v)
+				return
+			}
+			if r.phase == task.PhaseReview && reviewAsksChanges(artifact) && t.Pipeline.Has(task.PhaseImplement) {
+				c.deadEnd(ctx, r, "Review asked for changes: "+reviewIssues(artifact))
+				c.backTo(ctx, r, task.PhaseImplement, "the review asked for changes")
+				return
+			}
+			if hasNext {
+				c.advance(ctx, r, next)
+				return
+			}
+			c.finalize(ctx, r, v)
+		}
+	})
+}
+
+// gateFailed records the dead end and sends the task back: a failing review
+// gate goes back to implement; a failing implement gate retries implement.
+func (c *Coordinator) gateFailed(ctx context.Context, r *run, v verify.Verdict) {
+	c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s left the tests failing: %s", r.attempt, r.phase, v.Line()))
+	t := c.tasks[r.taskID]
+	if r.phase == task.PhaseReview && t.Pipeline.Has(task.PhaseImplement) {
+		c.backTo(ctx, r, task.PhaseImplement, "the verify gate failed at review")
+		return
+	}
+	c.requeue(ctx, r, task.ReasonVerifyFailing, v.Line(), true)
+}
+
+// recordVerdict stores a verdict and its event and keeps it for the UI.
+func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID string, p task.Phase, v verify.Verdict, prefix string) {
+	ev := c.event(id, sessionID, task.EvVerifyFinished, prefix+v.Line())
+	if v.Status == verify.StatusError {
+		ev.Reason = task.ReasonVerifyError
+	} else if v.Status == verify.StatusIncomplete {
+		ev.Reason = task.ReasonVerifyFailing
+	}
+	if err := c.st.VerdictInsert(ctx, store.VerdictRecord{TaskID: id, SessionID: sessionID, Phase: p, Verdict: v}, ev); err != nil {
+		c.record(ctx, c.refusalEvent(id, sessionID, task.ReasonVerifyError, "Recording the verdict: "+err.Error()))
+		return
+	}
+	c.hub.event(ev)
+	vv := v
+	c.verdicts[id] = &vv
+}
+
+// advance queues the task for its next phase.
+func (c *Coordinator) advance(ctx context.Context, r *run, next task.Phase) {
+	ev := c.event(r.taskID, r.sessionID, task.EvPhaseAdvanced, fmt.Sprintf("Phase %s accepted; next: %s.", r.phase, next))
+	c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+		n.Phase, n.Attempt, n.Reason = next, 0, ""
+	}, ev)
+}
+
+// backTo sends the task back to an earlier phase.
+func (c *Coordinator) backTo(ctx context.Context, r *run, p task.Phase, why string) {
+	ev := c.event(r.taskID, r.sessionID, task.EvTaskRequeued, fmt.Sprintf("Back to phase %s: %s.", p, why))
+	ev.Reason = task.ReasonVerifyFailing
+	c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+		n.Phase, n.Attempt, n.Reason = p, 0, why
+	}, ev)
+}
+
+// finalize commits the work to the task's branch and waits for a human.
+func (c *Coordinator) finalize(ctx context.Context, r *run, v verify.Verdict) {
+	t := c.tasks[r.taskID]
+	dir := r.dir
+	c.async(func() func() {
+		sha, committed, err := repo.CommitAll(dir, fmt.Sprintf("%s\n\norchestra-tui task %s", t.Title, t.ID))
+		return func() {
+			if err != nil {
+				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonCommitFailed, err.Error()))
+				c.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
+				return
+			}
+			text := "Verify gate green; waiting for human approval. " + v.Line()
+			if committed {
+				text = fmt.Sprintf("Committed %s on %s. %s", short(sha), t.Branch, text)
+			}
+			ev := c.event(r.taskID, r.sessionID, task.EvTaskAwaiting, text)
+			c.move(ctx, r.taskID, r.token, task.ActAwait, nil, ev)
+		}
+	})
+}
+
+func reviewAsksChanges(artifact []byte) bool {
+	var rv struct {
+		Verdict string `json:"verdict"`
+	}
+	return json.Unmarshal(artifact, &rv) == nil && rv.Verdict == "changes"
+}
+
+func reviewIssues(artifact []byte) string {
+	var rv struct {
+		Summary string   `json:"summary"`
+		Issues  []string `json:"issues"`
+	}
+	if json.Unmarshal(artifact, &rv) != nil {
+		return ""
+	}
+	return strings.TrimSpace(rv.Summary + " " + strings.Join(rv.Issues, "; "))
+}

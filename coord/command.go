@@ -1,0 +1,276 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/worker"
+)
+
+type cmdRequest struct {
+	cmd   Command
+	reply chan cmdReply
+}
+
+type cmdReply struct {
+	res Result
+	err error
+	// wait, when set, completes the command off the loop: the decision is
+	// recorded as delivered and is being typed into the pane.
+	wait <-chan error
+}
+
+// ErrStopped means the coordinator is not running.
+var ErrStopped = errors.New("the coordinator is not running")
+
+// Do sends an operator command to the loop and waits for its result. A
+// correction to a live session returns once it has been typed into the pane.
+func (c *Coordinator) Do(ctx context.Context, cmd Command) (Result, error) {
+	req := cmdRequest{cmd: cmd, reply: make(chan cmdReply, 1)}
+	select {
+	case c.cmds <- req:
+	case <-c.stopped:
+		return Result{}, ErrStopped
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	var rep cmdReply
+	select {
+	case rep = <-req.reply:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	if rep.err != nil || rep.wait == nil {
+		return rep.res, rep.err
+	}
+	select {
+	case err := <-rep.wait:
+		if err != nil {
+			rep.res.Delivered = false
+			rep.res.Message = "recorded, but typing into session " + short(rep.res.SessionID) +
+				" failed (" + err.Error() + "); it will be in the next brief"
+		}
+		return rep.res, nil
+	case <-ctx.Done():
+		return rep.res, ctx.Err()
+	}
+}
+
+func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
+	if cmd.Kind == CmdAdd {
+		if cmd.Task == nil {
+			return cmdReply{err: errors.New("add: no task given")}
+		}
+		t, err := c.addTask(ctx, *cmd.Task)
+		if err != nil {
+			return cmdReply{err: err}
+		}
+		return cmdReply{res: Result{TaskID: t.ID, Message: "added task " + t.ID.Short() + ": " + t.Title}}
+	}
+	id, err := c.resolve(cmd.TaskID)
+	if err != nil {
+		return cmdReply{err: err}
+	}
+	t := c.tasks[id]
+	r := c.runs[id]
+	res := Result{TaskID: id}
+	switch cmd.Kind {
+	case CmdCorrect:
+		return c.correct(ctx, t, r, cmd)
+	case CmdResubmit:
+		if r == nil || r.w == nil || !r.confirmed {
+			return cmdReply{err: fmt.Errorf("task %s has no live, confirmed session to resubmit", id.Short())}
+		}
+		c.resubmit(ctx, r, authorOf(cmd))
+		res.SessionID, res.Message = r.sessionID, "resubmitted session "+short(r.sessionID)
+	case CmdExtend:
+		if r == nil {
+			return cmdReply{err: fmt.Errorf("task %s holds no lease to extend", id.Short())}
+		}
+		d := cmd.Duration
+		if d <= 0 {
+			d = 10 * time.Minute
+		}
+		l := r.lease.Extend(d)
+		ev := c.event(id, r.sessionID, task.EvLeaseExtended, fmt.Sprintf("Lease extended by %s by %s; deadline %s.", d, authorOf(cmd), l.Deadline.UTC().Format("15:04:05")))
+		if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: l, Events: []task.Event{ev}}); err != nil {
+			return cmdReply{err: fmt.Errorf("extend lease: %w", err)}
+		}
+		c.hub.event(ev)
+		r.lease = l
+		res.Message = "lease extended by " + d.String()
+	case CmdExpire:
+		if r == nil || r.stopping || r.finishing {
+			return cmdReply{err: fmt.Errorf("task %s holds no live lease to expire", id.Short())}
+		}
+		c.expire(ctx, r, task.ReasonLeaseExpiredByHand, "Expired by "+authorOf(cmd)+".")
+		res.Message = "lease expired; the task is requeued"
+	case CmdCancel:
+		if !c.stopAndMove(ctx, t, r, task.ActCancel, task.EvTaskCancelled, "Cancelled by "+authorOf(cmd)+".") {
+			return cmdReply{err: fmt.Errorf("cannot cancel task %s: it is %s", id.Short(), t.State)}
+		}
+		res.Message = "cancelled"
+	case CmdPark:
+		if !c.stopAndMove(ctx, t, r, task.ActPark, task.EvTaskParked, "Parked by "+authorOf(cmd)+".") {
+			return cmdReply{err: fmt.Errorf("cannot park task %s: it is %s", id.Short(), t.State)}
+		}
+		res.Message = "parked; unpark to queue it again"
+	case CmdUnpark:
+		if !c.move(ctx, id, 0, task.ActUnpark, func(n *task.Task) { n.Reason = "" }, c.event(id, "", task.EvTaskUnparked, "Unparked by "+authorOf(cmd)+".")) {
+			return cmdReply{err: fmt.Errorf("cannot unpark task %s: it is %s", id.Short(), t.State)}
+		}
+		res.Message = "unparked; queued"
+	case CmdApprove:
+		if !c.move(ctx, id, 0, task.ActApprove, nil, c.event(id, "", task.EvTaskCompleted, "Approved by "+authorOf(cmd)+".")) {
+			return cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), t.State)}
+		}
+		res.Message = "approved; completed"
+	default:
+		return cmdReply{err: fmt.Errorf("unknown command %q", cmd.Kind)}
+	}
+	return cmdReply{res: res}
+}
+
+// stopAndMove applies an operator action that ends any live session: the
+// state changes at once (fenced by the lease token); the session is stopped
+// off the loop and its exit is expected.
+func (c *Coordinator) stopAndMove(ctx context.Context, t task.Task, r *run, a task.Action, kind task.Kind, text string) bool {
+	var token int64
+	sessionID := ""
+	if r != nil {
+		token, sessionID = r.token, r.sessionID
+	}
+	if !c.move(ctx, t.ID, token, a, nil, c.event(t.ID, sessionID, kind, text)) {
+		return false
+	}
+	if r != nil && !r.stopping {
+		c.stopThen(ctx, r, store.SessionKilled, text, nil)
+	}
+	return true
+}
+
+// correct stores the decision first, then, when a live confirmed session
+// runs, records its delivery and types it into the pane. The delivery row is
+// written before typing: a crash in between loses the live typing (the
+// session dies with the console) but never the decision, which every later
+// brief renders. So a decision reaches a session at most once, and the task
+// always.
+func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Command) cmdReply {
+	text := strings.TrimSpace(cmd.Text)
+	if text == "" {
+		return cmdReply{err: errors.New("a correction needs text")}
+	}
+	if t.State.Terminal() {
+		return cmdReply{err: fmt.Errorf("task %s has ended (%s); a correction would reach no one", t.ID.Short(), t.State)}
+	}
+	now := c.now()
+	d := store.Decision{ID: task.NewULID(now), TaskID: t.ID, Text: text, Author: authorOf(cmd), At: now}
+	ev := c.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Human decision by %s: %s", d.Author, text))
+	if err := c.st.DecisionInsert(ctx, d, ev); err != nil {
+		return cmdReply{err: fmt.Errorf("record decision: %w", err)}
+	}
+	c.hub.event(ev)
+	res := Result{TaskID: t.ID, Message: "queued for the next brief"}
+	if r == nil || r.w == nil || !r.confirmed || r.stopping || r.finishing {
+		return cmdReply{res: res}
+	}
+	del := c.event(t.ID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf("Decision delivered to session %s.", short(r.sessionID)))
+	ok, err := c.st.DeliveryInsert(ctx, store.Delivery{DecisionID: d.ID, SessionID: r.sessionID, At: now}, del)
+	if err != nil || !ok {
+		if err != nil {
+			c.record(ctx, c.refusalEvent(t.ID, r.sessionID, task.ReasonDeliveryFailed, err.Error()))
+		}
+		return cmdReply{res: res}
+	}
+	c.hub.event(del)
+	done := make(chan error, 1)
+	r.w.Send(worker.Input{Kind: worker.InputDecision, ID: d.ID, Text: worker.DecisionText(text), Done: done})
+	res.SessionID, res.Delivered = r.sessionID, true
+	res.Message = "delivered to session " + short(r.sessionID)
+	return cmdReply{res: res, wait: done}
+}
+
+func authorOf(cmd Command) string {
+	if cmd.Author != "" {
+		return cmd.Author
+	}
+	return "operator"
+}
+
+// resolve finds a task by full id or by a unique suffix or prefix, as an
+// operator types it.
+func (c *Coordinator) resolve(ref task.ID) (task.ID, error) {
+	if _, ok := c.tasks[ref]; ok {
+		return ref, nil
+	}
+	return ResolveID(c.sortedIDs(), string(ref))
+}
+
+func (c *Coordinator) sortedIDs() []task.ID {
+	ts := c.sortedTasks()
+	ids := make([]task.ID, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	return ids
+}
+
+// ResolveID finds the one id among ids that equals ref or ends or starts
+// with it (case-insensitive).
+func ResolveID(ids []task.ID, ref string) (task.ID, error) {
+	ref = strings.ToUpper(strings.TrimSpace(ref))
+	if ref == "" {
+		return "", errors.New("no task given")
+	}
+	var found []task.ID
+	for _, id := range ids {
+		s := string(id)
+		if s == ref {
+			return id, nil
+		}
+		if strings.HasSuffix(s, ref) || strings.HasPrefix(s, ref) {
+			found = append(found, id)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", fmt.Errorf("no task matches %q", ref)
+	case 1:
+		return found[0], nil
+	default:
+		return "", fmt.Errorf("%q matches %d tasks; give more of the id", ref, len(found))
+	}
+}
+
+// addTask validates and stores a new task, queued at its first phase on a
+// branch of its own from the current HEAD.
+func (c *Coordinator) addTask(ctx context.Context, t task.Task) (task.Task, error) {
+	t, err := Prepare(t, c.p.Repo, c.now())
+	if err != nil {
+		return task.Task{}, err
+	}
+	if _, ok := c.cfg.Harness[harnessOf(t)]; !ok {
+		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(c.harnessNames(), ", "))
+	}
+	ev := c.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
+	if err := c.st.TaskInsert(ctx, t, ev); err != nil {
+		return task.Task{}, fmt.Errorf("store task: %w", err)
+	}
+	c.tasks[t.ID] = t
+	c.hub.event(ev)
+	return t, nil
+}
+
+func (c *Coordinator) harnessNames() []string {
+	var out []string
+	for n := range c.cfg.Harness {
+		out = append(out, n)
+	}
+	sortStrings(out)
+	return out
+}

@@ -1,0 +1,423 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+	"github.com/orchestra-tui/orchestra-tui/worker"
+)
+
+// Params configures a coordinator.
+type Params struct {
+	Store  store.Store
+	Repo   *repo.Repo
+	Config config.Config
+	// Holder names this console instance in leases; a lease whose holder
+	// is gone is reconciled at start-up. Empty means a fresh one.
+	Holder string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Environ is the console's environment, scrubbed per harness before a
+	// session sees it; nil means os.Environ().
+	Environ []string
+	// Vars fill harness argv placeholders ({{self}}, {{script}}, ...);
+	// {{model}} comes from the task.
+	Vars map[string]string
+	// StopGrace is how long a stopped agent gets between the polite signal
+	// and the kill.
+	StopGrace time.Duration
+	// Settle is passed to workers (how long the state directory must be
+	// quiet before the sentinel is acted on).
+	Settle time.Duration
+	// SampleEvery is how often workers sample progress.
+	SampleEvery time.Duration
+	// Control, when set, is the path of the control socket to serve.
+	Control string
+}
+
+// Coordinator runs the loop. Every task-state write happens on its loop
+// goroutine; slow work (worktrees, briefs, verify, stopping sessions) runs in
+// goroutines whose results come back to the loop as closures.
+type Coordinator struct {
+	p      Params
+	st     store.Store
+	cfg    config.Config
+	policy lease.Policy
+	holder string
+	now    func() time.Time
+
+	reports chan worker.Report
+	cmds    chan cmdRequest
+	back    chan func() // results of async work, applied on the loop
+	wake    chan struct{}
+
+	// Owned by the loop goroutine.
+	tasks    map[task.ID]task.Task
+	runs     map[task.ID]*run
+	flags    map[task.ID]string
+	verdicts map[task.ID]*verify.Verdict
+	usage    map[task.ID]Usage
+	models   map[task.ID][]string
+	slots    []*slot
+	pending  sync.WaitGroup // async work in flight
+
+	snap atomic.Pointer[Snapshot]
+	live sync.Map // task.ID -> *worker.Run, for Pane and Input from other goroutines
+	hub  hub
+
+	started atomic.Bool
+	stopped chan struct{}
+}
+
+type slot struct {
+	config.Slot
+	busy int
+}
+
+// run is one live session of a task, as the loop tracks it.
+type run struct {
+	taskID    task.ID
+	sessionID string
+	token     int64
+	phase     task.Phase
+	attempt   int
+	slot      *slot
+	spec      session.Spec
+	dir       string // worktree
+	base      string
+	w         *worker.Run
+	lease     lease.Lease
+	started   time.Time
+	confirmed bool
+	briefed   bool
+	brief     string
+	finishing bool // the phase finished; verify or advance in progress
+	stopping  bool // the coordinator is stopping it; its exit is expected
+	stuck     bool
+	resubmits int
+	errors    []string // refusal and error sentences of this attempt
+	unsub     func()
+}
+
+// New builds a coordinator. Call Run to start it.
+func New(p Params) (*Coordinator, error) {
+	if p.Store == nil || p.Repo == nil {
+		return nil, errors.New("coordinator needs a store and a repository")
+	}
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.Environ == nil {
+		p.Environ = os.Environ()
+	}
+	if p.StopGrace <= 0 {
+		p.StopGrace = 2 * time.Second
+	}
+	if p.Holder == "" {
+		p.Holder = fmt.Sprintf("console:%d:%s", os.Getpid(), task.NewULID(p.Now()))
+	}
+	cfg := p.Config
+	if cfg.Harness == nil {
+		cfg = config.Default()
+	}
+	c := &Coordinator{
+		p: p, st: p.Store, cfg: cfg, policy: cfg.Policy(), holder: p.Holder, now: p.Now,
+		reports:  make(chan worker.Report, 64),
+		cmds:     make(chan cmdRequest),
+		back:     make(chan func(), 64),
+		wake:     make(chan struct{}, 1),
+		tasks:    map[task.ID]task.Task{},
+		runs:     map[task.ID]*run{},
+		flags:    map[task.ID]string{},
+		verdicts: map[task.ID]*verify.Verdict{},
+		usage:    map[task.ID]Usage{},
+		models:   map[task.ID][]string{},
+		stopped:  make(chan struct{}),
+	}
+	for _, s := range cfg.EffectiveSlots() {
+		c.slots = append(c.slots, &slot{Slot: s})
+	}
+	c.snap.Store(&Snapshot{})
+	return c, nil
+}
+
+// Holder returns this instance's lease holder name.
+func (c *Coordinator) Holder() string { return c.holder }
+
+// Run reconciles orphaned leases, then runs the loop until ctx ends. On the
+// way out it stops every live session and requeues its task, so nothing is
+// left looking live.
+func (c *Coordinator) Run(ctx context.Context) error {
+	if !c.started.CompareAndSwap(false, true) {
+		return errors.New("coordinator already running")
+	}
+	defer close(c.stopped)
+	// Orchestra's state (store, worktrees, artifacts) must never show as
+	// work: not in the main checkout, not in any task's worktree.
+	if err := c.p.Repo.Exclude(task.StateDir + "/"); err != nil {
+		return fmt.Errorf("git-ignore %s: %w", task.StateDir, err)
+	}
+	if err := c.load(ctx); err != nil {
+		return err
+	}
+	if err := c.reconcile(ctx); err != nil {
+		return err
+	}
+	if c.p.Control != "" {
+		stop, err := c.serveControl(ctx, c.p.Control)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	c.publish()
+	tickEvery := c.cfg.Lease.Tick.Duration
+	if tickEvery <= 0 {
+		tickEvery = time.Second
+	}
+	tick := time.NewTicker(tickEvery)
+	defer tick.Stop()
+	c.place(ctx)
+	for {
+		select {
+		case <-ctx.Done():
+			c.shutdown()
+			return nil
+		case rep := <-c.reports:
+			c.handleReport(ctx, rep)
+		case req := <-c.cmds:
+			req.reply <- c.handleCommand(ctx, req.cmd)
+		case f := <-c.back:
+			f()
+		case <-c.wake:
+		case <-tick.C:
+			c.tickLeases(ctx)
+		}
+		c.place(ctx)
+		c.publish()
+	}
+}
+
+// Done is closed when Run has returned.
+func (c *Coordinator) Done() <-chan struct{} { return c.stopped }
+
+// async runs f off the loop; f returns a closure that the loop applies.
+func (c *Coordinator) async(f func() func()) {
+	c.pending.Add(1)
+	go func() {
+		defer c.pending.Done()
+		apply := f()
+		if apply != nil {
+			select {
+			case c.back <- apply:
+			case <-c.stopped:
+			}
+		}
+	}()
+}
+
+// poke wakes the loop without blocking.
+func (c *Coordinator) poke() {
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *Coordinator) load(ctx context.Context) error {
+	ts, err := c.st.TaskList(ctx, store.TaskListParams{})
+	if err != nil {
+		return fmt.Errorf("load tasks: %w", err)
+	}
+	for _, t := range ts {
+		c.tasks[t.ID] = t
+		vs, err := c.st.VerdictList(ctx, t.ID)
+		if err != nil {
+			return fmt.Errorf("load verdicts of %s: %w", t.ID, err)
+		}
+		if len(vs) > 0 {
+			v := vs[len(vs)-1].Verdict
+			c.verdicts[t.ID] = &v
+		}
+		ss, err := c.st.SessionList(ctx, t.ID)
+		if err != nil {
+			return fmt.Errorf("load sessions of %s: %w", t.ID, err)
+		}
+		for _, s := range ss {
+			c.noteModel(t.ID, s.Model)
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) noteModel(id task.ID, model string) {
+	if model == "" {
+		return
+	}
+	for _, m := range c.models[id] {
+		if m == model {
+			return
+		}
+	}
+	c.models[id] = append(c.models[id], model)
+}
+
+// reconcile expires leases whose holder is gone (a console that was killed)
+// and requeues their tasks, once: the lease rows are deleted in the same
+// step, so a second start finds nothing to do.
+func (c *Coordinator) reconcile(ctx context.Context) error {
+	leases, err := c.st.LeaseList(ctx)
+	if err != nil {
+		return fmt.Errorf("list leases: %w", err)
+	}
+	held := map[task.ID]bool{}
+	for _, l := range leases {
+		if l.Holder != c.holder && holderAlive(l.Holder) {
+			held[l.TaskID] = true
+			continue // another console on this repository holds it
+		}
+		t, ok := c.tasks[l.TaskID]
+		if !ok {
+			continue
+		}
+		if err := c.orphan(ctx, t, l.Token, l.Holder); err != nil {
+			return err
+		}
+	}
+	// A task left leased or running without a lease (a crash between two
+	// writes) is requeued too.
+	for _, t := range c.sortedTasks() {
+		if t.State.Live() && !held[t.ID] {
+			if _, err := c.st.LeaseGet(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
+				if err := c.orphan(ctx, t, 0, "unknown"); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (c *Coordinator) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
+	if t.State.Live() {
+		next := t
+		next.State = task.StateQueued
+		next.Reason = string(task.ReasonLeaseOrphaned)
+		next.UpdatedAt = c.now()
+		ev := c.refusalEvent(t.ID, "", task.ReasonLeaseOrphaned, fmt.Sprintf("Holder %s is gone.", holder))
+		if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, ExpectToken: token, Events: []task.Event{ev}}); err != nil {
+			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
+		}
+		c.tasks[t.ID] = next
+		c.hub.event(ev)
+	}
+	if token > 0 {
+		if err := c.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("delete orphaned lease of %s: %w", t.ID, err)
+		}
+	}
+	ss, err := c.st.SessionList(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if s.Status == store.SessionLaunching || s.Status == store.SessionConfirmed {
+			s.Status = store.SessionKilled
+			s.EndedAt = c.now()
+			if err := c.st.SessionUpdate(ctx, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// shutdown stops every live session and requeues its task. The worktree
+// keeps the work; the next start relaunches with a continuity brief.
+func (c *Coordinator) shutdown() {
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for _, r := range c.runs {
+		r.stopping = true
+		wg.Add(1)
+		go func(r *run) {
+			defer wg.Done()
+			_ = r.w.Stop(c.p.StopGrace)
+		}(r)
+	}
+	wg.Wait()
+	for id, r := range c.runs {
+		c.endRun(ctx, r, store.SessionKilled, "The console stopped.")
+		t := c.tasks[id]
+		if t.State.Live() {
+			c.requeue(ctx, r, task.ReasonLeaseOrphaned, "The console stopped; the task will relaunch on the next start.", false)
+		}
+	}
+	c.drainReports()
+	c.pending.Wait()
+	c.hub.close()
+}
+
+func (c *Coordinator) drainReports() {
+	for {
+		select {
+		case <-c.reports:
+		default:
+			return
+		}
+	}
+}
+
+func (c *Coordinator) sortedTasks() []task.Task {
+	out := make([]task.Task, 0, len(c.tasks))
+	for _, t := range c.tasks {
+		out = append(out, t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// castPath returns where a session's recording goes.
+func (c *Coordinator) castPath(id task.ID, sessionID string) string {
+	return filepath.Join(c.p.Repo.Root, task.StateDir, "runs", string(id), sessionID+".cast")
+}
+
+func (c *Coordinator) event(id task.ID, sessionID string, kind task.Kind, text string) task.Event {
+	return task.Event{ID: task.NewULID(c.now()), TaskID: id, SessionID: sessionID, Kind: kind, Text: text, At: c.now()}
+}
+
+func (c *Coordinator) refusalEvent(id task.ID, sessionID string, reason task.Reason, detail string) task.Event {
+	text := reason.Sentence()
+	if detail != "" {
+		text += " " + detail
+	}
+	ev := c.event(id, sessionID, task.EvRefusal, text)
+	ev.Reason = reason
+	return ev
+}
+
+// record appends events and publishes them; a store failure is itself
+// reported to subscribers so it is never silent.
+func (c *Coordinator) record(ctx context.Context, evs ...task.Event) {
+	if err := c.st.EventAppend(ctx, evs...); err != nil {
+		c.hub.event(c.event("", "", task.EvRefusal, "Could not write to the ledger: "+err.Error()))
+		return
+	}
+	for _, ev := range evs {
+		c.hub.event(ev)
+	}
+}

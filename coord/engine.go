@@ -1,0 +1,107 @@
+package coord
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/worker"
+)
+
+var _ Engine = (*Coordinator)(nil)
+
+// Subscribe returns notices of events (never dropped) and pane changes
+// (coalesced).
+func (c *Coordinator) Subscribe() (<-chan Notice, func()) { return c.hub.subscribe() }
+
+func (c *Coordinator) liveRun(id task.ID) (*worker.Run, bool) {
+	v, ok := c.live.Load(id)
+	if !ok {
+		return nil, false
+	}
+	return v.(*worker.Run), true
+}
+
+// Pane returns the live terminal of the task's current session.
+func (c *Coordinator) Pane(id task.ID) (session.View, bool) {
+	w, ok := c.liveRun(id)
+	if !ok {
+		return nil, false
+	}
+	return w.View(), true
+}
+
+// Input types raw bytes into the task's live pane.
+func (c *Coordinator) Input(id task.ID, b []byte) error {
+	w, ok := c.liveRun(id)
+	if !ok {
+		return fmt.Errorf("task %s has no live session", id.Short())
+	}
+	return w.Session().Write(b)
+}
+
+// ResizePane resizes the task's live pty and emulator.
+func (c *Coordinator) ResizePane(id task.ID, cols, rows int) error {
+	w, ok := c.liveRun(id)
+	if !ok {
+		return nil
+	}
+	return w.Session().Resize(cols, rows)
+}
+
+// Detail reads the slower facts of one task from the store.
+func (c *Coordinator) Detail(ctx context.Context, id task.ID) (Detail, error) {
+	return ReadDetail(ctx, c.st, id)
+}
+
+// ReadDetail reads a task's detail from any store; `status` uses it without
+// a running coordinator.
+func ReadDetail(ctx context.Context, st store.Store, id task.ID) (Detail, error) {
+	var d Detail
+	var err error
+	if d.Task, err = st.TaskGet(ctx, id); err != nil {
+		return d, fmt.Errorf("task %s: %w", id, err)
+	}
+	if d.Events, err = st.EventList(ctx, store.EventListParams{TaskID: id}); err != nil {
+		return d, err
+	}
+	if d.Verdicts, err = st.VerdictList(ctx, id); err != nil {
+		return d, err
+	}
+	if d.Sessions, err = st.SessionList(ctx, id); err != nil {
+		return d, err
+	}
+	if d.Decisions, err = st.DecisionList(ctx, id); err != nil {
+		return d, err
+	}
+	for i := len(d.Sessions) - 1; i >= 0; i-- {
+		if d.Sessions[i].Brief != "" {
+			d.Brief = d.Sessions[i].Brief
+			break
+		}
+	}
+	return d, nil
+}
+
+// watchPane turns the session's change signal into coalesced pane notices.
+func (c *Coordinator) watchPane(r *run) {
+	done := make(chan struct{})
+	r.unsub = func() { close(done) }
+	sess := r.w.Session()
+	id := r.taskID
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-sess.Done():
+				c.hub.pane(id)
+				return
+			case <-sess.Changed():
+				c.hub.pane(id)
+			}
+		}
+	}()
+}

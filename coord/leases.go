@@ -1,0 +1,84 @@
+package coord
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/worker"
+)
+
+// tickLeases asks the pure policy about every live lease. The policy gets
+// the tick's start as the renewal's start, so a slow tick never extends
+// trust.
+func (c *Coordinator) tickLeases(ctx context.Context) {
+	started := c.now()
+	for _, id := range c.runIDs() {
+		r := c.runs[id]
+		if r == nil || r.w == nil || r.finishing || r.stopping {
+			continue
+		}
+		d := lease.Decide(r.lease, c.policy, r.w.Sample(), started, c.now())
+		switch d.Action {
+		case lease.ActionRenew:
+			ev := c.event(id, r.sessionID, task.EvLeaseRenewed, d.Text)
+			if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: d.Lease, Events: []task.Event{ev}}); err != nil {
+				c.record(ctx, c.refusalEvent(id, r.sessionID, task.ReasonStaleLeaseToken, "Renewal: "+err.Error()))
+				continue
+			}
+			c.hub.event(ev)
+			r.lease = d.Lease
+		case lease.ActionRefuse:
+			changed := r.lease.LastReason != d.Reason
+			r.lease = d.Lease
+			if changed {
+				ev := c.refusalEvent(id, r.sessionID, d.Reason, d.Text)
+				if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: d.Lease, Events: []task.Event{ev}}); err == nil {
+					c.hub.event(ev)
+				}
+			}
+		case lease.ActionExpire:
+			r.lease = d.Lease
+			c.expire(ctx, r, task.ReasonLeaseExpired, d.Text)
+		default:
+			r.lease = d.Lease
+		}
+	}
+}
+
+func (c *Coordinator) runIDs() []task.ID {
+	ids := make([]task.ID, 0, len(c.runs))
+	for _, t := range c.sortedTasks() {
+		if c.runs[t.ID] != nil {
+			ids = append(ids, t.ID)
+		}
+	}
+	return ids
+}
+
+// expire ends r's lease: the session is stopped, continuity captured, a dead
+// end recorded when the lease ran out on its own, and the task requeued (or
+// failed once its attempts are used).
+func (c *Coordinator) expire(ctx context.Context, r *run, reason task.Reason, text string) {
+	ev := c.event(r.taskID, r.sessionID, task.EvLeaseExpired, reason.Sentence()+" "+text)
+	ev.Reason = reason
+	c.record(ctx, ev)
+	r.errors = append(r.errors, reason.Sentence())
+	c.stopThen(ctx, r, store.SessionKilled, reason.Sentence(), func() {
+		if reason == task.ReasonLeaseExpired {
+			c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s made no progress and lost its lease (%s).", r.attempt, r.phase, text))
+		}
+		c.requeue(ctx, r, reason, reason.Sentence(), reason == task.ReasonLeaseExpired)
+	})
+}
+
+// resubmit re-pokes r's pane as its harness says and records that it did.
+func (c *Coordinator) resubmit(ctx context.Context, r *run, by string) {
+	r.resubmits++
+	r.stuck = false
+	r.w.Send(worker.Input{Kind: worker.InputResubmit, Mode: r.spec.Resubmit})
+	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvResubmitted,
+		fmt.Sprintf("Resubmitted session %s (%s, by %s).", short(r.sessionID), r.spec.Resubmit, by)))
+}

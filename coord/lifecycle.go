@@ -1,0 +1,208 @@
+package coord
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/orchestra-tui/orchestra-tui/brief"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// stopThen stops r's session off the loop, capturing continuity first, and
+// then, back on the loop, ends the run and calls then.
+func (c *Coordinator) stopThen(ctx context.Context, r *run, status store.SessionStatus, why string, then func()) {
+	r.stopping = true
+	base := c.continuityBase(r, why)
+	w := r.w
+	c.async(func() func() {
+		var cont *brief.Continuity
+		if w != nil {
+			cc := c.captureContinuity(r, base)
+			cont = &cc
+			_ = w.Stop(c.p.StopGrace)
+		}
+		return func() {
+			code := 0
+			if w != nil {
+				code = w.Session().ExitCode()
+			}
+			c.endRunWith(ctx, r, status, code, cont)
+			if then != nil {
+				then()
+			}
+		}
+	})
+}
+
+// continuityBase holds the loop-owned parts of a continuity record.
+func (c *Coordinator) continuityBase(r *run, ended string) brief.Continuity {
+	verdict := ""
+	if v := c.verdicts[r.taskID]; v != nil {
+		verdict = v.Line()
+	}
+	return brief.Continuity{
+		SessionID: r.sessionID, Harness: harnessOf(c.tasks[r.taskID]), Model: c.tasks[r.taskID].Model,
+		Attempt: r.attempt, Phase: r.phase, Ended: ended,
+		Errors: append([]string(nil), r.errors...), Verdict: verdict,
+	}
+}
+
+// captureContinuity adds what only the worktree and the screen know. It does
+// IO, so it runs off the loop.
+func (c *Coordinator) captureContinuity(r *run, cont brief.Continuity) brief.Continuity {
+	if r.w != nil {
+		cont.Screen = trimScreen(r.w.View().Text())
+	}
+	if r.dir != "" {
+		if files, err := repo.Changed(r.dir, r.base); err == nil {
+			cont.FilesChanged = files
+		}
+		matches, _ := filepath.Glob(filepath.Join(r.dir, task.StateDir, "*.json"))
+		for _, m := range matches {
+			cont.Artifacts = append(cont.Artifacts, task.StateDir+"/"+filepath.Base(m))
+		}
+		sort.Strings(cont.Artifacts)
+	}
+	return cont
+}
+
+func trimScreen(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// endRun ends a run without continuity.
+func (c *Coordinator) endRun(ctx context.Context, r *run, status store.SessionStatus, why string) {
+	c.endRunWith(ctx, r, status, 0, nil)
+}
+
+// endRunWith forgets the run, frees its slot and records how the session
+// ended, with its continuity when there is one.
+func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.SessionStatus, code int, cont *brief.Continuity) {
+	if c.runs[r.taskID] == r {
+		delete(c.runs, r.taskID)
+		c.live.Delete(r.taskID)
+		r.slot.busy--
+	}
+	if r.unsub != nil {
+		r.unsub()
+		r.unsub = nil
+	}
+	c.updateSession(ctx, r, func(s *store.Session) {
+		s.Status, s.ExitCode, s.EndedAt = status, code, c.now()
+		if cont != nil {
+			if b, err := json.Marshal(cont); err == nil {
+				s.Continuity = string(b)
+			}
+		}
+	})
+	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionExited,
+		fmt.Sprintf("Session %s ended (%s, exit %d).", short(r.sessionID), status, code)))
+}
+
+// move applies action a to the task r ran, fenced by r's lease token, and
+// releases the lease. It returns false when the guard refused the write.
+func (c *Coordinator) move(ctx context.Context, id task.ID, token int64, a task.Action, edit func(*task.Task), ev task.Event) bool {
+	t := c.tasks[id]
+	to, err := task.Apply(t.State, a)
+	if err != nil {
+		c.record(ctx, c.refusalEvent(id, ev.SessionID, task.ReasonIllegalTransition, err.Error()))
+		return false
+	}
+	next := t
+	next.State, next.UpdatedAt = to, c.now()
+	if edit != nil {
+		edit(&next)
+	}
+	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, ExpectToken: token, Events: []task.Event{ev}}); err != nil {
+		reason := task.ReasonIllegalTransition
+		if errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrConflict) {
+			reason = task.ReasonStaleLeaseToken
+		}
+		c.record(ctx, c.refusalEvent(id, ev.SessionID, reason, err.Error()))
+		c.reloadTask(ctx, id)
+		return false
+	}
+	c.tasks[id] = next
+	c.hub.event(ev)
+	if token > 0 && !to.Live() {
+		if err := c.st.LeaseDelete(ctx, id, token); err != nil && !errors.Is(err, store.ErrNotFound) {
+			c.record(ctx, c.refusalEvent(id, "", task.ReasonStaleLeaseToken, "Lease release: "+err.Error()))
+		}
+	}
+	c.poke()
+	return true
+}
+
+// requeue puts the task back in the queue after r ended. When countAttempt
+// is set and the phase has used its attempts, the task fails instead.
+func (c *Coordinator) requeue(ctx context.Context, r *run, reason task.Reason, text string, countAttempt bool) {
+	t := c.tasks[r.taskID]
+	if !t.State.Live() {
+		return
+	}
+	if countAttempt && t.Attempt >= c.cfg.Lease.MaxAttempts {
+		c.fail(ctx, t, r.token, task.ReasonAttemptsExhausted,
+			fmt.Sprintf("Phase %s failed %d times; last: %s", t.Phase, t.Attempt, text))
+		return
+	}
+	ev := c.event(r.taskID, r.sessionID, task.EvTaskRequeued,
+		fmt.Sprintf("Requeued for phase %s after attempt %d: %s", t.Phase, t.Attempt, text))
+	ev.Reason = reason
+	c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+		n.Reason = string(reason)
+		if !countAttempt && n.Attempt > 0 {
+			n.Attempt--
+		}
+	}, ev)
+}
+
+// fail ends the task for good, with the reason.
+func (c *Coordinator) fail(ctx context.Context, t task.Task, token int64, reason task.Reason, detail string) {
+	ev := c.event(t.ID, "", task.EvTaskFailed, reason.Sentence()+" "+detail)
+	ev.Reason = reason
+	c.move(ctx, t.ID, token, task.ActFail, func(n *task.Task) { n.Reason = string(reason) }, ev)
+}
+
+// deadEnd records an approach that ended in a known failure.
+func (c *Coordinator) deadEnd(ctx context.Context, r *run, text string) {
+	d := store.DeadEnd{TaskID: r.taskID, Phase: r.phase, Attempt: r.attempt, Text: text, At: c.now()}
+	ev := c.event(r.taskID, r.sessionID, task.EvDeadEnd, "Dead end recorded: "+text)
+	if err := c.st.DeadEndInsert(ctx, d, ev); err != nil {
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Dead end: "+err.Error()))
+		return
+	}
+	c.hub.event(ev)
+}
+
+// holderAlive reports whether a lease holder "console:<pid>:<id>" may still
+// be running. A holder in this very process that is not this coordinator is
+// an earlier instance, and gone.
+func holderAlive(holder string) bool {
+	parts := strings.SplitN(holder, ":", 3)
+	if len(parts) != 3 || parts[0] != "console" {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 {
+		return false
+	}
+	if pid == os.Getpid() {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}

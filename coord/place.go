@@ -1,0 +1,232 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+	"github.com/orchestra-tui/orchestra-tui/worker"
+)
+
+// DefaultHarness runs a task that names none.
+const DefaultHarness = "scripted"
+
+func harnessOf(t task.Task) string {
+	if t.Harness == "" {
+		return DefaultHarness
+	}
+	return t.Harness
+}
+
+// place leases queued tasks to free slots, oldest first. A task no slot can
+// ever run is flagged unplaceable with the reason, once, instead of being
+// left silently queued.
+func (c *Coordinator) place(ctx context.Context) {
+	for _, t := range c.sortedTasks() {
+		if t.State != task.StateQueued {
+			delete(c.flags, t.ID)
+			continue
+		}
+		s, why := c.slotFor(t)
+		if why != "" {
+			if c.flags[t.ID] != why {
+				c.flags[t.ID] = why
+				c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonUnplaceable, why))
+			}
+			continue
+		}
+		delete(c.flags, t.ID)
+		if s == nil {
+			continue // every suitable slot is busy
+		}
+		c.launch(ctx, t, s)
+	}
+}
+
+// slotFor returns a free slot for t, or nil and "" when suitable slots are
+// all busy, or nil and a sentence when no slot can ever run t.
+func (c *Coordinator) slotFor(t task.Task) (*slot, string) {
+	h := harnessOf(t)
+	spec, ok := c.cfg.Harness[h]
+	if !ok {
+		return nil, fmt.Sprintf("Unplaceable: no harness named %q is configured.", h)
+	}
+	var suitable []*slot
+	for _, s := range c.slots {
+		if s.Harness != h {
+			continue
+		}
+		offered := map[string]bool{}
+		for _, cp := range append(append([]string(nil), s.Capabilities...), spec.Capabilities...) {
+			offered[cp] = true
+		}
+		var missing []string
+		for _, need := range t.Capabilities {
+			if !offered[need] {
+				missing = append(missing, need)
+			}
+		}
+		if len(missing) == 0 {
+			suitable = append(suitable, s)
+		}
+	}
+	if len(suitable) == 0 {
+		if len(t.Capabilities) > 0 {
+			return nil, fmt.Sprintf("Unplaceable: no %s slot offers %s.", h, strings.Join(t.Capabilities, ", "))
+		}
+		return nil, fmt.Sprintf("Unplaceable: no slot runs harness %s.", h)
+	}
+	for _, s := range suitable {
+		if s.busy < s.Capacity {
+			return s, ""
+		}
+	}
+	return nil, ""
+}
+
+// launch grants a lease and starts the session's preparation off the loop.
+func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
+	attempt := t.Attempt + 1
+	if attempt > c.cfg.Lease.MaxAttempts {
+		c.fail(ctx, t, 0, task.ReasonAttemptsExhausted,
+			fmt.Sprintf("Phase %s ran %d times without finishing.", t.Phase, t.Attempt))
+		return
+	}
+	now := c.now()
+	leased := c.event(t.ID, "", task.EvTaskLeased,
+		fmt.Sprintf("Leased to slot %s for phase %s, attempt %d.", s.Name, t.Phase, attempt))
+	l, err := c.st.LeaseGrant(ctx, store.LeaseGrantParams{
+		TaskID: t.ID, Holder: c.holder, ExpectState: task.StateQueued,
+		GrantedAt: now, Deadline: now.Add(c.policy.Length),
+		Baseline: lease.Progress{At: now}, Events: []task.Event{leased},
+	})
+	if err != nil {
+		c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonIllegalTransition, "Lease grant failed: "+err.Error()))
+		c.reloadTask(ctx, t.ID)
+		return
+	}
+	c.hub.event(leased)
+	next := t
+	next.State, next.Attempt, next.Reason, next.UpdatedAt = task.StateLeased, attempt, "", now
+	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: task.StateLeased, ExpectToken: l.Token}); err != nil {
+		c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonIllegalTransition, err.Error()))
+		return
+	}
+	c.tasks[t.ID] = next
+
+	h := harnessOf(t)
+	vars := map[string]string{"model": t.Model}
+	for k, v := range c.p.Vars {
+		vars[k] = v
+	}
+	spec := c.cfg.Harness[h].Expand(vars)
+	r := &run{
+		taskID: t.ID, sessionID: task.NewULID(now), token: l.Token, phase: t.Phase,
+		attempt: attempt, slot: s, spec: spec, base: t.BaseCommit, lease: l, started: now,
+	}
+	c.runs[t.ID] = r
+	s.busy++
+	cast := c.castPath(t.ID, r.sessionID)
+	rel, _ := filepath.Rel(c.p.Repo.Root, cast)
+	sess := store.Session{
+		ID: r.sessionID, TaskID: t.ID, Phase: t.Phase, Attempt: attempt, Harness: h, Model: t.Model,
+		Token: l.Token, Holder: c.holder, Status: store.SessionLaunching, CastPath: rel, StartedAt: now,
+	}
+	if err := c.st.SessionInsert(ctx, sess); err != nil {
+		c.record(ctx, c.refusalEvent(t.ID, r.sessionID, task.ReasonLaunchFailed, err.Error()))
+	}
+	c.noteModel(t.ID, t.Model)
+
+	needBaseline := c.verdicts[t.ID] == nil
+	c.async(func() func() {
+		dir, w, baseline, err := c.prepare(ctx, next, r, cast, needBaseline)
+		return func() {
+			if baseline != nil {
+				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ")
+			}
+			if c.runs[next.ID] != r || r.stopping {
+				if w != nil {
+					go w.Stop(c.p.StopGrace)
+				}
+				return
+			}
+			r.dir = dir
+			if err != nil {
+				c.launchFailed(ctx, r, err)
+				return
+			}
+			r.w = w
+			c.live.Store(next.ID, w)
+			c.watchPane(r)
+			c.record(ctx, c.event(next.ID, r.sessionID, task.EvSessionLaunched,
+				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d.",
+					short(r.sessionID), h, w.Session().Pid(), r.phase, r.attempt)))
+		}
+	})
+}
+
+// prepare runs off the loop: worktree, baseline verify, session start.
+func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast string, baseline bool) (string, *worker.Run, *verify.Verdict, error) {
+	dir, err := c.p.Repo.WorktreeAdd(string(t.ID), t.Branch, t.BaseCommit)
+	if err != nil {
+		return "", nil, nil, &task.Refusal{Reason: task.ReasonWorktreeFailed, Detail: err.Error()}
+	}
+	var v *verify.Verdict
+	if baseline {
+		res := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
+		v = &res
+	}
+	brief := ""
+	if r.spec.Delivery == "arg" {
+		brief, _, err = c.renderBrief(ctx, t, r, dir)
+		if err != nil {
+			return dir, nil, v, err
+		}
+	}
+	w, err := worker.Start(ctx, worker.Params{
+		TaskID: t.ID, SessionID: r.sessionID, Token: r.token, Phase: r.phase, Spec: r.spec,
+		Dir: dir, Base: t.BaseCommit, Cols: c.cfg.Pane.Cols, Rows: c.cfg.Pane.Rows,
+		CastPath: cast, Environ: c.p.Environ, Brief: brief,
+		SampleEvery: c.p.SampleEvery, StuckAfter: c.cfg.Stuck.After.Duration, Settle: c.p.Settle,
+		Changed: repo.Changed, Now: c.now, Reports: c.reports,
+	})
+	if err != nil {
+		return dir, nil, v, err
+	}
+	if brief != "" {
+		r.brief = brief // read by the loop only after this closure returns
+	}
+	return dir, w, v, nil
+}
+
+// launchFailed records why a launch did not happen and requeues or fails.
+func (c *Coordinator) launchFailed(ctx context.Context, r *run, err error) {
+	var ref *task.Refusal
+	if !errors.As(err, &ref) {
+		ref = &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
+	}
+	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, ref.Reason, ref.Detail))
+	r.errors = append(r.errors, ref.Error())
+	c.endRun(ctx, r, store.SessionKilled, ref.Error())
+	c.requeue(ctx, r, ref.Reason, ref.Error(), true)
+}
+
+func (c *Coordinator) reloadTask(ctx context.Context, id task.ID) {
+	if t, err := c.st.TaskGet(ctx, id); err == nil {
+		c.tasks[id] = t
+	}
+}
+
+func short(id string) string {
+	if len(id) > 8 {
+		return id[len(id)-8:]
+	}
+	return id
+}

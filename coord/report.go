@@ -1,0 +1,137 @@
+package coord
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/worker"
+)
+
+// handleReport applies a worker's report. A report from a session that no
+// longer holds the task's lease is refused and recorded: a session whose
+// lease was taken away can never seal an artifact or finish a phase.
+func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
+	r := c.runs[rep.TaskID]
+	if r == nil || r.sessionID != rep.SessionID || r.token != rep.Token {
+		if rep.Kind != worker.Exited && rep.Kind != worker.InputDelivered {
+			c.record(ctx, c.refusalEvent(rep.TaskID, rep.SessionID, task.ReasonStaleLeaseToken,
+				fmt.Sprintf("Report %q from session %s (lease token %d) ignored.", rep.Kind, short(rep.SessionID), rep.Token)))
+		}
+		return
+	}
+	if r.stopping && rep.Kind != worker.Exited {
+		return
+	}
+	switch rep.Kind {
+	case worker.Confirmed:
+		c.confirmed(ctx, r)
+	case worker.LaunchRefused:
+		r.stopping = true
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason, rep.Refusal.Detail))
+		r.errors = append(r.errors, rep.Refusal.Error())
+		c.stopThen(ctx, r, store.SessionKilled, rep.Refusal.Error(), func() {
+			c.requeue(ctx, r, rep.Refusal.Reason, rep.Refusal.Error(), true)
+		})
+	case worker.InputDelivered:
+		switch rep.Input {
+		case worker.InputBrief:
+			r.briefed = true
+			c.record(ctx, c.event(r.taskID, r.sessionID, task.EvBriefDelivered,
+				fmt.Sprintf("Brief delivered to session %s (%d bytes).", short(r.sessionID), len(r.brief))))
+		case worker.InputRefusal:
+			// The refusal event was recorded when the artifact was refused.
+		}
+	case worker.Refused:
+		r.errors = append(r.errors, rep.Refusal.Error())
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,
+			rep.Refusal.Detail+" The refusal was typed into the pane."))
+	case worker.PhaseFinished:
+		c.phaseFinished(ctx, r, rep.Artifact)
+	case worker.Stuck:
+		r.stuck = true
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStuck,
+			fmt.Sprintf("Session %s has shown the same screen for %s.", short(r.sessionID), rep.Idle.Round(1e9))))
+		if c.cfg.Stuck.AutoResubmit > 0 {
+			if r.resubmits < c.cfg.Stuck.AutoResubmit {
+				c.resubmit(ctx, r, "auto")
+			} else if r.resubmits == c.cfg.Stuck.AutoResubmit {
+				r.resubmits++
+				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonResubmitCap, ""))
+			}
+		}
+	case worker.Unstuck:
+		r.stuck = false
+	case worker.Exited:
+		c.exited(ctx, r, rep.ExitCode)
+	}
+}
+
+// confirmed moves the task to running and has the brief rendered with every
+// decision known now. Decisions recorded later are typed live.
+func (c *Coordinator) confirmed(ctx context.Context, r *run) {
+	t := c.tasks[r.taskID]
+	next := t
+	next.State, next.UpdatedAt = task.StateRunning, c.now()
+	ev := c.event(r.taskID, r.sessionID, task.EvSessionConfirmed,
+		fmt.Sprintf("Session %s is ready: its prompt showed and the screen settled.", short(r.sessionID)))
+	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: task.StateLeased, ExpectToken: r.token, Events: []task.Event{ev}}); err != nil {
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, err.Error()))
+		return
+	}
+	c.tasks[r.taskID] = next
+	c.hub.event(ev)
+	r.confirmed = true
+	c.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
+
+	if r.brief != "" {
+		// Delivered by argument at launch; the session already has it.
+		r.briefed = true
+		c.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
+		return
+	}
+	w := r.w
+	c.async(func() func() {
+		text, _, err := c.renderBrief(ctx, next, r, r.dir)
+		return func() {
+			if c.runs[r.taskID] != r || r.stopping {
+				return
+			}
+			if err != nil {
+				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonDeliveryFailed, "Brief: "+err.Error()))
+				return
+			}
+			r.brief = text
+			c.updateSession(ctx, r, func(s *store.Session) { s.Brief = text })
+			w.Send(worker.Input{Kind: worker.InputBrief, Text: text})
+		}
+	})
+}
+
+// exited handles the process's end. An exit the coordinator caused is
+// expected; any other exit before the phase finished is a crash.
+func (c *Coordinator) exited(ctx context.Context, r *run, code int) {
+	if r.stopping || r.finishing {
+		return // whoever stopped it finishes the bookkeeping
+	}
+	r.stopping = true
+	detail := fmt.Sprintf("Session %s exited with code %d before finishing phase %s.", short(r.sessionID), code, r.phase)
+	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonSessionExited, detail))
+	r.errors = append(r.errors, detail)
+	cont := c.captureContinuity(r, c.continuityBase(r, detail))
+	c.endRunWith(ctx, r, store.SessionExited, code, &cont)
+	c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s: the agent exited with code %d mid-phase.", r.attempt, r.phase, code))
+	c.requeue(ctx, r, task.ReasonSessionExited, detail, true)
+}
+
+func (c *Coordinator) updateSession(ctx context.Context, r *run, f func(*store.Session)) {
+	s, err := c.st.SessionGet(ctx, r.sessionID)
+	if err != nil {
+		return
+	}
+	f(&s)
+	if err := c.st.SessionUpdate(ctx, s); err != nil {
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
+	}
+}

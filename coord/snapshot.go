@@ -1,0 +1,61 @@
+package coord
+
+
+// publish stores a new snapshot for readers. It runs on the loop after every
+// change; readers compute the clocks at read time.
+func (c *Coordinator) publish() {
+	s := &Snapshot{At: c.now()}
+	for _, t := range c.sortedTasks() {
+		tv := TaskView{Task: t, Flag: c.flags[t.ID], Usage: c.usage[t.ID], Models: append([]string(nil), c.models[t.ID]...)}
+		if v := c.verdicts[t.ID]; v != nil {
+			vv := *v
+			tv.Verdict = &vv
+		}
+		if r := c.runs[t.ID]; r != nil {
+			tv.SessionID = r.sessionID
+			tv.Stuck = r.stuck
+			if r.stuck {
+				tv.Flag = "stuck"
+			}
+			l := r.lease
+			tv.Lease = &LeaseView{
+				Token: l.Token, Holder: l.Holder, Deadline: l.Deadline, Renewals: l.Renewals,
+				MaxRenewals: c.policy.MaxRenewals, LastDecision: l.LastDecision, LastReason: l.LastReason,
+			}
+			if l.LastReason != "" {
+				tv.Lease.LastReasonText = l.LastReason.Sentence()
+			}
+			tv.Lease.lastProgress = l.LastProgressAt
+			if tv.Lease.lastProgress.IsZero() {
+				tv.Lease.lastProgress = l.GrantedAt
+			}
+			tv.Lease.windowOpens = l.WindowOpensAt(c.policy)
+		}
+		s.Tasks = append(s.Tasks, tv)
+	}
+	for _, sl := range c.slots {
+		s.Slots = append(s.Slots, SlotView{Name: sl.Name, Harness: sl.Harness, Capacity: sl.Capacity, Busy: sl.busy})
+	}
+	c.snap.Store(s)
+}
+
+// Snapshot returns the latest snapshot with the lease clocks computed now.
+func (c *Coordinator) Snapshot() Snapshot {
+	s := *c.snap.Load()
+	now := c.now()
+	s.At = now
+	tasks := make([]TaskView, len(s.Tasks))
+	copy(tasks, s.Tasks)
+	for i := range tasks {
+		if lv := tasks[i].Lease; lv != nil {
+			l := *lv
+			l.Remaining = max(l.Deadline.Sub(now), 0)
+			l.WindowOpensIn = max(l.windowOpens.Sub(now), 0)
+			l.SinceProgress = max(now.Sub(l.lastProgress), 0)
+			tasks[i].Lease = &l
+		}
+	}
+	s.Tasks = tasks
+	return s
+}
+

@@ -1,0 +1,168 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// InputKind names what is being typed into a pane.
+type InputKind string
+
+// Input kinds.
+const (
+	InputBrief    InputKind = "brief"
+	InputDecision InputKind = "decision"
+	InputRefusal  InputKind = "refusal"
+	InputResubmit InputKind = "resubmit"
+)
+
+// Input is one message for the pane. Done, if set, receives the typing's
+// result exactly once.
+type Input struct {
+	Kind InputKind
+	ID   string // decision id, for decisions
+	Text string
+	Mode session.ResubmitMode // for resubmits
+	Done chan<- error
+}
+
+// ErrClosed means the session ended before the input could be typed.
+var ErrClosed = errors.New("the session has ended")
+
+// inputQueue orders a pane's input: the brief first, then everything else in
+// arrival order. Inputs other than the brief wait until the brief is typed,
+// so a correction never reaches an agent before the brief it corrects.
+type inputQueue struct {
+	mu       sync.Mutex
+	items    []Input
+	briefed  bool
+	closed   bool
+	signal   chan struct{}
+	lastText string
+}
+
+func newInputQueue() *inputQueue { return &inputQueue{signal: make(chan struct{}, 1)} }
+
+func (q *inputQueue) push(in Input) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		if in.Done != nil {
+			in.Done <- ErrClosed
+		}
+		return
+	}
+	q.items = append(q.items, in)
+	q.mu.Unlock()
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// next returns the next input that may be typed now, if any.
+func (q *inputQueue) next() (Input, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for i, in := range q.items {
+		if in.Kind == InputBrief || q.briefed {
+			q.items = append(q.items[:i], q.items[i+1:]...)
+			return in, true
+		}
+	}
+	return Input{}, false
+}
+
+func (q *inputQueue) close() {
+	q.mu.Lock()
+	q.closed = true
+	items := q.items
+	q.items = nil
+	q.mu.Unlock()
+	for _, in := range items {
+		if in.Done != nil {
+			in.Done <- ErrClosed
+		}
+	}
+	select {
+	case q.signal <- struct{}{}:
+	default:
+	}
+}
+
+// Send queues an input for the pane. It never blocks.
+func (r *Run) Send(in Input) { r.in.push(in) }
+
+func (r *Run) deliverInputs(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-r.in.signal:
+		}
+		for {
+			in, ok := r.in.next()
+			if !ok {
+				break
+			}
+			err := r.typeInput(in)
+			if in.Done != nil {
+				in.Done <- err
+			}
+			if err == nil {
+				r.report(Report{Kind: InputDelivered, Input: in.Kind, InputID: in.ID})
+			}
+		}
+	}
+}
+
+// DecisionText is how a correction is typed into a pane: one pasted message
+// with a header marking it as a human decision that overrides the plan.
+func DecisionText(text string) string {
+	return task.DecisionHeader + " " + strings.TrimSpace(text)
+}
+
+// RefusalText is how an artifact refusal is typed back into a pane, so the
+// agent can fix the artifact and write the sentinel again.
+func RefusalText(ref *task.Refusal, phase task.Phase) string {
+	return task.RefusalPrefix + " " + ref.Error() + " Fix " + task.ArtifactPath(phase) +
+		" and then write " + task.SentinelPath + " again."
+}
+
+func (r *Run) typeInput(in Input) error {
+	switch in.Kind {
+	case InputBrief:
+		err := r.sess.Deliver(in.Text)
+		r.in.mu.Lock()
+		r.in.briefed = true
+		r.in.lastText = in.Text
+		r.in.mu.Unlock()
+		return err
+	case InputResubmit:
+		switch in.Mode {
+		case session.ResubmitBrief, session.ResubmitLastInput:
+			r.in.mu.Lock()
+			last := r.in.lastText
+			r.in.mu.Unlock()
+			if last != "" {
+				return r.sess.Deliver(last)
+			}
+			return r.sess.Submit()
+		default:
+			return r.sess.Submit()
+		}
+	default:
+		r.in.mu.Lock()
+		r.in.lastText = in.Text
+		r.in.mu.Unlock()
+		if err := r.sess.Paste(in.Text); err != nil {
+			return err
+		}
+		return r.sess.Submit()
+	}
+}

@@ -1,0 +1,164 @@
+package worker
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// watch waits for the sentinel. Every event in the state directory restarts
+// a settle timer; when the directory has been quiet for Settle and the
+// sentinel exists, the artifact is validated. A stat right after the watch
+// was added (in Start) would race with the agent, so the first check runs
+// when the timer first fires, whatever the events.
+func (r *Run) watch(ctx context.Context, w *fsnotify.Watcher) {
+	defer w.Close()
+	settle := time.NewTimer(r.p.Settle)
+	defer settle.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			_ = ev
+			settle.Reset(r.p.Settle)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return
+			}
+			_ = err // an overflow only delays us to the next event
+			settle.Reset(r.p.Settle)
+		case <-settle.C:
+			if r.finished.Load() || !r.sentinelExists() {
+				continue
+			}
+			data, err := task.ReadArtifact(r.p.Dir, r.p.Phase)
+			if err != nil {
+				r.refuse(err)
+				continue
+			}
+			if !r.waitIdle(ctx) {
+				return
+			}
+			if r.finished.CompareAndSwap(false, true) {
+				r.report(Report{Kind: PhaseFinished, Artifact: data})
+			}
+			return
+		}
+	}
+}
+
+func (r *Run) sentinelExists() bool {
+	_, err := os.Stat(filepath.Join(r.p.Dir, task.SentinelPath))
+	return err == nil
+}
+
+// refuse removes the sentinel, so a fixed artifact must be announced again,
+// types the refusal into the pane and reports it.
+func (r *Run) refuse(err error) {
+	var ref *task.Refusal
+	if !errors.As(err, &ref) {
+		ref = &task.Refusal{Reason: task.ReasonArtifactNotFile, Detail: err.Error()}
+	}
+	_ = os.Remove(filepath.Join(r.p.Dir, task.SentinelPath))
+	r.Send(Input{Kind: InputRefusal, Text: RefusalText(ref, r.p.Phase)})
+	r.report(Report{Kind: Refused, Refusal: ref})
+}
+
+// waitIdle returns once the screen has not changed for the harness's quiet
+// period, so a phase is never finished under an agent still talking. It
+// compares the screen's version once per quiet period rather than reading
+// the session's change channel, whose one reader is the coordinator.
+func (r *Run) waitIdle(ctx context.Context) bool {
+	quiet := r.p.Spec.Quiet.Duration
+	if quiet <= 0 {
+		quiet = 200 * time.Millisecond
+	}
+	view := r.sess.View()
+	seen := view.Version()
+	t := time.NewTimer(quiet)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-t.C:
+			v := view.Version()
+			if v == seen {
+				return true
+			}
+			seen = v
+			t.Reset(quiet)
+		}
+	}
+}
+
+// sampleLoop takes a progress sample every SampleEvery and tracks how long
+// the screen has been still, for stuck detection.
+func (r *Run) sampleLoop(ctx context.Context) {
+	tick := time.NewTicker(r.p.SampleEvery)
+	defer tick.Stop()
+	lastScreen := r.Sample().Screen
+	lastChange := r.p.Now()
+	stuck := false
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		s := r.takeSample()
+		r.sample.Store(&s)
+		now := r.p.Now()
+		if s.Screen != lastScreen {
+			lastScreen, lastChange = s.Screen, now
+			if stuck {
+				stuck = false
+				r.report(Report{Kind: Unstuck})
+			}
+			continue
+		}
+		idle := now.Sub(lastChange)
+		if !stuck && r.p.StuckAfter > 0 && idle >= r.p.StuckAfter && !r.finished.Load() && !r.sentinelExists() {
+			stuck = true
+			r.report(Report{Kind: Stuck, Idle: idle})
+		}
+	}
+}
+
+// takeSample fingerprints the screen (volatile parts masked), the worktree's
+// changed files and the artifacts present.
+func (r *Run) takeSample() lease.Progress {
+	p := lease.Progress{
+		Screen: lease.ScreenFingerprint(r.sess.View().Text(), r.volatile),
+		At:     r.p.Now(),
+	}
+	if r.p.Changed != nil {
+		if files, err := r.p.Changed(r.p.Dir, r.p.Base); err == nil {
+			entries := make([]string, 0, len(files))
+			for _, f := range files {
+				if fi, err := os.Stat(filepath.Join(r.p.Dir, f)); err == nil {
+					entries = append(entries, lease.WorktreeEntry(f, fi.Size(), fi.ModTime()))
+				} else {
+					entries = append(entries, lease.WorktreeEntry(f, -1, time.Time{}))
+				}
+			}
+			p.Worktree = lease.WorktreeFingerprint(entries)
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(r.p.Dir, task.StateDir, "*.json"))
+	sort.Strings(matches)
+	p.Artifacts = len(matches)
+	return p
+}

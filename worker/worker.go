@@ -1,0 +1,232 @@
+// Package worker runs one session for one assignment: it prepares the
+// worktree's state directory, launches and confirms the agent, delivers its
+// input in order, watches for the artifact and the sentinel, validates the
+// artifact, and reports what it sees to the coordinator. It writes no task
+// state: every report carries the lease token, and the coordinator decides.
+//
+// A session's life, as the worker drives it:
+//
+//	Start ──launch──► launching ──ready marker + quiet──► confirmed ──brief──► working
+//	   │                 │                                                      │
+//	   └─ LaunchRefused ◄┘ (timeout / exit)           sentinel + valid artifact │
+//	                                                  + idle screen ────────────┴──► PhaseFinished
+//	   invalid artifact ──► refusal typed into the pane, sentinel removed ──► working
+//	   process exit at any point ──► Exited
+package worker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// ReportKind names what a report tells the coordinator.
+type ReportKind string
+
+// Report kinds.
+const (
+	Confirmed      ReportKind = "confirmed"       // the launch was confirmed
+	LaunchRefused  ReportKind = "launch-refused"  // the launch did not confirm; Refusal says why
+	InputDelivered ReportKind = "input-delivered" // an input was typed into the pane; Input says which
+	Refused        ReportKind = "refused"         // the artifact was refused; the refusal was typed back
+	PhaseFinished  ReportKind = "phase-finished"  // valid artifact + sentinel + idle screen
+	Stuck          ReportKind = "stuck"           // the screen has not changed for StuckAfter
+	Unstuck        ReportKind = "unstuck"         // it changed again
+	Exited         ReportKind = "exited"          // the process ended
+)
+
+// Report is what a run tells the coordinator. Token fences it: a report
+// whose token is no longer the task's current one is refused.
+type Report struct {
+	Kind      ReportKind
+	TaskID    task.ID
+	SessionID string
+	Token     int64
+	Phase     task.Phase
+	Refusal   *task.Refusal
+	Artifact  []byte
+	Input     InputKind
+	InputID   string // the decision id for decision inputs
+	ExitCode  int
+	Idle      time.Duration // for Stuck: how long the screen has been still
+	At        time.Time
+}
+
+// Params is one assignment.
+type Params struct {
+	TaskID    task.ID
+	SessionID string
+	Token     int64
+	Phase     task.Phase
+	Spec      session.Spec // already expanded
+	Dir       string       // the task's worktree
+	Base      string       // base commit, for the worktree fingerprint
+	Cols      int
+	Rows      int
+	CastPath  string
+	Environ   []string // the console's environment, scrubbed by the session
+	// Brief is passed as the last argv element when the harness delivers
+	// by argument; other deliveries get it through Send after Confirmed.
+	Brief string
+	// SampleEvery is how often progress is sampled and stuck is checked.
+	SampleEvery time.Duration
+	// StuckAfter is how long a still screen counts as stuck; 0 disables.
+	StuckAfter time.Duration
+	// Settle is how long the state directory must be quiet before the
+	// sentinel is acted on (CREATE fires before content is written).
+	Settle time.Duration
+	// Changed returns the worktree's changed files (relative paths) since
+	// Base. Injected so the worker does not depend on how git is read.
+	Changed func(dir, base string) ([]string, error)
+	Now     func() time.Time
+	Reports chan<- Report
+}
+
+// Run is one live session of an assignment.
+type Run struct {
+	p        Params
+	sess     *session.Session
+	volatile []*regexp.Regexp
+	in       *inputQueue
+	sample   atomic.Pointer[lease.Progress]
+	finished atomic.Bool
+	stopOnce sync.Once
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+// Start prepares the state directory and launches the session. The returned
+// run reports through p.Reports until the process exits.
+func Start(ctx context.Context, p Params) (*Run, error) {
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.SampleEvery <= 0 {
+		p.SampleEvery = time.Second
+	}
+	if p.Settle <= 0 {
+		p.Settle = 100 * time.Millisecond
+	}
+	volatile, err := lease.CompileVolatile(p.Spec.Volatile)
+	if err != nil {
+		return nil, fmt.Errorf("harness %s: %w", p.Spec.Name, err)
+	}
+	stateDir := filepath.Join(p.Dir, task.StateDir)
+	if err := os.MkdirAll(stateDir, 0o755); err != nil {
+		return nil, fmt.Errorf("prepare %s: %w", stateDir, err)
+	}
+	// A sentinel or artifact left by an earlier attempt must not finish
+	// this one.
+	for _, rel := range []string{task.SentinelPath, task.ArtifactPath(p.Phase)} {
+		if err := os.Remove(filepath.Join(p.Dir, rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("clear %s: %w", rel, err)
+		}
+	}
+	// Watch before launching so nothing the agent writes is missed.
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("watch %s: %w", stateDir, err)
+	}
+	if err := w.Add(stateDir); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("watch %s: %w", stateDir, err)
+	}
+	spec := p.Spec
+	if spec.Delivery == session.DeliveryArg {
+		spec.Argv = append(append([]string(nil), spec.Argv...), p.Brief)
+	}
+	if p.CastPath != "" {
+		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o755); err != nil {
+			w.Close()
+			return nil, fmt.Errorf("prepare recording dir: %w", err)
+		}
+	}
+	sess, err := session.Start(session.Params{
+		Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows,
+		Environ: p.Environ, CastPath: p.CastPath, Now: p.Now,
+	})
+	if err != nil {
+		w.Close()
+		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	r := &Run{p: p, sess: sess, volatile: volatile, cancel: cancel, done: make(chan struct{})}
+	r.in = newInputQueue()
+	first := r.takeSample()
+	r.sample.Store(&first)
+
+	go r.confirm(ctx)
+	go r.deliverInputs(ctx)
+	go r.watch(ctx, w)
+	go r.sampleLoop(ctx)
+	go r.waitExit()
+	return r, nil
+}
+
+// Session returns the live session.
+func (r *Run) Session() *session.Session { return r.sess }
+
+// View returns the session's screen.
+func (r *Run) View() session.View { return r.sess.View() }
+
+// Sample returns the latest progress sample.
+func (r *Run) Sample() lease.Progress { return *r.sample.Load() }
+
+// Done is closed when the process has exited and the run has reported it.
+func (r *Run) Done() <-chan struct{} { return r.done }
+
+// Stop ends the session: a polite signal to its process group, then a kill
+// after grace. It returns once the process is gone.
+func (r *Run) Stop(grace time.Duration) error {
+	var err error
+	r.stopOnce.Do(func() {
+		r.finished.Store(true)
+		err = r.sess.Stop(grace)
+	})
+	<-r.done
+	return err
+}
+
+func (r *Run) report(rep Report) {
+	rep.TaskID, rep.SessionID, rep.Token, rep.Phase = r.p.TaskID, r.p.SessionID, r.p.Token, r.p.Phase
+	if rep.At.IsZero() {
+		rep.At = r.p.Now()
+	}
+	r.p.Reports <- rep
+}
+
+func (r *Run) confirm(ctx context.Context) {
+	err := r.sess.WaitReady(ctx)
+	if err == nil {
+		r.report(Report{Kind: Confirmed})
+		return
+	}
+	var ref *task.Refusal
+	if !errors.As(err, &ref) {
+		if ctx.Err() != nil {
+			return
+		}
+		ref = &task.Refusal{Reason: task.ReasonLaunchNotConfirmed, Detail: err.Error()}
+	}
+	r.report(Report{Kind: LaunchRefused, Refusal: ref})
+}
+
+func (r *Run) waitExit() {
+	<-r.sess.Done()
+	r.cancel()
+	r.in.close()
+	r.report(Report{Kind: Exited, ExitCode: r.sess.ExitCode()})
+	close(r.done)
+}
