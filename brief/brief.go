@@ -103,6 +103,9 @@ type block struct {
 	text    string
 	short   string
 	trimmed bool
+	// within is the block this one is part of; when that one is trimmed,
+	// this one goes with it rather than repeat "trimmed".
+	within *block
 }
 
 // Render renders the brief for f. Sections come in authority order with the
@@ -125,13 +128,13 @@ func Render(f Facts) string {
 		{text: acceptanceSection(f.Task.Acceptance)},
 		{text: decisionsSection(f.Decisions)},
 		{text: phaseSection(f.Task, phase, f.Attempt)},
-		{trim: trimRules, text: rulesSection(f.Rules), short: trimmedSection(task.HeadingRules)},
-		{trim: trimGit, text: gitSection(f.Git), short: trimmedSection(task.HeadingGitState)},
-		{trim: trimResearch, text: artifactSection(task.HeadingResearch, f.Research), short: trimmedSection(task.HeadingResearch)},
-		{trim: trimPlan, text: artifactSection(task.HeadingPlan, f.Plan), short: trimmedSection(task.HeadingPlan)},
+		section(trimRules, task.HeadingRules, rulesSection(f.Rules), strings.TrimSpace(f.Rules) != ""),
+		section(trimGit, task.HeadingGitState, gitSection(f.Git), f.Git != nil),
+		section(trimResearch, task.HeadingResearch, artifactSection(task.HeadingResearch, f.Research), len(f.Research) > 0),
+		section(trimPlan, task.HeadingPlan, artifactSection(task.HeadingPlan, f.Plan), len(f.Plan) > 0),
 	}
 	blocks = append(blocks, continuityBlocks(f.Continuity)...)
-	blocks = append(blocks, &block{trim: trimDeadEnds, text: deadEndsSection(f.DeadEnds), short: trimmedSection(task.HeadingDeadEnds)})
+	blocks = append(blocks, section(trimDeadEnds, task.HeadingDeadEnds, deadEndsSection(f.DeadEnds), len(f.DeadEnds) > 0))
 
 	out := join(blocks, nil, budget)
 	var trimmed []string
@@ -141,8 +144,6 @@ func Render(f Facts) string {
 		}
 		cut := false
 		for _, b := range blocks {
-			// A short form longer than the text (an empty section's
-			// one line) would not help; leave such blocks alone.
 			if b.trim == step && !b.trimmed && len(b.short) < len(b.text) {
 				b.trimmed, cut = true, true
 			}
@@ -163,6 +164,9 @@ func join(blocks []*block, trimmed []string, budget int) string {
 		if b.trimmed {
 			text = b.short
 		}
+		if b.within != nil && b.within.trimmed {
+			text = ""
+		}
 		if text == "" {
 			continue
 		}
@@ -175,6 +179,16 @@ func join(blocks []*block, trimmed []string, budget int) string {
 		sb.WriteString("\n[trimmed to fit " + strconv.Itoa(budget) + " bytes: " + strings.Join(trimmed, ", ") + "]\n")
 	}
 	return sb.String()
+}
+
+// section makes the block of a whole trimmable section. An empty section
+// (its one "none" line) is not trimmable: there is nothing to gain and
+// "trimmed" would wrongly suggest something had been there.
+func section(step, heading, text string, filled bool) *block {
+	if !filled {
+		return &block{text: text}
+	}
+	return &block{trim: step, text: text, short: trimmedSection(heading)}
 }
 
 // trimmedSection is what a whole section shrinks to when it is trimmed.

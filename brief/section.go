@@ -140,13 +140,14 @@ func continuityBlocks(cs []Continuity) []*block {
 	sb.WriteString(labelledList("Files changed", last.FilesChanged))
 	sb.WriteString(labelledList("Artifacts", last.Artifacts))
 	sb.WriteString(labelledList("Errors", last.Errors))
-	blocks := []*block{{trim: trimContinuity, text: sb.String(), short: head + trimmedLine + "\n"}}
+	latest := &block{trim: trimContinuity, text: sb.String(), short: head + trimmedLine + "\n"}
+	blocks := []*block{latest}
 
 	screen := "Its last screen: not captured.\n"
 	if s := screenText(last.Screen); strings.TrimSpace(s) != "" {
 		screen = "Its last screen:\n\n" + fence("text", s)
 	}
-	blocks = append(blocks, &block{trim: trimScreen, text: screen, short: "Its last screen: trimmed to fit the brief's size budget.\n"})
+	blocks = append(blocks, &block{trim: trimScreen, text: screen, short: "Its last screen: trimmed to fit the brief's size budget.\n", within: latest})
 
 	if older := cs[:len(cs)-1]; len(older) > 0 {
 		var ob strings.Builder
@@ -155,7 +156,7 @@ func continuityBlocks(cs []Continuity) []*block {
 			fmt.Fprintf(&ob, "- %s. Ended: %s Verdict: %s\n", sessionName(c), sentence(orNotRecorded(c.Ended)), orNotRecorded(c.Verdict))
 		}
 		blocks = append(blocks, &block{trim: trimOlder, text: ob.String(),
-			short: fmt.Sprintf("Earlier sessions: %d, trimmed to fit the brief's size budget.\n", len(older))})
+			short: fmt.Sprintf("Earlier sessions: %d, trimmed to fit the brief's size budget.\n", len(older)), within: latest})
 	}
 	return blocks
 }

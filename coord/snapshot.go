@@ -1,6 +1,5 @@
 package coord
 
-
 // publish stores a new snapshot for readers. It runs on the loop after every
 // change; readers compute the clocks at read time.
 func (c *Coordinator) publish() {
@@ -58,4 +57,3 @@ func (c *Coordinator) Snapshot() Snapshot {
 	s.Tasks = tasks
 	return s
 }
-

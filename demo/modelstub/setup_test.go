@@ -55,10 +55,14 @@ func setup(t *testing.T, rules []Rule) bundle {
 		out, err := exec.Command("git", append([]string{"-C", work}, args...)...).CombinedOutput()
 		require.NoError(t, err, "git %v: %s", args, out)
 	}
-	require.NoError(t, os.WriteFile(filepath.Join(work, "calc.go"), []byte("package calc\n\nfunc Add(a, b int) int { return a - b }\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "go.mod"), []byte("module example.com/calc\n\ngo 1.21\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(work, "calc.go"), []byte(calcGo), 0o644))
 	require.NoError(t, SeedHome(home, work))
 	return bundle{srv: srv, base: base, home: home, work: work}
 }
+
+// calcGo is the bug the scripted implement phase fixes.
+const calcGo = "package calc\n\n// Add returns the sum of a and b.\nfunc Add(a, b int) int { return a - b }\n"
 
 // renderBrief renders a brief for phase p by hand from the task constants,
 // in authority order, the way package brief does.

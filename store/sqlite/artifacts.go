@@ -41,7 +41,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`, string(p.TaskID), string(p.Phase), content, a.SHA
 		if err != nil {
 			return fmt.Errorf("seal %s artifact of task %s: %w", p.Phase, p.TaskID, err)
 		}
-		return appendEvents(ctx, tx, p.Events)
+		return s.appendEvents(ctx, tx, p.Events)
 	})
 	if err != nil {
 		return store.Artifact{}, err

@@ -17,7 +17,7 @@ func (s *Store) DecisionInsert(ctx context.Context, d store.Decision, events ...
 		if err != nil {
 			return fmt.Errorf("insert decision %s for task %s: %w", d.ID, d.TaskID, err)
 		}
-		return appendEvents(ctx, tx, events)
+		return s.appendEvents(ctx, tx, events)
 	})
 }
 
@@ -67,7 +67,7 @@ ON CONFLICT (decision_id, session_id) DO NOTHING`, d.DecisionID, d.SessionID, ti
 			return nil
 		}
 		inserted = true
-		return appendEvents(ctx, tx, events)
+		return s.appendEvents(ctx, tx, events)
 	})
 	if err != nil {
 		return false, err

@@ -15,7 +15,7 @@ func (s *Store) EventAppend(ctx context.Context, events ...task.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	return s.write(ctx, func(tx *sql.Tx) error { return appendEvents(ctx, tx, events) })
+	return s.write(ctx, func(tx *sql.Tx) error { return s.appendEvents(ctx, tx, events) })
 }
 
 // EventList returns events in ledger order, of one task or of all, after

@@ -46,7 +46,7 @@ func (s *Store) LeaseGrant(ctx context.Context, p store.LeaseGrantParams) (lease
 		if err := upsertLease(ctx, tx, l); err != nil {
 			return err
 		}
-		return appendEvents(ctx, tx, p.Events)
+		return s.appendEvents(ctx, tx, p.Events)
 	})
 	if err != nil {
 		return lease.Lease{}, err
@@ -78,7 +78,7 @@ func (s *Store) LeaseUpdate(ctx context.Context, p store.LeaseUpdateParams) erro
 		if err := upsertLease(ctx, tx, l); err != nil {
 			return err
 		}
-		return appendEvents(ctx, tx, p.Events)
+		return s.appendEvents(ctx, tx, p.Events)
 	})
 }
 

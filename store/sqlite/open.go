@@ -42,6 +42,8 @@ type Store struct {
 	w *sql.DB
 	// r serves reads; in WAL mode they never wait for the writer.
 	r *sql.DB
+	// insertEvent is prepared on w, since nearly every write appends events.
+	insertEvent *sql.Stmt
 }
 
 var _ store.Store = (*Store)(nil)
@@ -87,7 +89,13 @@ func open(path string, target int) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	r.SetMaxOpenConns(4)
-	return &Store{path: abs, w: w, r: r}, nil
+	ins, err := w.Prepare(insertEvent)
+	if err != nil {
+		_ = w.Close()
+		_ = r.Close()
+		return nil, fmt.Errorf("open store %s: %w", abs, err)
+	}
+	return &Store{path: abs, w: w, r: r, insertEvent: ins}, nil
 }
 
 // dsn is the connection string for the file at abs. Every connection turns on
@@ -114,7 +122,7 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
-	return errors.Join(s.w.Close(), s.r.Close())
+	return errors.Join(s.insertEvent.Close(), s.w.Close(), s.r.Close())
 }
 
 // inspect decides, without writing to it, whether the file at abs may be

@@ -24,7 +24,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		if err != nil {
 			return fmt.Errorf("insert session %s of task %s: %w", ss.ID, ss.TaskID, err)
 		}
-		return appendEvents(ctx, tx, events)
+		return s.appendEvents(ctx, tx, events)
 	})
 }
 
@@ -46,7 +46,7 @@ started_at = ?, ended_at = ? WHERE id = ?`,
 		} else if n == 0 {
 			return fmt.Errorf("session %s: %w", ss.ID, store.ErrNotFound)
 		}
-		return appendEvents(ctx, tx, events)
+		return s.appendEvents(ctx, tx, events)
 	})
 }
 

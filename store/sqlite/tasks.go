@@ -38,7 +38,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		if err != nil {
 			return fmt.Errorf("insert task %s: %w", t.ID, err)
 		}
-		return appendEvents(ctx, tx, events)
+		return s.appendEvents(ctx, tx, events)
 	})
 }
 
@@ -109,7 +109,7 @@ branch = ?, reason = ?, updated_at = ? WHERE id = ?`,
 		if err != nil {
 			return fmt.Errorf("update task %s: %w", t.ID, err)
 		}
-		return appendEvents(ctx, tx, p.Events)
+		return s.appendEvents(ctx, tx, p.Events)
 	})
 }
 

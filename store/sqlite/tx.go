@@ -58,14 +58,13 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?)`
 
 // appendEvents adds events to the ledger inside tx; SQLite assigns seq. An
 // event without an id gets a fresh ULID stamped with its time.
-func appendEvents(ctx context.Context, tx *sql.Tx, events []task.Event) error {
+func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, events []task.Event) error {
 	if len(events) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, insertEvent)
-	if err != nil {
-		return fmt.Errorf("append events: %w", err)
-	}
+	// The statement was prepared once on the writer's only connection, so
+	// binding it to the transaction reuses the compiled SQL.
+	stmt := tx.StmtContext(ctx, s.insertEvent)
 	defer stmt.Close()
 	for _, e := range events {
 		id := e.ID

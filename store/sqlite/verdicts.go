@@ -25,7 +25,7 @@ VALUES (?, ?, ?, ?, ?, ?)`, string(v.TaskID), v.SessionID, string(v.Phase), stri
 		if err != nil {
 			return fmt.Errorf("insert verdict for task %s: %w", v.TaskID, err)
 		}
-		return appendEvents(ctx, tx, events)
+		return s.appendEvents(ctx, tx, events)
 	})
 }
 
@@ -65,7 +65,7 @@ func (s *Store) DeadEndInsert(ctx context.Context, d store.DeadEnd, events ...ta
 		if err != nil {
 			return fmt.Errorf("insert dead end for task %s: %w", d.TaskID, err)
 		}
-		return appendEvents(ctx, tx, events)
+		return s.appendEvents(ctx, tx, events)
 	})
 }
 
