@@ -1,0 +1,109 @@
+package agent
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// InputsLogName is the file in a script's record_dir that logs every
+// submitted message, one JSON InputRecord per line.
+const InputsLogName = "inputs.log"
+
+// Kinds of submitted message in the inputs log.
+const (
+	InputBrief    = "brief"
+	InputDecision = "decision"
+	InputRefusal  = "refusal"
+	InputOther    = "other"
+)
+
+// InputRecord is one line of the inputs log.
+type InputRecord struct {
+	At   time.Time `json:"at"`
+	Kind string    `json:"kind"`
+	Text string    `json:"text"`
+}
+
+// recorder writes what the agent received into the script's record_dir, so
+// tests (and the demo's checks) can assert delivery exactly once. A zero
+// recorder records nothing.
+type recorder struct {
+	dir string
+	now func() time.Time
+}
+
+// input appends one record to the inputs log. Each record is one write on
+// an O_APPEND file, so sessions sharing a record_dir do not interleave.
+func (r recorder) input(kind, text string) error {
+	if r.dir == "" {
+		return nil
+	}
+	line, err := json.Marshal(InputRecord{At: r.now().UTC(), Kind: kind, Text: text})
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return fmt.Errorf("record dir: %w", err)
+	}
+	f, err := os.OpenFile(filepath.Join(r.dir, InputsLogName), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("inputs log: %w", err)
+	}
+	_, werr := f.Write(append(line, '\n'))
+	return errors.Join(werr, f.Close())
+}
+
+// brief writes a received brief to brief-<phase>-<attempt>-<n>.md with the
+// first n not yet taken, so a relaunched session never overwrites the brief
+// an earlier one received.
+func (r recorder) brief(b Brief) error {
+	if r.dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(r.dir, 0o755); err != nil {
+		return fmt.Errorf("record dir: %w", err)
+	}
+	for n := 1; n < 10000; n++ {
+		name := filepath.Join(r.dir, fmt.Sprintf("brief-%s-%d-%d.md", b.Phase, b.Attempt, n))
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, fs.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("record brief: %w", err)
+		}
+		_, werr := f.WriteString(b.Text)
+		return errors.Join(werr, f.Close())
+	}
+	return fmt.Errorf("record brief: too many briefs for %s attempt %d", b.Phase, b.Attempt)
+}
+
+// ReadInputLog reads the inputs log of a record_dir. A missing log is an
+// empty one: nothing was submitted yet.
+func ReadInputLog(recordDir string) ([]InputRecord, error) {
+	f, err := os.Open(filepath.Join(recordDir, InputsLogName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("inputs log: %w", err)
+	}
+	defer f.Close()
+	var out []InputRecord
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	for sc.Scan() {
+		var rec InputRecord
+		if err := json.Unmarshal(sc.Bytes(), &rec); err != nil {
+			return nil, fmt.Errorf("inputs log line %d: %w", len(out)+1, err)
+		}
+		out = append(out, rec)
+	}
+	return out, sc.Err()
+}
