@@ -36,7 +36,7 @@ func (c *Coordinator) stopThen(ctx context.Context, r *run, status store.Session
 			if w != nil {
 				code = w.Session().ExitCode()
 			}
-			c.endRunWith(ctx, r, status, code, cont)
+			c.endRunWith(ctx, r, status, code, cont, why)
 			if then != nil {
 				then()
 			}
@@ -86,12 +86,12 @@ func trimScreen(s string) string {
 
 // endRun ends a run without continuity.
 func (c *Coordinator) endRun(ctx context.Context, r *run, status store.SessionStatus, why string) {
-	c.endRunWith(ctx, r, status, 0, nil)
+	c.endRunWith(ctx, r, status, 0, nil, why)
 }
 
 // endRunWith forgets the run, frees its slot and records how the session
 // ended, with its continuity when there is one.
-func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.SessionStatus, code int, cont *brief.Continuity) {
+func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.SessionStatus, code int, cont *brief.Continuity, why string) {
 	if c.runs[r.taskID] == r {
 		delete(c.runs, r.taskID)
 		c.live.Delete(r.taskID)
@@ -110,7 +110,7 @@ func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.Sessi
 		}
 	})
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionExited,
-		fmt.Sprintf("Session %s ended (%s, exit %d).", short(r.sessionID), status, code)))
+		fmt.Sprintf("Session %s %s (exit %d): %s", short(r.sessionID), status, code, why)))
 }
 
 // move applies action a to the task r ran, fenced by r's lease token, and

@@ -120,7 +120,7 @@ func (c *Coordinator) exited(ctx context.Context, r *run, code int) {
 	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonSessionExited, detail))
 	r.errors = append(r.errors, detail)
 	cont := c.captureContinuity(r, c.continuityBase(r, detail))
-	c.endRunWith(ctx, r, store.SessionExited, code, &cont)
+	c.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
 	c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s: the agent exited with code %d mid-phase.", r.attempt, r.phase, code))
 	c.requeue(ctx, r, task.ReasonSessionExited, detail, true)
 }
