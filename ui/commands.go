@@ -1,0 +1,200 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// commandTimeout bounds one engine call made on the operator's behalf.
+const commandTimeout = 30 * time.Second
+
+// Messages the engine calls return. Each carries what it is about, so a
+// late answer for a task no longer selected is recognised and dropped.
+type (
+	eventMsg  struct{ ev task.Event }
+	panesMsg  struct{ ids []task.ID }
+	detailMsg struct {
+		id  task.ID
+		d   coord.Detail
+		err error
+	}
+	doneMsg struct {
+		cmd coord.Command
+		res coord.Result
+		err error
+	}
+	inputDoneMsg  struct{ err error }
+	resizeDoneMsg struct{ err error }
+	leaseTickMsg  struct{}
+	spinTickMsg   struct{}
+)
+
+// refresh takes a new snapshot (cheap, from memory) and, when the selection
+// moved because its task vanished from the filter, fetches the new detail.
+func (m *Model) refresh() tea.Cmd {
+	before := m.selID
+	m.snap = m.eng.Snapshot()
+	m.fixSelection()
+	cmds := []tea.Cmd{m.armLeaseTick(), m.syncPaneSizes()}
+	if m.selID != before {
+		cmds = append(cmds, m.selectionChanged())
+	}
+	return tea.Batch(cmds...)
+}
+
+// selectionChanged resets what belonged to the previous task and asks for
+// the new one's detail.
+func (m *Model) selectionChanged() tea.Cmd {
+	m.scrollOff = 0
+	if m.mode == modeScroll {
+		m.mode = modeNormal
+	}
+	return tea.Batch(m.fetchDetail(), m.syncPaneSizes())
+}
+
+func (m *Model) handleEvent(msg eventMsg) tea.Cmd {
+	cmd := m.refresh()
+	if msg.ev.TaskID == m.selID && m.selID != "" {
+		cmd = tea.Batch(cmd, m.fetchDetail())
+	}
+	return cmd
+}
+
+// fetchDetail reads the selected task's ledger, brief and verdicts from the
+// store, off the update loop.
+func (m *Model) fetchDetail() tea.Cmd {
+	id := m.selID
+	if id == "" {
+		return nil
+	}
+	e := m.eng
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		d, err := e.Detail(ctx, id)
+		return detailMsg{id: id, d: d, err: err}
+	}
+}
+
+func (m *Model) handleDetail(msg detailMsg) tea.Cmd {
+	if msg.id != m.selID {
+		return nil
+	}
+	m.detailID, m.detail, m.detailErr = msg.id, msg.d, msg.err
+	m.refreshTabs()
+	return nil
+}
+
+// do sends an operator command through the engine and reports its result.
+func (m *Model) do(c coord.Command) tea.Cmd {
+	if c.Author == "" {
+		c.Author = m.opt.Author
+	}
+	m.pending++
+	m.setStatus(describe(c)+"…", true)
+	e := m.eng
+	return tea.Batch(func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+		defer cancel()
+		res, err := e.Do(ctx, c)
+		return doneMsg{cmd: c, res: res, err: err}
+	}, m.armSpin())
+}
+
+func (m *Model) handleDone(msg doneMsg) tea.Cmd {
+	m.pending = max(m.pending-1, 0)
+	switch {
+	case msg.err != nil:
+		m.setStatus(fmt.Sprintf("%s failed: %v", describe(msg.cmd), msg.err), false)
+	case msg.res.Message != "":
+		m.setStatus(msg.res.Message, true)
+	default:
+		m.setStatus(describe(msg.cmd)+": done", true)
+	}
+	cmd := m.refresh()
+	if msg.cmd.Kind == coord.CmdAdd && msg.err == nil && msg.res.TaskID != "" {
+		m.selID = msg.res.TaskID
+		m.fixSelection()
+		cmd = tea.Batch(cmd, m.selectionChanged())
+	} else if m.selID != "" {
+		cmd = tea.Batch(cmd, m.fetchDetail())
+	}
+	return cmd
+}
+
+// describe names a command for the status bar.
+func describe(c coord.Command) string {
+	id := c.TaskID.Short()
+	switch c.Kind {
+	case coord.CmdAdd:
+		title := ""
+		if c.Task != nil {
+			title = c.Task.Title
+		}
+		return fmt.Sprintf("add %q", title)
+	case coord.CmdExtend:
+		return fmt.Sprintf("extend %s by %s", id, c.Duration)
+	}
+	return string(c.Kind) + " " + id
+}
+
+// armSpin keeps the status spinner turning while a command is in flight;
+// with NoAnim there is no spinner and so no timer.
+func (m *Model) armSpin() tea.Cmd {
+	if m.opt.NoAnim || m.spinArmed || m.pending == 0 {
+		return nil
+	}
+	m.spinArmed = true
+	return m.tick(100*time.Millisecond, func(time.Time) tea.Msg { return spinTickMsg{} })
+}
+
+// inputQueue keeps typed bytes in order: tea.Cmds run concurrently, so at
+// most one write is in flight and keys typed meanwhile are sent together
+// after it.
+type inputQueue struct {
+	id       task.ID
+	buf      []byte
+	inflight bool
+}
+
+func (m *Model) sendInput(id task.ID, b []byte) tea.Cmd {
+	if len(b) == 0 {
+		return nil
+	}
+	if m.input.id != id {
+		m.input.buf = nil
+	}
+	m.input.id = id
+	m.input.buf = append(m.input.buf, b...)
+	return m.flushInput()
+}
+
+func (m *Model) flushInput() tea.Cmd {
+	if m.input.inflight || len(m.input.buf) == 0 {
+		return nil
+	}
+	id, b := m.input.id, m.input.buf
+	m.input.buf = nil
+	m.input.inflight = true
+	e := m.eng
+	return func() tea.Msg {
+		if err := e.Input(id, b); err != nil {
+			return inputDoneMsg{err: fmt.Errorf("typing into %s: %w", id.Short(), err)}
+		}
+		return inputDoneMsg{}
+	}
+}
+
+func (m *Model) handleInputDone(msg inputDoneMsg) tea.Cmd {
+	m.input.inflight = false
+	if msg.err != nil {
+		m.setStatus(msg.err.Error(), false)
+	}
+	return m.flushInput()
+}

@@ -1,0 +1,359 @@
+package ui
+
+import (
+	"fmt"
+	"time"
+
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// extendBy is how much the extend key adds to a lease.
+const extendBy = 10 * time.Minute
+
+// keyMap is every key of normal mode, with the help text the help screen
+// shows. Focus, scroll, form and confirm modes read keys directly.
+type keyMap struct {
+	down, up, filter, nextTab, prevTab, tab1, tab2, tab3, tab4 key.Binding
+	grid, focus, scroll, pageDown                              key.Binding
+	add, correct, resubmit, extend, expire, cancel, park       key.Binding
+	approve, help, quit                                        key.Binding
+	leave                                                      key.Binding
+}
+
+func newKeyMap(leave string) keyMap {
+	b := func(keys []string, help, desc string) key.Binding {
+		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
+	}
+	return keyMap{
+		down:     b([]string{"j", "down"}, "j/↓", "select the next task"),
+		up:       b([]string{"k", "up"}, "k/↑", "select the previous task"),
+		filter:   b([]string{"f"}, "f", "cycle the filter: all, live, queued, awaiting-review, ended"),
+		nextTab:  b([]string{"tab"}, "tab", "next tab (Live, Brief, Verdict, Events)"),
+		prevTab:  b([]string{"shift+tab"}, "shift+tab", "previous tab"),
+		tab1:     b([]string{"1"}, "1", "Live tab: the agent's terminal"),
+		tab2:     b([]string{"2"}, "2", "Brief tab: the exact brief the session got"),
+		tab3:     b([]string{"3"}, "3", "Verdict tab: test result, output tail, history"),
+		tab4:     b([]string{"4"}, "4", "Events tab: the task's ledger"),
+		grid:     b([]string{"g"}, "g", "grid: several live sessions at once"),
+		focus:    b([]string{"enter", "i"}, "enter/i", "focus: type into the selected agent"),
+		scroll:   b([]string{"s", "pgup"}, "s/pgup", "scroll the pane's history (Live) or the tab"),
+		pageDown: b([]string{"pgdown"}, "pgdn", "scroll the tab down"),
+		add:      b([]string{"n"}, "n", "new task"),
+		correct:  b([]string{"c"}, "c", "correct: a human decision for the selected task"),
+		resubmit: b([]string{"r"}, "r", "resubmit the stuck pane"),
+		extend:   b([]string{"e"}, "e", "extend the lease by 10m"),
+		expire:   b([]string{"x"}, "x", "expire the lease now (stop and requeue)"),
+		cancel:   b([]string{"D"}, "D", "cancel the task (asks first)"),
+		park:     b([]string{"p"}, "p", "park / unpark the task"),
+		approve:  b([]string{"a"}, "a", "approve a task awaiting review"),
+		help:     b([]string{"?"}, "?", "this help"),
+		quit:     b([]string{"q", "ctrl+c"}, "q", "quit (asks first while sessions run)"),
+		leave:    b([]string{leave}, leave, "leave focus mode (every other key goes to the agent)"),
+	}
+}
+
+// helpGroups orders the key map for the help screen.
+func (k keyMap) helpGroups() []helpGroup {
+	return []helpGroup{
+		{"Navigate", []key.Binding{k.down, k.up, k.filter, k.nextTab, k.prevTab, k.tab1, k.tab2, k.tab3, k.tab4}},
+		{"Panes", []key.Binding{k.grid, k.focus, k.leave, k.scroll, k.pageDown}},
+		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve}},
+		{"Console", []key.Binding{k.help, k.quit}},
+	}
+}
+
+type helpGroup struct {
+	title string
+	keys  []key.Binding
+}
+
+// confirmation is a pending y/n question and what yes does.
+type confirmation struct {
+	prompt string
+	yes    func() tea.Cmd
+}
+
+func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch m.mode {
+	case modeFocus:
+		return m.focusKey(msg)
+	case modeScroll:
+		return m.scrollKey(msg)
+	case modeForm:
+		return m.formKey(msg)
+	case modeCorrect:
+		return m.correctKey(msg)
+	case modeConfirm:
+		return m.confirmKey(msg)
+	case modeHelp:
+		// Any key closes help; it should never trap the operator.
+		m.mode = modeNormal
+		return m.syncPaneSizes()
+	}
+	return m.normalKey(msg)
+}
+
+func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
+	k := m.keys
+	tv, ok := m.selected()
+	switch {
+	case key.Matches(msg, k.down):
+		if m.moveSelection(1) {
+			return m.selectionChanged()
+		}
+	case key.Matches(msg, k.up):
+		if m.moveSelection(-1) {
+			return m.selectionChanged()
+		}
+	case key.Matches(msg, k.filter):
+		before := m.selID
+		m.filter = (m.filter + 1) % filterCount
+		m.fixSelection()
+		cmd := m.relayout()
+		if m.selID != before {
+			cmd = tea.Batch(cmd, m.selectionChanged())
+		}
+		return cmd
+	case key.Matches(msg, k.nextTab):
+		return m.setTab((m.tab + 1) % tab(len(tabNames)))
+	case key.Matches(msg, k.prevTab):
+		return m.setTab((m.tab + tab(len(tabNames)) - 1) % tab(len(tabNames)))
+	case key.Matches(msg, k.tab1):
+		return m.setTab(tabLive)
+	case key.Matches(msg, k.tab2):
+		return m.setTab(tabBrief)
+	case key.Matches(msg, k.tab3):
+		return m.setTab(tabVerdict)
+	case key.Matches(msg, k.tab4):
+		return m.setTab(tabEvents)
+	case key.Matches(msg, k.grid):
+		m.grid = !m.grid
+		if m.grid {
+			if g := m.gridTasks(); len(g) > 0 && !containsTask(g, m.selID) {
+				m.selID = g[0].Task.ID
+				return tea.Batch(m.relayout(), m.selectionChanged())
+			}
+		}
+		return m.relayout()
+	case key.Matches(msg, k.focus):
+		if !ok || !isLive(tv) {
+			m.setStatus("nothing to focus: the selected task has no live session", false)
+			return nil
+		}
+		m.mode = modeFocus
+		if !m.grid {
+			m.tab = tabLive
+		}
+		return m.syncPaneSizes()
+	case key.Matches(msg, k.scroll):
+		if m.tab != tabLive {
+			m.activeViewport().PageUp()
+			return nil
+		}
+		if !ok || !isLive(tv) || m.grid {
+			return nil
+		}
+		m.mode = modeScroll
+		m.scrollOff = 0
+		if msg.String() == "pgup" {
+			m.scrollOff = max(m.layout().contentH-1, 1)
+		}
+	case key.Matches(msg, k.pageDown):
+		if m.tab != tabLive {
+			m.activeViewport().PageDown()
+		}
+	case msg.String() == "J" || msg.String() == "K" || msg.String() == "home" || msg.String() == "end":
+		if vp := m.activeViewport(); vp != nil && m.tab != tabLive {
+			switch msg.String() {
+			case "J":
+				vp.ScrollDown(1)
+			case "K":
+				vp.ScrollUp(1)
+			case "home":
+				vp.GotoTop()
+			case "end":
+				vp.GotoBottom()
+			}
+		}
+	case key.Matches(msg, k.add):
+		m.mode = modeForm
+		return m.form.open()
+	case key.Matches(msg, k.help):
+		m.mode = modeHelp
+	case key.Matches(msg, k.quit):
+		return m.askQuit()
+	default:
+		return m.actionKey(msg, tv, ok)
+	}
+	return nil
+}
+
+// actionKey handles the keys that become commands for the selected task.
+func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.Cmd {
+	k := m.keys
+	if !key.Matches(msg, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve) {
+		return nil
+	}
+	if !ok {
+		m.setStatus("no task selected", false)
+		return nil
+	}
+	id := tv.Task.ID
+	switch {
+	case key.Matches(msg, k.correct):
+		m.mode = modeCorrect
+		m.correct.Reset()
+		return m.correct.Focus()
+	case key.Matches(msg, k.resubmit):
+		return m.do(coord.Command{Kind: coord.CmdResubmit, TaskID: id})
+	case key.Matches(msg, k.extend):
+		return m.do(coord.Command{Kind: coord.CmdExtend, TaskID: id, Duration: extendBy})
+	case key.Matches(msg, k.expire):
+		return m.do(coord.Command{Kind: coord.CmdExpire, TaskID: id})
+	case key.Matches(msg, k.park):
+		if tv.Task.State == task.StateParked {
+			return m.do(coord.Command{Kind: coord.CmdUnpark, TaskID: id})
+		}
+		return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id})
+	case key.Matches(msg, k.approve):
+		return m.do(coord.Command{Kind: coord.CmdApprove, TaskID: id})
+	case key.Matches(msg, k.cancel):
+		prompt := fmt.Sprintf("Cancel task %s %q? Its session is stopped; the work in its worktree is kept. y/n", id.Short(), tv.Task.Title)
+		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdCancel, TaskID: id}) })
+	}
+	return nil
+}
+
+func (m *Model) setTab(t tab) tea.Cmd {
+	m.tab = t
+	return m.syncPaneSizes()
+}
+
+func (m *Model) activeViewport() *viewport.Model {
+	switch m.tab {
+	case tabBrief:
+		return &m.brief
+	case tabVerdict:
+		return &m.verdicts
+	case tabEvents:
+		return &m.events
+	}
+	return &m.brief
+}
+
+func containsTask(tvs []coord.TaskView, id task.ID) bool {
+	for _, tv := range tvs {
+		if tv.Task.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+func (m *Model) ask(prompt string, yes func() tea.Cmd) {
+	m.confirm = confirmation{prompt: prompt, yes: yes}
+	m.mode = modeConfirm
+}
+
+// askQuit quits at once when nothing runs and asks first when sessions do,
+// saying what quitting does to them.
+func (m *Model) askQuit() tea.Cmd {
+	n := m.liveCount()
+	if n == 0 {
+		return tea.Quit
+	}
+	noun := "sessions are"
+	if n == 1 {
+		noun = "session is"
+	}
+	m.ask(fmt.Sprintf("%d %s running; quitting stops them and requeues their tasks (their work in the worktree is kept). Quit? y/n", n, noun),
+		func() tea.Cmd { return tea.Quit })
+	return nil
+}
+
+func (m *Model) confirmKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch msg.String() {
+	case "y", "Y":
+		yes := m.confirm.yes
+		m.confirm = confirmation{}
+		m.mode = modeNormal
+		return yes()
+	case "n", "N", "esc", "q", "ctrl+c":
+		m.confirm = confirmation{}
+		m.mode = modeNormal
+		m.setStatus("not done", true)
+	}
+	return nil
+}
+
+// focusKey sends every key to the agent except the leave-focus key.
+func (m *Model) focusKey(msg tea.KeyPressMsg) tea.Cmd {
+	if msg.String() == m.opt.LeaveFocusKey || msg.Keystroke() == m.opt.LeaveFocusKey {
+		m.mode = modeNormal
+		return nil
+	}
+	return m.sendInput(m.selID, keyBytes(msg))
+}
+
+func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
+	switch m.mode {
+	case modeFocus:
+		return m.sendInput(m.selID, pasteBytes(msg.Content))
+	case modeForm:
+		return m.form.update(msg)
+	case modeCorrect:
+		var cmd tea.Cmd
+		m.correct, cmd = m.correct.Update(msg)
+		return cmd
+	}
+	return nil
+}
+
+// scrollKey moves through the pane's history.
+func (m *Model) scrollKey(msg tea.KeyPressMsg) tea.Cmd {
+	page := max(m.layout().contentH-1, 1)
+	switch msg.String() {
+	case "pgup", "b":
+		m.scrollOff += page
+	case "pgdown", "space", "f":
+		m.scrollOff = max(m.scrollOff-page, 0)
+	case "up", "k":
+		m.scrollOff++
+	case "down", "j":
+		m.scrollOff = max(m.scrollOff-1, 0)
+	case "home", "g":
+		m.scrollOff = 1 << 30
+	case "end", "G":
+		m.scrollOff = 0
+	case "esc", "q", "s":
+		m.mode = modeNormal
+		m.scrollOff = 0
+	}
+	return nil
+}
+
+func (m *Model) correctKey(msg tea.KeyPressMsg) tea.Cmd {
+	switch msg.String() {
+	case "esc":
+		m.mode = modeNormal
+		m.correct.Blur()
+		return nil
+	case "enter":
+		text := m.correct.Value()
+		if text == "" {
+			m.setStatus("the correction is empty; type it or press esc", false)
+			return nil
+		}
+		m.mode = modeNormal
+		m.correct.Blur()
+		return m.do(coord.Command{Kind: coord.CmdCorrect, TaskID: m.selID, Text: text})
+	}
+	var cmd tea.Cmd
+	m.correct, cmd = m.correct.Update(msg)
+	return cmd
+}

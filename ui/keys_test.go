@@ -1,0 +1,199 @@
+package ui
+
+import (
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+func TestFocusSendsCtrlCToTheAgentAndDoesNotQuit(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning)
+	b.press("enter")
+	require.Contains(t, ansi.Strip(b.view()), "FOCUS · ctrl+] to leave")
+	b.press("ctrl+c", "ctrl+d", "esc", "ctrl+q")
+	require.False(t, b.quit)
+	require.Equal(t, modeFocus, b.m.mode)
+	require.Equal(t, []byte{0x03, 0x04, 0x1b, 0x11}, b.eng.typed(b.m.selID))
+}
+
+func TestFocusTranslatesKeysAndPaste(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning).press("i")
+	b.typeText("hi").press("enter", "backspace", "tab", "up", "left", "alt+x", "shift+tab")
+	b.send(tea.PasteMsg{Content: "two\nlines"})
+	want := "hi\r\x7f\t\x1b[A\x1b[D\x1bx\x1b[Z" + "\x1b[200~two\nlines\x1b[201~"
+	require.Equal(t, want, string(b.eng.typed(b.m.selID)))
+}
+
+func TestLeaveFocusKeyLeaves(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning).press("enter")
+	b.press("ctrl+]")
+	require.Equal(t, modeNormal, b.m.mode)
+	require.Empty(t, b.eng.typed(b.m.selID), "the leave key must not reach the agent")
+	require.NotContains(t, ansi.Strip(b.view()), "FOCUS")
+}
+
+func TestCustomLeaveFocusKey(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState)
+	b.m.opt.LeaveFocusKey = "ctrl+g"
+	b.size(120, 40).selectState(task.StateRunning).press("enter", "ctrl+]")
+	require.Equal(t, modeFocus, b.m.mode)
+	require.Equal(t, []byte{0x1d}, b.eng.typed(b.m.selID))
+	b.press("ctrl+g")
+	require.Equal(t, modeNormal, b.m.mode)
+}
+
+func TestCorrectionSendsCommandAndShowsResult(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState)
+	b.eng.result = func(c coord.Command) (coord.Result, error) {
+		return coord.Result{Message: "delivered to session 01JQ8Z4SESSRUNNING000000", TaskID: c.TaskID, Delivered: true}, nil
+	}
+	b.size(120, 40).selectState(task.StateRunning)
+	id := b.m.selID
+	b.press("c").typeText("keep the public API unchanged").press("enter")
+	cmds := b.eng.sentCommands()
+	require.Len(t, cmds, 1)
+	require.Equal(t, coord.Command{Kind: coord.CmdCorrect, TaskID: id, Text: "keep the public API unchanged", Author: "ana"}, cmds[0])
+	require.Equal(t, modeNormal, b.m.mode)
+	require.Contains(t, ansi.Strip(b.view()), "delivered to session 01JQ8Z4SESSRUNNING000000")
+}
+
+func TestEmptyCorrectionIsNotSent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).press("c", "enter")
+	require.Empty(t, b.eng.sentCommands())
+	require.Equal(t, modeCorrect, b.m.mode)
+	b.press("esc")
+	require.Equal(t, modeNormal, b.m.mode)
+}
+
+func TestQuitWithLiveSessionsAsksFirst(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).press("q")
+	require.False(t, b.quit)
+	require.Contains(t, ansi.Strip(b.view()), "2 sessions are running; quitting stops them and requeues their tasks")
+	b.press("n")
+	require.False(t, b.quit)
+	b.press("q", "y")
+	require.True(t, b.quit)
+}
+
+func TestQuitWithNothingRunningQuitsAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil).size(80, 24).press("q")
+	require.True(t, b.quit)
+}
+
+func TestActionKeysSendCommands(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning)
+	id := b.m.selID
+	b.press("r", "e", "x", "p", "a", "D")
+	require.Equal(t, modeConfirm, b.m.mode, "cancel asks first")
+	b.press("y")
+	var got []coord.Command
+	for _, c := range b.eng.sentCommands() {
+		got = append(got, coord.Command{Kind: c.Kind, TaskID: c.TaskID, Duration: c.Duration})
+	}
+	require.Equal(t, []coord.Command{
+		{Kind: coord.CmdResubmit, TaskID: id},
+		{Kind: coord.CmdExtend, TaskID: id, Duration: 10 * time.Minute},
+		{Kind: coord.CmdExpire, TaskID: id},
+		{Kind: coord.CmdPark, TaskID: id},
+		{Kind: coord.CmdApprove, TaskID: id},
+		{Kind: coord.CmdCancel, TaskID: id},
+	}, got)
+
+	b.selectState(task.StateParked).press("p")
+	cmds := b.eng.sentCommands()
+	require.Equal(t, coord.CmdUnpark, cmds[len(cmds)-1].Kind)
+}
+
+func TestDoErrorShowsInStatusBar(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState)
+	b.eng.result = func(coord.Command) (coord.Result, error) {
+		return coord.Result{}, &task.Refusal{Reason: task.ReasonIllegalTransition, Detail: "approve needs awaiting-review"}
+	}
+	b.size(120, 40).press("a")
+	require.Contains(t, ansi.Strip(b.view()), "approve K7QF2M1A failed: The task cannot make that move")
+}
+
+func TestNewTaskFormAdds(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil).size(120, 40).press("n")
+	b.typeText("fix login").press("tab").typeText("the login test passes").press("tab").typeText("go test ./...").press("enter")
+	cmds := b.eng.sentCommands()
+	require.Len(t, cmds, 1)
+	require.Equal(t, coord.CmdAdd, cmds[0].Kind)
+	require.Equal(t, task.Task{Title: "fix login", Goal: "the login test passes", Verify: "go test ./...", Pipeline: task.DefaultPipeline()}, *cmds[0].Task)
+}
+
+func TestNewTaskFormRefusesMissingVerify(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil).size(120, 40).press("n")
+	b.typeText("fix login").press("tab").typeText("goal").press("enter")
+	require.Empty(t, b.eng.sentCommands())
+	require.Contains(t, ansi.Strip(b.view()), "no verify command")
+}
+
+func TestFilterCyclesAndKeepsSelectionVisible(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40)
+	b.press("f")
+	require.Equal(t, filterLive, b.m.filter)
+	tv, ok := b.m.selected()
+	require.True(t, ok)
+	require.True(t, tv.Task.State.Live())
+	b.press("f", "f", "f")
+	require.Equal(t, filterEnded, b.m.filter)
+	tv, _ = b.m.selected()
+	require.True(t, tv.Task.State.Terminal())
+}
+
+func TestLivePaneIsResizedToItsDrawnSize(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning)
+	l := b.m.layout()
+	require.Equal(t, [2]int{l.rightW, l.contentH}, b.eng.resizes[b.m.selID])
+	b.size(200, 50)
+	l = b.m.layout()
+	require.Equal(t, [2]int{l.rightW, l.contentH}, b.eng.resizes[b.m.selID])
+}
+
+func TestScrollModeShowsScrollback(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning)
+	v := b.eng.panes[b.m.selID]
+	for i := range 60 {
+		v.write("history line " + string(rune('A'+i%26)) + "\r\n")
+	}
+	b.press("s", "pgup", "pgup")
+	require.Equal(t, modeScroll, b.m.mode)
+	require.Contains(t, ansi.Strip(b.view()), "Claude Code", "the first screen line scrolled off and is back in history")
+	b.press("esc")
+	require.Equal(t, modeNormal, b.m.mode)
+}
+
+func TestLeaseTimersTick(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState)
+	now := testNow
+	b.m.now = func() time.Time { return now }
+	b.size(120, 40).selectState(task.StateRunning)
+	require.Contains(t, ansi.Strip(b.view()), "lease 07:42 left")
+	now = now.Add(2 * time.Second)
+	b.send(leaseTickMsg{})
+	require.Contains(t, ansi.Strip(b.view()), "lease 07:40 left")
+	require.Contains(t, ansi.Strip(b.view()), "progress 47s ago")
+}

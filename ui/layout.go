@@ -1,0 +1,149 @@
+package ui
+
+import (
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// The smallest terminal the console draws in; below it, it says so.
+const (
+	minWidth  = 60
+	minHeight = 16
+)
+
+// layout is the geometry of one frame, computed from the terminal size.
+// Update and View both derive it, so the size the engine is asked to give a
+// pane is exactly the size the frame draws it in.
+type layout struct {
+	tooSmall bool
+	bodyH    int // rows between the header and the status lines
+	side     bool
+	listW    int
+	listH    int
+	rightW   int
+	rightH   int
+	leaseH   int
+	contentH int // rows for the active tab
+	// grid mode
+	gridCols, gridRows, cellW, cellH int
+}
+
+func (m *Model) layout() layout {
+	w, h := m.width, m.height
+	l := layout{tooSmall: w < minWidth || h < minHeight}
+	if l.tooSmall {
+		return l
+	}
+	l.bodyH = h - 3
+	if m.grid {
+		l.gridCols, l.gridRows = 2, 2
+		if w >= 150 && h >= 36 {
+			l.gridCols = 3
+		}
+		l.cellW = (w - (l.gridCols - 1)) / l.gridCols
+		l.cellH = l.bodyH / l.gridRows
+		return l
+	}
+	l.side = w >= 110
+	if l.side {
+		l.listW = min(max(w*38/100, 44), 80)
+		l.listH = l.bodyH
+		l.rightW = w - l.listW - 1
+		l.rightH = l.bodyH
+	} else {
+		l.listW = w
+		l.listH = min(max(len(m.visible())+2, 4), l.bodyH/3)
+		l.rightW = w
+		l.rightH = l.bodyH - l.listH
+	}
+	l.leaseH = 1
+	if l.rightW < 100 && l.rightH >= 12 {
+		l.leaseH = 2
+	}
+	// task header, tab bar, lease strip, verdict strip
+	l.contentH = max(l.rightH-3-l.leaseH, 1)
+	return l
+}
+
+// relayout applies a new terminal size to the scrollable tabs and asks the
+// engine to resize panes whose drawn size changed.
+func (m *Model) relayout() tea.Cmd {
+	l := m.layout()
+	for _, vp := range []*viewport.Model{&m.brief, &m.verdicts, &m.events} {
+		vp.SetWidth(max(l.rightW, 1))
+		vp.SetHeight(max(l.contentH, 1))
+	}
+	for i := range m.form.fields {
+		f := &m.form.fields[i]
+		f.SetWidth(max(l.rightW-len(f.Prompt)-2, 4))
+	}
+	m.correct.SetWidth(max(m.width-len(m.correct.Prompt)-2, 4))
+	m.refreshTabs()
+	return m.syncPaneSizes()
+}
+
+// wantedPanes lists the panes the next frame draws and their sizes.
+func (m *Model) wantedPanes() map[task.ID][2]int {
+	l := m.layout()
+	out := map[task.ID][2]int{}
+	if l.tooSmall || m.mode == modeHelp {
+		return out
+	}
+	if m.grid {
+		for _, tv := range m.gridTasks() {
+			out[tv.Task.ID] = [2]int{l.cellW, l.cellH - 1}
+		}
+		return out
+	}
+	if m.tab == tabLive && m.selID != "" {
+		if tv, ok := m.selected(); ok && isLive(tv) {
+			out[m.selID] = [2]int{l.rightW, l.contentH}
+		}
+	}
+	return out
+}
+
+// syncPaneSizes asks the engine, off the update loop, to resize every drawn
+// pane whose size differs from what was last asked.
+func (m *Model) syncPaneSizes() tea.Cmd {
+	var cmds []tea.Cmd
+	e := m.eng
+	for id, sz := range m.wantedPanes() {
+		if m.paneSizes[id] == sz || sz[0] < 1 || sz[1] < 1 {
+			continue
+		}
+		m.paneSizes[id] = sz
+		cmds = append(cmds, func() tea.Msg {
+			if err := e.ResizePane(id, sz[0], sz[1]); err != nil {
+				return resizeDoneMsg{err: err}
+			}
+			return resizeDoneMsg{}
+		})
+	}
+	return tea.Batch(cmds...)
+}
+
+// gridTasks are the live tasks grid mode shows, at most one grid's worth,
+// chosen so the selection is among them.
+func (m *Model) gridTasks() []coord.TaskView {
+	l := m.layout()
+	n := max(l.gridCols*l.gridRows, 4)
+	var live []coord.TaskView
+	selIdx := -1
+	for _, tv := range m.snap.Tasks {
+		if isLive(tv) {
+			if tv.Task.ID == m.selID {
+				selIdx = len(live)
+			}
+			live = append(live, tv)
+		}
+	}
+	start := 0
+	if selIdx >= n {
+		start = selIdx - n + 1
+	}
+	return live[start:min(len(live), start+n)]
+}

@@ -1,0 +1,232 @@
+// Package ui is the operator console: one root bubbletea model that reads
+// engine snapshots, pulls session screens at frame time and turns every key
+// that changes something into a coord.Command. It never edits task state.
+//
+// Components are plain structs and functions that render into exactly the
+// width and height they are given; the root's Update is split by concern:
+// keys.go (what a key does in each mode), commands.go (engine calls as
+// tea.Cmds and their results), layout.go (sizes), and one file per pane.
+package ui
+
+import (
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// Options configure the console.
+type Options struct {
+	// NoAnim turns off spinners and repainting status text, for recordings
+	// and CI: every frame is stable text.
+	NoAnim bool
+	// Now is the clock; nil means time.Now. Tests fix it.
+	Now func() time.Time
+	// LeaveFocusKey leaves focus mode; empty means "ctrl+]". Every other key
+	// goes to the agent while focused.
+	LeaveFocusKey string
+	// RepoName is shown in the header.
+	RepoName string
+	// Author is recorded on corrections and other commands.
+	Author string
+}
+
+// DefaultLeaveFocusKey is the key that leaves focus mode unless Options says
+// otherwise. Agents rarely bind it, unlike ctrl+c, esc or ctrl+d.
+const DefaultLeaveFocusKey = "ctrl+]"
+
+// leaseTick is how often lease timers repaint while a lease is live.
+const leaseTick = time.Second
+
+// statusTTL is how long a transient status message stays up.
+const statusTTL = 8 * time.Second
+
+type mode int
+
+const (
+	modeNormal  mode = iota
+	modeFocus        // keys go to the agent
+	modeScroll       // browsing the pane's scrollback
+	modeForm         // the new-task form
+	modeCorrect      // the correction input
+	modeConfirm      // a y/n question
+	modeHelp         // the help screen
+)
+
+type tab int
+
+const (
+	tabLive tab = iota
+	tabBrief
+	tabVerdict
+	tabEvents
+)
+
+var tabNames = []string{"Live", "Brief", "Verdict", "Events"}
+
+// Model is the console's root tea.Model.
+type Model struct {
+	eng  coord.Engine
+	opt  Options
+	now  func() time.Time
+	st   styles
+	keys keyMap
+
+	width, height int
+
+	snap   coord.Snapshot
+	filter filter
+	selID  task.ID
+	tab    tab
+	grid   bool
+	mode   mode
+
+	detail    coord.Detail
+	detailID  task.ID // which task detail belongs to; empty when none
+	detailErr error
+	brief     viewport.Model
+	verdicts  viewport.Model
+	events    viewport.Model
+
+	scrollOff int // lines above the bottom in scroll mode
+
+	form    newTaskForm
+	correct textinput.Model
+	confirm confirmation
+
+	status   string
+	statusOK bool
+	statusAt time.Time
+	pending  int // commands in flight
+	spin     int
+
+	input      inputQueue
+	paneSizes  map[task.ID][2]int // last size asked of the engine per pane
+	paneCache  map[task.ID]paneCacheEntry
+	leaseArmed bool
+	spinArmed  bool
+
+	// tick schedules a timer message; tests replace it so a synchronous
+	// driver never waits on a real clock.
+	tick func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd
+}
+
+// New builds the console over an engine.
+func New(e coord.Engine, o Options) *Model {
+	if o.LeaveFocusKey == "" {
+		o.LeaveFocusKey = DefaultLeaveFocusKey
+	}
+	now := o.Now
+	if now == nil {
+		now = time.Now
+	}
+	m := &Model{
+		eng:       e,
+		opt:       o,
+		now:       now,
+		st:        newStyles(),
+		paneSizes: map[task.ID][2]int{},
+		paneCache: map[task.ID]paneCacheEntry{},
+		tick:      tea.Tick,
+		brief:     viewport.New(),
+		verdicts:  viewport.New(),
+		events:    viewport.New(),
+	}
+	for _, vp := range []*viewport.Model{&m.brief, &m.verdicts, &m.events} {
+		vp.SoftWrap = true
+	}
+	m.keys = newKeyMap(o.LeaveFocusKey)
+	m.form = newTaskFormModel()
+	m.correct = newInput("correction: ", "what the agent should do differently")
+	m.snap = e.Snapshot()
+	m.fixSelection()
+	return m
+}
+
+// Init fetches the selected task's detail and starts the lease clock.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.fetchDetail(), m.armLeaseTick())
+}
+
+// Update routes one message to the file that handles its concern.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = msg.Width, msg.Height
+		return m, m.relayout()
+	case tea.KeyPressMsg:
+		return m, m.handleKey(msg)
+	case tea.PasteMsg:
+		return m, m.handlePaste(msg)
+	case eventMsg:
+		return m, m.handleEvent(msg)
+	case panesMsg:
+		// The newest screens are pulled at frame time; the message only
+		// exists to make the program draw a frame.
+		return m, nil
+	case detailMsg:
+		return m, m.handleDetail(msg)
+	case doneMsg:
+		return m, m.handleDone(msg)
+	case inputDoneMsg:
+		return m, m.handleInputDone(msg)
+	case resizeDoneMsg:
+		if msg.err != nil {
+			m.setStatus(msg.err.Error(), false)
+		}
+		return m, nil
+	case leaseTickMsg:
+		return m, m.handleLeaseTick()
+	case spinTickMsg:
+		m.spinArmed = false
+		m.spin++
+		return m, m.armSpin()
+	}
+	switch m.mode {
+	case modeForm:
+		return m, m.form.update(msg)
+	case modeCorrect:
+		var cmd tea.Cmd
+		m.correct, cmd = m.correct.Update(msg)
+		return m, cmd
+	}
+	return m, nil
+}
+
+// View renders one frame.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.render())
+	v.AltScreen = true
+	return v
+}
+
+func (m *Model) setStatus(s string, ok bool) {
+	m.status, m.statusOK, m.statusAt = s, ok, m.now()
+}
+
+// selected returns the selected task, if any.
+func (m *Model) selected() (coord.TaskView, bool) {
+	for _, tv := range m.snap.Tasks {
+		if tv.Task.ID == m.selID {
+			return tv, true
+		}
+	}
+	return coord.TaskView{}, false
+}
+
+// liveCount counts tasks with a running session, for the quit question.
+func (m *Model) liveCount() int {
+	n := 0
+	for _, tv := range m.snap.Tasks {
+		if isLive(tv) {
+			n++
+		}
+	}
+	return n
+}
+
+func isLive(tv coord.TaskView) bool { return tv.SessionID != "" || tv.Task.State.Live() }

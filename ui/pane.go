@@ -1,0 +1,134 @@
+package ui
+
+import (
+	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// scrollbackLines is how much history scroll mode asks a pane for.
+const scrollbackLines = 2000
+
+// paneCacheEntry is a pane's fitted screen, valid while the session's screen
+// version and the drawn size stay the same. Rendering an emulator costs far
+// more than the rest of a frame, so a frame redraws only changed panes.
+type paneCacheEntry struct {
+	version uint64
+	w, h    int
+	lines   []string
+}
+
+// paneLines returns the task's live screen fitted to w×h, from the cache
+// when nothing changed.
+func (m *Model) paneLines(id task.ID, w, h int) []string {
+	v, ok := m.eng.Pane(id)
+	if !ok {
+		return block([]string{m.st.dim.Render("no live session")}, w, h)
+	}
+	ver := v.Version()
+	if c, ok := m.paneCache[id]; ok && c.version == ver && c.w == w && c.h == h {
+		return c.lines
+	}
+	lines := fitScreen(v, w, h)
+	m.paneCache[id] = paneCacheEntry{version: ver, w: w, h: h, lines: lines}
+	return lines
+}
+
+// fitScreen crops a screen to w×h. When the emulator is taller than the
+// pane (before a resize lands) it keeps the cursor's row in view, since that
+// is where an agent is working.
+func fitScreen(v session.View, w, h int) []string {
+	rows := strings.Split(v.Render(), "\n")
+	start := 0
+	if len(rows) > h {
+		_, cy, _ := v.Cursor()
+		if cy >= h {
+			start = min(cy-h+1, len(rows)-h)
+		}
+	}
+	out := make([]string, h)
+	for i := range out {
+		if start+i < len(rows) {
+			out[i] = fitRaw(rows[start+i], w)
+		} else {
+			out[i] = strings.Repeat(" ", w)
+		}
+	}
+	return out
+}
+
+// scrollLines shows the pane's history and screen as one scrollable text,
+// scrollOff lines up from the bottom.
+func (m *Model) scrollLines(id task.ID, w, h int) []string {
+	v, ok := m.eng.Pane(id)
+	if !ok {
+		return block([]string{m.st.dim.Render("no live session")}, w, h)
+	}
+	all := append(v.Scrollback(scrollbackLines), strings.Split(v.Render(), "\n")...)
+	m.scrollOff = max(0, min(m.scrollOff, len(all)-h))
+	end := len(all) - m.scrollOff
+	start := max(0, end-h)
+	out := make([]string, 0, h)
+	for _, l := range all[start:end] {
+		out = append(out, fitRaw(l, w))
+	}
+	return block(out, w, h)
+}
+
+// renderLive is the Live tab: the selected session's screen, its history in
+// scroll mode, or why there is nothing to show.
+func (m *Model) renderLive(tv coord.TaskView, ok bool, w, h int) []string {
+	if !ok {
+		return block(nil, w, h)
+	}
+	if !isLive(tv) {
+		msg := "no live session · the task is " + string(tv.Task.State)
+		return block([]string{m.st.dim.Render(msg)}, w, h)
+	}
+	if m.mode == modeScroll {
+		return m.scrollLines(tv.Task.ID, w, h)
+	}
+	return m.paneLines(tv.Task.ID, w, h)
+}
+
+// renderGrid draws several live panes at once, each under a title row; the
+// selected one's title is highlighted and it is the one focus types into.
+func (m *Model) renderGrid(l layout) []string {
+	tasks := m.gridTasks()
+	out := make([]string, 0, l.bodyH)
+	if len(tasks) == 0 {
+		return block([]string{m.st.dim.Render("grid · no live sessions")}, m.width, l.bodyH)
+	}
+	sep := m.st.sep.Render("│")
+	for r := 0; r < l.gridRows; r++ {
+		cells := make([][]string, l.gridCols)
+		for c := 0; c < l.gridCols; c++ {
+			i := r*l.gridCols + c
+			if i >= len(tasks) {
+				cells[c] = block(nil, l.cellW, l.cellH)
+				continue
+			}
+			tv := tasks[i]
+			title := fit(" "+tv.Task.ID.Short()+" "+tv.Task.Title+" · "+string(tv.Task.Phase), l.cellW)
+			if tv.Task.ID == m.selID {
+				title = m.st.tabActive.Render(title)
+			} else {
+				title = m.st.tabIdle.Render(title)
+			}
+			cells[c] = append([]string{title}, m.paneLines(tv.Task.ID, l.cellW, l.cellH-1)...)
+		}
+		for y := 0; y < l.cellH; y++ {
+			var b strings.Builder
+			for c := range cells {
+				if c > 0 {
+					b.WriteString(sep)
+				}
+				b.WriteString(cells[c][y])
+			}
+			out = append(out, b.String())
+		}
+	}
+	return block(out, m.width, l.bodyH)
+}

@@ -1,0 +1,206 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+)
+
+var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// render draws the whole frame: exactly height lines of exactly width cells.
+func (m *Model) render() string {
+	w, h := m.width, m.height
+	if w <= 0 || h <= 0 {
+		return ""
+	}
+	l := m.layout()
+	if l.tooSmall {
+		msg := fmt.Sprintf("terminal too small: need at least %dx%d, have %dx%d", minWidth, minHeight, w, h)
+		return strings.Join(block(wrap(msg, w), w, h), "\n")
+	}
+	if m.mode == modeHelp {
+		return strings.Join(m.renderHelp(w, h), "\n")
+	}
+	lines := make([]string, 0, h)
+	lines = append(lines, m.renderHeader(w))
+	bottom := m.renderBottomPanel(w)
+	body := m.renderBody(l)
+	if len(bottom) > 0 {
+		keep := max(len(body)-len(bottom), 0)
+		body = append(body[:keep], bottom...)
+	}
+	lines = append(lines, body...)
+	lines = append(lines, m.renderStatus(w), m.renderHints(w))
+	return strings.Join(lines, "\n")
+}
+
+// renderBody is the list and the selected task's panes, or the grid.
+func (m *Model) renderBody(l layout) []string {
+	if m.grid {
+		return m.renderGrid(l)
+	}
+	var right []string
+	if m.mode == modeForm {
+		right = m.renderForm(l.rightW, l.rightH)
+	} else {
+		right = m.renderRight(l)
+	}
+	list := m.renderTaskList(l.listW, l.listH)
+	if !l.side {
+		return append(list, right...)
+	}
+	sep := m.st.sep.Render("│")
+	out := make([]string, l.bodyH)
+	for i := range out {
+		out[i] = list[i] + sep + right[i]
+	}
+	return out
+}
+
+func (m *Model) renderHeader(w int) string {
+	live, awaiting := 0, 0
+	for _, tv := range m.snap.Tasks {
+		if isLive(tv) {
+			live++
+		}
+		if tv.Task.State == "awaiting-review" {
+			awaiting++
+		}
+	}
+	s := " orchestra-tui"
+	if m.opt.RepoName != "" {
+		s += " · " + m.opt.RepoName
+	}
+	s += fmt.Sprintf(" · %d tasks · %d live · %d awaiting review", len(m.snap.Tasks), live, awaiting)
+	if m.grid {
+		s += " · GRID"
+	}
+	return m.st.header.Render(fit(s, w))
+}
+
+// renderBottomPanel is what sits over the bottom of the body when the
+// operator is asked something: the correction input or a y/n question.
+func (m *Model) renderBottomPanel(w int) []string {
+	switch m.mode {
+	case modeCorrect:
+		tv, _ := m.selected()
+		return []string{
+			m.st.sep.Render(strings.Repeat("─", w)),
+			fit(m.st.prompt.Render("CORRECT "+tv.Task.ID.Short())+m.st.dim.Render(" · a human decision: it reaches the live agent once and outranks the plan in every later brief · enter sends · esc cancels"), w),
+			fit(m.correct.View(), w),
+		}
+	case modeConfirm:
+		out := []string{m.st.sep.Render(strings.Repeat("─", w))}
+		for _, l := range wrap(m.confirm.prompt, w) {
+			out = append(out, m.st.prompt.Render(fit(l, w)))
+		}
+		return out
+	}
+	return nil
+}
+
+// renderStatus is the transient message on the left and the mode on the
+// right; focus mode says how to leave it.
+func (m *Model) renderStatus(w int) string {
+	right := ""
+	switch m.mode {
+	case modeFocus:
+		right = m.st.focus.Render(" FOCUS · " + m.opt.LeaveFocusKey + " to leave ")
+	case modeScroll:
+		right = m.st.focus.Render(" SCROLL · esc to leave ")
+	}
+	left := m.status
+	if m.pending > 0 && !m.opt.NoAnim {
+		left = spinFrames[m.spin%len(spinFrames)] + " " + left
+	}
+	if left != "" {
+		if m.statusOK {
+			left = m.st.statusInfo.Render(left)
+		} else {
+			left = m.st.statusErr.Render(left)
+		}
+	}
+	rw := ansi.StringWidth(right)
+	if rw >= w {
+		return fit(right, w)
+	}
+	return fit(left, w-rw) + right
+}
+
+// renderHints lists the keys that matter in the current mode.
+func (m *Model) renderHints(w int) string {
+	var hints []string
+	switch m.mode {
+	case modeFocus:
+		hints = []string{m.opt.LeaveFocusKey + " leave focus", "every other key goes to the agent"}
+	case modeScroll:
+		hints = []string{"pgup/pgdn page", "k/j line", "g/G top/bottom", "esc leave"}
+	case modeForm:
+		hints = []string{"tab next field", "enter add", "esc cancel"}
+	case modeCorrect:
+		hints = []string{"enter send", "esc cancel"}
+	case modeConfirm:
+		hints = []string{"y yes", "n no"}
+	default:
+		hints = []string{"j/k select", "enter focus", "g grid", "tab tabs", "f filter", "c correct", "r resubmit", "e extend", "x expire", "n new", "? help", "q quit"}
+	}
+	var b strings.Builder
+	for i, h := range hints {
+		if i > 0 {
+			b.WriteString(m.st.sep.Render(" · "))
+		}
+		k, desc, _ := strings.Cut(h, " ")
+		b.WriteString(m.st.key.Render(k) + " " + m.st.dim.Render(desc))
+	}
+	return fit(b.String(), w)
+}
+
+// renderHelp lists every key with one line on what it does, in one or two
+// columns.
+func (m *Model) renderHelp(w, h int) []string {
+	var entries []string
+	for _, g := range m.keys.helpGroups() {
+		entries = append(entries, m.st.heading.Render(g.title))
+		for _, b := range g.keys {
+			hb := b.Help()
+			entries = append(entries, "  "+m.st.key.Render(fit(hb.Key, 10))+" "+hb.Desc)
+		}
+		entries = append(entries, "")
+	}
+	entries = entries[:len(entries)-1]
+	title := m.st.header.Render(fit(" orchestra-tui · keys · any key closes this screen", w))
+	rows := h - 1
+	cols := 1
+	if len(entries) > rows {
+		cols = 2
+	}
+	colW := (w - (cols - 1)) / cols
+	per := (len(entries) + cols - 1) / cols
+	out := []string{title}
+	for r := 0; r < rows; r++ {
+		var b strings.Builder
+		for c := 0; c < cols; c++ {
+			if c > 0 {
+				b.WriteString(" ")
+			}
+			i := c*per + r
+			e := ""
+			if i < len(entries) && r < per {
+				e = entries[i]
+			}
+			b.WriteString(fit(e, colW))
+		}
+		out = append(out, b.String())
+	}
+	if per > rows {
+		out[len(out)-1] = m.st.dim.Render(fit("… more keys than fit: enlarge the terminal", w))
+	}
+	return block(out, w, h)
+}
+
+// wrap breaks plain text into lines of at most w cells at word boundaries.
+func wrap(s string, w int) []string {
+	return strings.Split(ansi.Wrap(s, w, ""), "\n")
+}

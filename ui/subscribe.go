@@ -1,0 +1,80 @@
+package ui
+
+import (
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// FrameInterval is the shortest time between two redraws caused by pane
+// output: about 30 frames a second, however fast agents write.
+const FrameInterval = time.Second / 30
+
+// Subscribe forwards the engine's notices to the program from one
+// goroutine. Event notices are sent as they come, in order; pane notices
+// are coalesced into at most one redraw per FrameInterval, and none at all
+// while no pane changes. stop ends the subscription and waits for the
+// goroutine to finish.
+func Subscribe(p *tea.Program, e coord.Engine) (stop func()) {
+	return forward(p.Send, e, FrameInterval)
+}
+
+func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func()) {
+	ch, unsubscribe := e.Subscribe()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		var (
+			pending = map[task.ID]struct{}{}
+			timer   *time.Timer
+			fire    <-chan time.Time
+		)
+		flush := func() {
+			ids := make([]task.ID, 0, len(pending))
+			for id := range pending {
+				ids = append(ids, id)
+			}
+			clear(pending)
+			fire = nil
+			send(panesMsg{ids: ids})
+		}
+		for {
+			select {
+			case <-done:
+				if timer != nil {
+					timer.Stop()
+				}
+				return
+			case n, ok := <-ch:
+				if !ok {
+					return
+				}
+				if n.Event != nil {
+					send(eventMsg{ev: *n.Event})
+				}
+				if n.Pane != "" {
+					pending[n.Pane] = struct{}{}
+					if fire == nil {
+						timer = time.NewTimer(frame)
+						fire = timer.C
+					}
+				}
+			case <-fire:
+				flush()
+			}
+		}
+	}()
+	return func() {
+		select {
+		case <-done:
+		default:
+			close(done)
+		}
+		unsubscribe()
+		<-finished
+	}
+}

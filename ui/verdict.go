@@ -1,0 +1,121 @@
+package ui
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+)
+
+// verdictLine renders a verdict in one line: "✓ ok · tests green · 12
+// passed, 0 failed · 4.2s". It is local until verify grows its own Line.
+func verdictLine(v verify.Verdict) string {
+	var b strings.Builder
+	switch v.Status {
+	case verify.StatusOK:
+		b.WriteString("✓ ok · tests green")
+	case verify.StatusIncomplete:
+		b.WriteString("✗ incomplete · tests failing")
+	case verify.StatusError:
+		d := v.Detail
+		if d == "" {
+			d = "the tests could not run"
+		}
+		b.WriteString("✗ error · " + d)
+	default:
+		b.WriteString("· " + string(v.Status))
+	}
+	if v.Counted {
+		fmt.Fprintf(&b, " · %d passed, %d failed", v.Passed, v.Failed)
+		if v.Skipped > 0 {
+			fmt.Fprintf(&b, ", %d skipped", v.Skipped)
+		}
+	}
+	if v.Duration > 0 {
+		fmt.Fprintf(&b, " · %.1fs", v.Duration.Seconds())
+	}
+	return b.String()
+}
+
+// verdictGlyph is the one-cell verdict mark in the task list.
+func verdictGlyph(v *verify.Verdict) string {
+	if v == nil {
+		return "·"
+	}
+	switch v.Status {
+	case verify.StatusOK:
+		return "✓"
+	case verify.StatusIncomplete:
+		return "✗"
+	case verify.StatusError:
+		return "!"
+	}
+	return "·"
+}
+
+func (m *Model) styleVerdict(v *verify.Verdict, s string) string {
+	if v == nil {
+		return m.st.dim.Render(s)
+	}
+	switch v.Status {
+	case verify.StatusOK:
+		return m.st.ok.Render(s)
+	case verify.StatusIncomplete:
+		return m.st.bad.Render(s)
+	case verify.StatusError:
+		return m.st.warn.Render(s)
+	}
+	return s
+}
+
+// verdictContent is the Verdict tab: the latest verdict, its command, the
+// tail of its output and the history of runs, newest first.
+func (m *Model) verdictContent(latest *verify.Verdict, history []store.VerdictRecord) string {
+	var b strings.Builder
+	if latest == nil && len(history) > 0 {
+		latest = &history[len(history)-1].Verdict
+	}
+	if latest == nil {
+		b.WriteString(m.st.dim.Render("no verify run yet: the console runs the task's verify command when a phase finishes"))
+		return b.String()
+	}
+	b.WriteString(m.styleVerdict(latest, verdictLine(*latest)) + "\n")
+	fmt.Fprintf(&b, "%s %s  (exit %d)\n", m.st.dim.Render("$"), latest.Command, latest.ExitCode)
+	if tail := strings.TrimRight(latest.Tail, "\n"); tail != "" {
+		b.WriteString(m.st.heading.Render("── output (tail) ──") + "\n")
+		for _, l := range strings.Split(tail, "\n") {
+			b.WriteString(ansiSafe(l) + "\n")
+		}
+	}
+	if len(history) > 0 {
+		b.WriteString(m.st.heading.Render(fmt.Sprintf("── history (%d runs) ──", len(history))) + "\n")
+		for i := len(history) - 1; i >= 0; i-- {
+			r := history[i]
+			at := r.Verdict.At.In(m.now().Location()).Format("15:04:05")
+			fmt.Fprintf(&b, "%s %-9s %s\n", at, r.Phase, m.styleVerdict(&r.Verdict, verdictLine(r.Verdict)))
+		}
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// ansiSafe drops control characters from foreign text (test output) so it
+// cannot move the cursor or restyle the console; tabs become spaces.
+func ansiSafe(s string) string {
+	s = ansi.Strip(s)
+	if !strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\t':
+			b.WriteString("    ")
+		case r < 0x20 || r == 0x7f:
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
