@@ -159,6 +159,11 @@ func Render(f Facts) string {
 // join renders the blocks, separated by blank lines, and the trim note.
 func join(blocks []*block, trimmed []string, budget int) string {
 	var sb strings.Builder
+	size := 128
+	for _, b := range blocks {
+		size += len(b.text) + 1
+	}
+	sb.Grow(size)
 	for _, b := range blocks {
 		text := b.text
 		if b.trimmed {

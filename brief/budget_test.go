@@ -1,0 +1,148 @@
+package brief
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+var trimNote = regexp.MustCompile(`\n\[trimmed to fit (\d+) bytes: ([a-z ,]+)\]\n$`)
+
+// trimmedSteps returns the steps the trim note names, nil when none.
+func trimmedSteps(t *testing.T, out string, budget int) []string {
+	t.Helper()
+	m := trimNote.FindStringSubmatch(out)
+	if m == nil {
+		require.NotContains(t, out, "[trimmed to fit")
+		return nil
+	}
+	require.Equal(t, fmt.Sprint(budget), m[1])
+	return strings.Split(m[2], ", ")
+}
+
+// bigFacts is the full task with a large rules file, research and screen, so
+// each trim step has something to cut.
+func bigFacts() Facts {
+	f := fullFacts()
+	f.Rules += strings.Repeat("- another rule that takes some room in the brief\n", 60)
+	f.Continuity[1].Screen += strings.Repeat("output line that fills the screen\n", 60)
+	f.Research = fmt.Appendf(nil, `{"summary": "s", "findings": [{"topic": "t", "detail": %q}]}`, strings.Repeat("detail ", 600))
+	return f
+}
+
+func TestBudgetTrimsBottomUp(t *testing.T) {
+	t.Parallel()
+	f := bigFacts()
+	full := Render(f)
+	require.NotContains(t, full, "[trimmed")
+
+	// Walk the budget down: the trimmed steps must always be a prefix of
+	// trimOrder, grow as the budget shrinks, and fit unless nothing is
+	// left to trim.
+	var prev []string
+	seen := map[string]bool{}
+	for budget := len(full); budget > 1000; budget -= 97 {
+		f.Budget = budget
+		out := Render(f)
+		steps := trimmedSteps(t, out, budget)
+		if len(steps) > 0 {
+			require.Equal(t, trimOrder[:len(steps)], steps, "budget %d", budget)
+		}
+		require.GreaterOrEqual(t, len(steps), len(prev), "budget %d", budget)
+		if len(steps) < len(trimOrder) {
+			require.LessOrEqual(t, len(out), budget, "budget %d trimmed %v", budget, steps)
+		}
+		requireOrder(t, out, f.Phase)
+		for _, s := range steps {
+			seen[s] = true
+		}
+		prev = steps
+	}
+	for _, s := range trimOrder {
+		require.True(t, seen[s], "no budget exercised trim step %q", s)
+	}
+}
+
+func TestBudgetScreenGoesFirst(t *testing.T) {
+	t.Parallel()
+	f := bigFacts()
+	full := Render(f)
+	f.Budget = len(full) - 10
+	out := Render(f)
+	require.Equal(t, []string{trimScreen}, trimmedSteps(t, out, f.Budget))
+	require.LessOrEqual(t, len(out), f.Budget)
+	require.Contains(t, out, "Its last screen: trimmed to fit the brief's size budget.\n")
+	require.Contains(t, out, "Earlier sessions, oldest first:")
+	require.True(t, strings.HasSuffix(out, fmt.Sprintf("[trimmed to fit %d bytes: continuity screen]\n", f.Budget)))
+}
+
+func TestBudgetNeverTrimsDecisionsGoalAcceptanceOrPhase(t *testing.T) {
+	t.Parallel()
+	f := bigFacts()
+	for i := range 200 {
+		f.Decisions = append(f.Decisions, store.Decision{
+			ID: fmt.Sprint("big", i), Author: "ana", At: at,
+			Text: fmt.Sprintf("decision %03d: %s", i, strings.Repeat("must stay ", 20)),
+		})
+	}
+	f.Budget = 4096
+	out := Render(f)
+	require.Greater(t, len(out), f.Budget, "the decisions alone exceed the budget")
+	require.Equal(t, trimOrder, trimmedSteps(t, out, f.Budget))
+	for _, d := range f.Decisions[3:] {
+		require.True(t, strings.Contains(out, strings.TrimSpace(d.Text)), "decision %s was cut", d.ID)
+	}
+	require.True(t, strings.Contains(out, f.Decisions[0].Text))
+	require.Contains(t, out, "Add returns a-b instead of a+b")
+	for _, a := range f.Task.Acceptance {
+		require.Contains(t, out, "- "+a+"\n")
+	}
+	require.Contains(t, out, task.Schema(f.Phase))
+	require.Contains(t, out, task.LabelSentinel+" "+task.SentinelPath+"\n")
+	// Trimmed sections keep their headings.
+	requireOrder(t, out, f.Phase)
+	require.NotContains(t, out, "Add lives in calc.go", "the research was trimmed")
+}
+
+func TestBudgetDefault(t *testing.T) {
+	t.Parallel()
+	f := bigFacts()
+	f.Research = fmt.Appendf(nil, `{"summary": "s", "findings": [{"topic": "t", "detail": %q}]}`, strings.Repeat("x", DefaultBudget))
+	out := Render(f)
+	require.LessOrEqual(t, len(out), DefaultBudget)
+	require.Contains(t, trimmedSteps(t, out, DefaultBudget), trimResearch)
+}
+
+// Trimming never makes the brief longer: an empty section's one line stays.
+func TestBudgetKeepsShortEmptySections(t *testing.T) {
+	t.Parallel()
+	f := emptyFacts()
+	f.Budget = 100
+	out := Render(f)
+	require.Nil(t, trimmedSteps(t, out, f.Budget))
+	require.Equal(t, Render(emptyFacts()), out)
+}
+
+func BenchmarkRenderFull(b *testing.B) {
+	f := fullFacts()
+	b.ReportAllocs()
+	b.SetBytes(int64(len(Render(f))))
+	for b.Loop() {
+		_ = Render(f)
+	}
+}
+
+func BenchmarkRenderTrimmed(b *testing.B) {
+	f := bigFacts()
+	f.Budget = 6 << 10
+	b.ReportAllocs()
+	for b.Loop() {
+		_ = Render(f)
+	}
+}
