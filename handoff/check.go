@@ -16,6 +16,7 @@ type MissingCommitError struct {
 	Fetch  string // the git command that brings it, ready to run
 }
 
+// Error names the commit and the fetch that brings it.
 func (e *MissingCommitError) Error() string {
 	return fmt.Sprintf("%s %s… is not in this checkout; fetch it first: %s", e.What, short(e.Commit), e.Fetch)
 }

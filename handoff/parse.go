@@ -23,6 +23,7 @@ type FieldError struct {
 	Reason string
 }
 
+// Error renders the field and the reason as "task.verify: missing".
 func (e *FieldError) Error() string { return e.Field + ": " + e.Reason }
 
 // invalidError is what Parse returns: a *task.Refusal (reason
