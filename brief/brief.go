@@ -57,7 +57,7 @@ type Continuity struct {
 type Facts struct {
 	Task    task.Task
 	Phase   task.Phase // the phase this brief is for; empty means Task.Phase
-	Attempt int        // the attempt this brief is for
+	Attempt int        // the attempt this brief is for; 0 means Task.Attempt
 	// Decisions are all of the task's decisions, oldest first.
 	Decisions []store.Decision
 	// Rules is the repository's rules text (AGENTS.md, CLAUDE.md, config);
@@ -122,12 +122,16 @@ func Render(f Facts) string {
 	if phase == "" {
 		phase = f.Task.Phase
 	}
+	attempt := f.Attempt
+	if attempt == 0 {
+		attempt = f.Task.Attempt
+	}
 	blocks := []*block{
 		{text: title(f.Task)},
 		{text: goalSection(f.Task.Goal)},
 		{text: acceptanceSection(f.Task.Acceptance)},
 		{text: decisionsSection(f.Decisions)},
-		{text: phaseSection(f.Task, phase, f.Attempt)},
+		{text: phaseSection(f.Task, phase, attempt)},
 		section(trimRules, task.HeadingRules, rulesSection(f.Rules), strings.TrimSpace(f.Rules) != ""),
 		section(trimGit, task.HeadingGitState, gitSection(f.Git), f.Git != nil),
 		section(trimResearch, task.HeadingResearch, artifactSection(task.HeadingResearch, f.Research), len(f.Research) > 0),
