@@ -108,10 +108,13 @@ type TaskListParams struct {
 	States []task.State
 }
 
-// TaskUpdateParams is a guarded write of a task's coordinator-owned fields.
-// The write succeeds only if the stored task is in ExpectState and, when
-// ExpectToken is non-zero, the task's current lease token equals it.
-// Events are appended in the same transaction.
+// TaskUpdateParams is a guarded write of a task's coordinator-owned fields
+// (State, Phase, Attempt, BaseCommit, Branch, Reason, UpdatedAt; the
+// operator's fields are left as stored). The write succeeds only if the
+// stored task is in ExpectState (else ErrConflict) and, when ExpectToken is
+// non-zero, the task's current lease token equals it (else ErrStaleToken or
+// ErrConflict). Events are appended in the same transaction; a refused write
+// appends none.
 type TaskUpdateParams struct {
 	Task        task.Task
 	ExpectState task.State
@@ -127,7 +130,9 @@ type EventListParams struct {
 }
 
 // LeaseGrantParams grants a new lease on a task, moving it to leased in the
-// same transaction. The store assigns the next fencing token.
+// same transaction. The store assigns the next fencing token: the task's
+// previous token plus one, the first being 1, even after LeaseDelete. The
+// granted lease's LastProgressAt is GrantedAt.
 type LeaseGrantParams struct {
 	TaskID      task.ID
 	Holder      string
@@ -156,7 +161,10 @@ type ArtifactSealParams struct {
 }
 
 // Store is the durable state. Methods name the noun first. Every write is one
-// transaction; events passed with a write are appended in that transaction.
+// transaction; events passed with a write are appended in that transaction,
+// and a write that fails appends none. Times come back in UTC, exact to at
+// least the millisecond. Lists return oldest first. storetest.Run is the
+// executable form of this contract.
 type Store interface {
 	// TaskInsert stores a new task and its events.
 	TaskInsert(ctx context.Context, t task.Task, events ...task.Event) error
@@ -167,7 +175,8 @@ type Store interface {
 	// TaskToken returns the task's current lease token (0 before any grant).
 	TaskToken(ctx context.Context, id task.ID) (int64, error)
 
-	// EventAppend appends events to the ledger; the store assigns Seq.
+	// EventAppend appends events to the ledger; the store assigns Seq,
+	// strictly increasing, and a ULID to an event with no ID.
 	EventAppend(ctx context.Context, events ...task.Event) error
 	EventList(ctx context.Context, p EventListParams) ([]task.Event, error)
 
@@ -184,8 +193,9 @@ type Store interface {
 	SessionGet(ctx context.Context, id string) (Session, error)
 	SessionList(ctx context.Context, taskID task.ID) ([]Session, error)
 
-	// ArtifactSeal records the content and its sha256; ErrStaleToken when
-	// the token is not the task's current one.
+	// ArtifactSeal records the content and its sha256 (lowercase hex);
+	// ErrStaleToken when the token is not the task's current one (token 0
+	// never is).
 	ArtifactSeal(ctx context.Context, p ArtifactSealParams) (Artifact, error)
 	ArtifactList(ctx context.Context, taskID task.ID) ([]Artifact, error)
 
@@ -193,10 +203,12 @@ type Store interface {
 	// to leased, guarded by ExpectState.
 	LeaseGrant(ctx context.Context, p LeaseGrantParams) (lease.Lease, error)
 	LeaseGet(ctx context.Context, taskID task.ID) (lease.Lease, error)
-	// LeaseUpdate writes a lease; ErrStaleToken if its token is not current.
+	// LeaseUpdate writes a lease; ErrStaleToken if its token is not current,
+	// ErrNotFound if the lease was deleted.
 	LeaseUpdate(ctx context.Context, p LeaseUpdateParams) error
 	// LeaseDelete removes the task's lease if it still has token; a stale
-	// token is ErrStaleToken.
+	// token is ErrStaleToken, no lease at all is ErrNotFound. The task keeps
+	// its token.
 	LeaseDelete(ctx context.Context, taskID task.ID, token int64) error
 	LeaseList(ctx context.Context) ([]lease.Lease, error)
 

@@ -133,6 +133,10 @@ func testSessionMissing(t *testing.T, b *bundle) {
 
 func testArtifactSeal(t *testing.T, b *bundle) {
 	tk := b.insertTask(t)
+	_, err := b.st.ArtifactSeal(b.ctx, store.ArtifactSealParams{
+		TaskID: tk.ID, Token: 0, Phase: task.PhasePlan, Content: []byte("x"), At: b.now,
+	})
+	require.ErrorIs(t, err, store.ErrStaleToken, "token 0 is never current: a task must be leased to seal")
 	l, err := b.st.LeaseGrant(b.ctx, store.LeaseGrantParams{
 		TaskID: tk.ID, Holder: "slot-1", ExpectState: task.StateQueued, GrantedAt: b.now, Deadline: b.at(time.Minute),
 	})
