@@ -33,6 +33,7 @@ type stubEngine struct {
 	notices  chan coord.Notice
 	unsubbed chan struct{}
 	result   func(coord.Command) (coord.Result, error)
+	onInput  func(id task.ID, b []byte) // called after recording typed bytes
 }
 
 func newStubEngine(at time.Time) *stubEngine {
@@ -95,6 +96,9 @@ func (e *stubEngine) Input(id task.ID, b []byte) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.inputs[id] = append(e.inputs[id], b...)
+	if e.onInput != nil {
+		e.onInput(id, b)
+	}
 	return nil
 }
 
@@ -195,6 +199,11 @@ func setup(t testing.TB, fill func(e *stubEngine)) *bundle {
 	if fill != nil {
 		fill(e)
 	}
+	return setupEngine(t, e)
+}
+
+// setupEngine builds a console over an engine the caller filled.
+func setupEngine(t testing.TB, e *stubEngine) *bundle {
 	m := New(e, Options{NoAnim: true, Now: func() time.Time { return testNow }, RepoName: "acme/api", Author: "ana"})
 	// Timers would make the synchronous driver wait on the real clock.
 	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }

@@ -1,0 +1,48 @@
+package ui
+
+import (
+	"testing"
+	"testing/synctest"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+func TestForwardCoalescesPanesAndKeepsEvents(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := newStubEngine(testNow)
+		got := make(chan tea.Msg, 100)
+		stop := forward(func(m tea.Msg) { got <- m }, e, FrameInterval)
+
+		for range 50 {
+			e.notices <- coord.Notice{Pane: "A"}
+			e.notices <- coord.Notice{Pane: "B"}
+		}
+		ev := task.Event{Kind: task.EvLeaseExpired, TaskID: "A"}
+		e.notices <- coord.Notice{Event: &ev}
+		synctest.Wait()
+		require.Len(t, got, 1, "the event is sent at once; the panes wait for the frame")
+		require.Equal(t, eventMsg{ev: ev}, <-got)
+
+		time.Sleep(FrameInterval)
+		synctest.Wait()
+		require.Len(t, got, 1, "a hundred pane notices make one redraw")
+		require.ElementsMatch(t, []task.ID{"A", "B"}, (<-got).(panesMsg).ids)
+
+		time.Sleep(10 * FrameInterval)
+		synctest.Wait()
+		require.Empty(t, got, "no redraw while no pane changes")
+
+		stop()
+		select {
+		case <-e.unsubbed:
+		default:
+			t.Fatal("stop did not end the subscription")
+		}
+	})
+}
