@@ -158,6 +158,9 @@ func migrateTo(ctx context.Context, db *sql.DB, abs string, target int) (err err
 	if err := h.check(abs); err != nil {
 		return err
 	}
+	if h.appID != applicationID {
+		h.version = 0 // an empty database we adopt; its user_version is not ours
+	}
 	if h.version >= target {
 		return tx.Rollback()
 	}

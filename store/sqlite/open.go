@@ -202,6 +202,8 @@ func (h header) check(abs string) error {
 		return fmt.Errorf("%s is a SQLite database of another application (application_id %#x), not an orchestra store: %w", abs, h.appID, store.ErrForeign)
 	case h.tables > 0:
 		return fmt.Errorf("%s is a SQLite database with tables but no orchestra application id, so not an orchestra store: %w", abs, store.ErrForeign)
+	default:
+		return nil // an empty database: whatever its user_version, we start at 0
 	}
 	if h.version > len(migrations) {
 		return fmt.Errorf("%s has schema version %d but this orchestra-tui knows only up to %d; upgrade orchestra-tui: %w", abs, h.version, len(migrations), store.ErrTooNew)

@@ -279,3 +279,22 @@ func TestOpenReadsHeaderThroughWAL(t *testing.T) {
 	_, err = Open(path)
 	require.ErrorIs(t, err, store.ErrTooNew)
 }
+
+// TestOpenAdoptsEmptySQLite takes over an empty SQLite file whatever its
+// user_version says, since without our application id that number is not ours.
+func TestOpenAdoptsEmptySQLite(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "orchestra.db")
+	db := rawDB(t, path)
+	_, err := db.Exec("PRAGMA user_version = 1")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+
+	st, err := Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	tk := sampleTask("adopted")
+	require.NoError(t, st.TaskInsert(t.Context(), tk))
+	_, err = st.TaskGet(t.Context(), tk.ID)
+	require.NoError(t, err)
+}
