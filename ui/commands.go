@@ -41,6 +41,7 @@ func (m *Model) refresh() tea.Cmd {
 	before := m.selID
 	m.snap = m.eng.Snapshot()
 	m.fixSelection()
+	m.forgetEndedPanes()
 	cmds := []tea.Cmd{m.armLeaseTick(), m.syncPaneSizes()}
 	if m.selID != before {
 		cmds = append(cmds, m.selectionChanged())
@@ -197,4 +198,25 @@ func (m *Model) handleInputDone(msg inputDoneMsg) tea.Cmd {
 		m.setStatus(msg.err.Error(), false)
 	}
 	return m.flushInput()
+}
+
+// forgetEndedPanes drops cached screens and sizes of sessions that ended, so
+// a long run does not keep every pane it ever drew.
+func (m *Model) forgetEndedPanes() {
+	live := map[task.ID]bool{}
+	for _, tv := range m.snap.Tasks {
+		if isLive(tv) {
+			live[tv.Task.ID] = true
+		}
+	}
+	for id := range m.paneCache {
+		if !live[id] {
+			delete(m.paneCache, id)
+		}
+	}
+	for id := range m.paneSizes {
+		if !live[id] {
+			delete(m.paneSizes, id)
+		}
+	}
 }

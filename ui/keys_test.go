@@ -197,3 +197,21 @@ func TestLeaseTimersTick(t *testing.T) {
 	require.Contains(t, ansi.Strip(b.view()), "lease 07:40 left")
 	require.Contains(t, ansi.Strip(b.view()), "progress 47s ago")
 }
+
+func TestPaneIsRenderedOnlyWhenItChangesAndIsShown(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning)
+	v := b.eng.panes[b.m.selID]
+	_ = b.view()
+	base := v.renders.Load()
+	_ = b.view()
+	b.send(panesMsg{ids: []task.ID{b.m.selID}})
+	require.Equal(t, base, v.renders.Load(), "an unchanged screen is drawn from the cache")
+	v.write("more output")
+	_ = b.view()
+	require.Equal(t, base+1, v.renders.Load())
+	b.press("2")
+	v.write("even more")
+	_ = b.view()
+	require.Equal(t, base+1, v.renders.Load(), "a hidden pane is not rendered")
+}

@@ -39,10 +39,15 @@ func (m *Model) layout() layout {
 	}
 	l.bodyH = h - 3
 	if m.grid {
-		l.gridCols, l.gridRows = 2, 2
+		// Up to 2x2, or 3x2 on a large terminal; fewer live sessions get
+		// bigger cells.
+		maxCols := 2
 		if w >= 150 && h >= 36 {
-			l.gridCols = 3
+			maxCols = 3
 		}
+		n := min(m.liveCount(), maxCols*2)
+		l.gridCols = max(min(n, maxCols), 1)
+		l.gridRows = max((n+l.gridCols-1)/l.gridCols, 1)
 		l.cellW = (w - (l.gridCols - 1)) / l.gridCols
 		l.cellH = l.bodyH / l.gridRows
 		return l
@@ -112,10 +117,13 @@ func (m *Model) syncPaneSizes() tea.Cmd {
 	var cmds []tea.Cmd
 	e := m.eng
 	for id, sz := range m.wantedPanes() {
-		if m.paneSizes[id] == sz || sz[0] < 1 || sz[1] < 1 {
+		// A new session of the same task starts at the engine's default
+		// size, so the size asked is remembered per session.
+		want := paneSize{session: m.sessionOf(id), size: sz}
+		if m.paneSizes[id] == want || sz[0] < 1 || sz[1] < 1 {
 			continue
 		}
-		m.paneSizes[id] = sz
+		m.paneSizes[id] = want
 		cmds = append(cmds, func() tea.Msg {
 			if err := e.ResizePane(id, sz[0], sz[1]); err != nil {
 				return resizeDoneMsg{err: err}
@@ -129,8 +137,10 @@ func (m *Model) syncPaneSizes() tea.Cmd {
 // gridTasks are the live tasks grid mode shows, at most one grid's worth,
 // chosen so the selection is among them.
 func (m *Model) gridTasks() []coord.TaskView {
-	l := m.layout()
-	n := max(l.gridCols*l.gridRows, 4)
+	n := 4
+	if m.width >= 150 && m.height >= 36 {
+		n = 6
+	}
 	var live []coord.TaskView
 	selIdx := -1
 	for _, tv := range m.snap.Tasks {
@@ -146,4 +156,19 @@ func (m *Model) gridTasks() []coord.TaskView {
 		start = selIdx - n + 1
 	}
 	return live[start:min(len(live), start+n)]
+}
+
+// paneSize is the size last asked of one session's pane.
+type paneSize struct {
+	session string
+	size    [2]int
+}
+
+func (m *Model) sessionOf(id task.ID) string {
+	for _, tv := range m.snap.Tasks {
+		if tv.Task.ID == id {
+			return tv.SessionID
+		}
+	}
+	return ""
 }

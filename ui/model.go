@@ -105,7 +105,7 @@ type Model struct {
 	spin     int
 
 	input      inputQueue
-	paneSizes  map[task.ID][2]int // last size asked of the engine per pane
+	paneSizes  map[task.ID]paneSize // last size asked of the engine per pane
 	paneCache  map[task.ID]paneCacheEntry
 	leaseArmed bool
 	spinArmed  bool
@@ -129,7 +129,7 @@ func New(e coord.Engine, o Options) *Model {
 		opt:       o,
 		now:       now,
 		st:        newStyles(),
-		paneSizes: map[task.ID][2]int{},
+		paneSizes: map[task.ID]paneSize{},
 		paneCache: map[task.ID]paneCacheEntry{},
 		tick:      tea.Tick,
 		brief:     viewport.New(),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -130,6 +131,7 @@ type stubView struct {
 	mu      sync.Mutex
 	emu     *vt.SafeEmulator
 	version uint64
+	renders atomic.Int64 // how often the console asked for the screen
 }
 
 func newStubView(cols, rows int, content string) *stubView {
@@ -153,9 +155,12 @@ func (v *stubView) resize(cols, rows int) {
 }
 
 func (v *stubView) Size() (int, int) { return v.emu.Width(), v.emu.Height() }
-func (v *stubView) Render() string   { return v.emu.Render() }
-func (v *stubView) Text() string     { return ansi.Strip(v.emu.Render()) }
-func (v *stubView) Title() string    { return "" }
+func (v *stubView) Render() string {
+	v.renders.Add(1)
+	return v.emu.Render()
+}
+func (v *stubView) Text() string  { return ansi.Strip(v.emu.Render()) }
+func (v *stubView) Title() string { return "" }
 func (v *stubView) Cursor() (int, int, bool) {
 	p := v.emu.CursorPosition()
 	return p.X, p.Y, !v.emu.CursorHidden()

@@ -9,34 +9,14 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
-// verdictLine renders a verdict in one line: "✓ ok · tests green · 12
-// passed, 0 failed · 4.2s". It is local until verify grows its own Line.
+// verdictLine is the verify package's one-line verdict plus how long the
+// run took, which an operator weighs when deciding to wait for the next.
 func verdictLine(v verify.Verdict) string {
-	var b strings.Builder
-	switch v.Status {
-	case verify.StatusOK:
-		b.WriteString("✓ ok · tests green")
-	case verify.StatusIncomplete:
-		b.WriteString("✗ incomplete · tests failing")
-	case verify.StatusError:
-		d := v.Detail
-		if d == "" {
-			d = "the tests could not run"
-		}
-		b.WriteString("✗ error · " + d)
-	default:
-		b.WriteString("· " + string(v.Status))
-	}
-	if v.Counted {
-		fmt.Fprintf(&b, " · %d passed, %d failed", v.Passed, v.Failed)
-		if v.Skipped > 0 {
-			fmt.Fprintf(&b, ", %d skipped", v.Skipped)
-		}
-	}
+	s := v.Line()
 	if v.Duration > 0 {
-		fmt.Fprintf(&b, " · %.1fs", v.Duration.Seconds())
+		s += fmt.Sprintf(" · %.1fs", v.Duration.Seconds())
 	}
-	return b.String()
+	return s
 }
 
 // verdictGlyph is the one-cell verdict mark in the task list.
@@ -74,7 +54,8 @@ func (m *Model) styleVerdict(v *verify.Verdict, s string) string {
 // tail of its output and the history of runs, newest first.
 func (m *Model) verdictContent(latest *verify.Verdict, history []store.VerdictRecord) string {
 	var b strings.Builder
-	if latest == nil && len(history) > 0 {
+	// The stored record carries the output tail; the snapshot's copy may not.
+	if len(history) > 0 {
 		latest = &history[len(history)-1].Verdict
 	}
 	if latest == nil {
