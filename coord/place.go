@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -165,9 +166,11 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 			r.w = w
 			c.live.Store(next.ID, w)
 			c.watchPane(r)
-			c.record(ctx, c.event(next.ID, r.sessionID, task.EvSessionLaunched,
+			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
 				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d.",
-					short(r.sessionID), h, w.Session().Pid(), r.phase, r.attempt)))
+					short(r.sessionID), h, w.Session().Pid(), r.phase, r.attempt))
+			ev.Data = launchedData(w.Session().Pid())
+			c.record(ctx, ev)
 		}
 	})
 }
@@ -229,4 +232,16 @@ func short(id string) string {
 		return id[len(id)-8:]
 	}
 	return id
+}
+
+// LaunchedData is the Data of a session.launched event: the facts a
+// watchdog or a test needs to find the process.
+type LaunchedData struct {
+	// Pid is the agent's process id, which is also its process group id.
+	Pid int `json:"pid"`
+}
+
+func launchedData(pid int) json.RawMessage {
+	b, _ := json.Marshal(LaunchedData{Pid: pid})
+	return b
 }

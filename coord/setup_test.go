@@ -3,19 +3,23 @@ package coord
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -45,11 +49,16 @@ type bundle struct {
 	notices <-chan Notice
 	cancel  context.CancelFunc
 	events  []task.Event
+	// control, when set before start, is the control socket to serve.
+	control string
+	// skew is added to the coordinator's clock, so a test can move time
+	// forward for the clocks a snapshot computes.
+	skew atomic.Int64
 }
 
 // setup makes a throwaway calc project, a store and a coordinator whose
 // scripted harness is this test binary, and starts it.
-func setup(t *testing.T, sc agent.Script, tweak func(*config.Config)) *bundle {
+func setup(t testing.TB, sc agent.Script, tweak func(*config.Config)) *bundle {
 	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, demo.WriteProject(root))
@@ -85,7 +94,7 @@ func setup(t *testing.T, sc agent.Script, tweak func(*config.Config)) *bundle {
 }
 
 // start runs a fresh coordinator instance on the bundle's store.
-func (b *bundle) start(t *testing.T) {
+func (b *bundle) start(t testing.TB) {
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
@@ -93,6 +102,8 @@ func (b *bundle) start(t *testing.T) {
 		Store: b.st, Repo: b.repo, Config: b.cfg,
 		Vars:      map[string]string{"self": self, "script": b.script},
 		StopGrace: time.Second, Settle: 30 * time.Millisecond, SampleEvery: 100 * time.Millisecond,
+		Control: b.control,
+		Now:     func() time.Time { return time.Now().Add(time.Duration(b.skew.Load())) },
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -112,7 +123,7 @@ func (b *bundle) stop() {
 	<-b.c.Done()
 }
 
-func (b *bundle) add(t *testing.T) task.ID {
+func (b *bundle) add(t testing.TB) task.ID {
 	t.Helper()
 	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
 		Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance, Verify: demo.VerifyCommand, Harness: "scripted",
@@ -123,7 +134,7 @@ func (b *bundle) add(t *testing.T) task.ID {
 
 // waitEvent reads notices until one event satisfies ok, failing the test
 // with the events seen when the deadline passes first.
-func (b *bundle) waitEvent(t *testing.T, d time.Duration, ok func(task.Event) bool) task.Event {
+func (b *bundle) waitEvent(t testing.TB, d time.Duration, ok func(task.Event) bool) task.Event {
 	t.Helper()
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
@@ -167,9 +178,159 @@ func ended(e task.Event) bool {
 }
 
 // gitShow returns a file's content at a revision.
-func gitShow(t *testing.T, dir, rev, path string) string {
+func gitShow(t testing.TB, dir, rev, path string) string {
 	t.Helper()
 	out, err := exec.Command("git", "-C", dir, "show", rev+":"+path).CombinedOutput()
 	require.NoError(t, err, string(out))
 	return string(out)
+}
+
+// addPipeline adds the calc task with a pipeline of its own, so a test runs
+// only the phases it is about.
+func (b *bundle) addPipeline(t testing.TB, p task.Pipeline) task.ID {
+	t.Helper()
+	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
+		Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance, Verify: demo.VerifyCommand,
+		Harness: "scripted", Pipeline: p,
+	}})
+	require.NoError(t, err)
+	return res.TaskID
+}
+
+// barrier returns once the loop has finished every iteration begun before
+// it: the loop takes a command only between iterations, and publishes the
+// snapshot at the end of each.
+func (b *bundle) barrier(t testing.TB) {
+	t.Helper()
+	_, err := b.c.Do(context.Background(), Command{Kind: "barrier"})
+	require.Error(t, err)
+}
+
+// launchedPid returns the agent's pid from a session.launched event.
+func launchedPid(t testing.TB, ev task.Event) int {
+	t.Helper()
+	require.Equal(t, task.EvSessionLaunched, ev.Kind)
+	var d LaunchedData
+	require.NoError(t, json.Unmarshal(ev.Data, &d), "launched event data %q", ev.Data)
+	require.Positive(t, d.Pid)
+	return d.Pid
+}
+
+// waitPane reads notices until the task's live pane shows want, recording
+// events on the way, and returns when it saw it.
+func (b *bundle) waitPane(t testing.TB, id task.ID, want string, d time.Duration) time.Time {
+	t.Helper()
+	if v, ok := b.c.Pane(id); ok && strings.Contains(v.Text(), want) {
+		return time.Now()
+	}
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		select {
+		case n, open := <-b.notices:
+			if !open {
+				t.Fatalf("notices closed waiting for %q on the pane; events so far:\n%s", want, b.dump())
+			}
+			if n.Event != nil {
+				b.events = append(b.events, *n.Event)
+				continue
+			}
+			if n.Pane != id {
+				continue
+			}
+			if v, ok := b.c.Pane(id); ok && strings.Contains(v.Text(), want) {
+				return time.Now()
+			}
+		case <-deadline.C:
+			screen := ""
+			if v, ok := b.c.Pane(id); ok {
+				screen = v.Text()
+			}
+			t.Fatalf("pane never showed %q within %s; screen:\n%s\nevents:\n%s", want, d, screen, b.dump())
+		}
+	}
+}
+
+// waitRecord waits, on file-system events in the agent's record dir, until
+// ok holds for it. The agent records what it received in its own process,
+// after the console has typed it, so this is the signal that it arrived.
+func (b *bundle) waitRecord(t testing.TB, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(b.record, 0o755))
+	w, err := fsnotify.NewWatcher()
+	require.NoError(t, err)
+	defer w.Close()
+	require.NoError(t, w.Add(b.record))
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for !ok() {
+		select {
+		case <-w.Events:
+		case err := <-w.Errors:
+			require.NoError(t, err)
+		case <-deadline.C:
+			t.Fatalf("the agent's record never showed %s within %s; events:\n%s", what, d, b.dump())
+		}
+	}
+}
+
+// inputsOf returns the agent's logged inputs of one kind.
+func (b *bundle) inputsOf(t testing.TB, kind string) []agent.InputRecord {
+	t.Helper()
+	recs, err := agent.ReadInputLog(b.record)
+	require.NoError(t, err)
+	var out []agent.InputRecord
+	for _, r := range recs {
+		if r.Kind == kind {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// recordedBrief returns the n-th brief the agent recorded for a phase
+// attempt, or "" when it has not (completely) arrived yet.
+func (b *bundle) recordedBrief(p task.Phase, attempt, n int) string {
+	data, err := os.ReadFile(filepath.Join(b.record, fmt.Sprintf("brief-%s-%d-%d.md", p, attempt, n)))
+	if err != nil || !strings.Contains(string(data), task.HeadingDeadEnds) {
+		return ""
+	}
+	return string(data)
+}
+
+// ledger returns the task's stored events that satisfy ok.
+func (b *bundle) ledger(t testing.TB, id task.ID, ok func(task.Event) bool) []task.Event {
+	t.Helper()
+	evs, err := b.st.EventList(context.Background(), store.EventListParams{TaskID: id})
+	require.NoError(t, err)
+	var out []task.Event
+	for _, e := range evs {
+		if ok(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+func refusalOf(reason task.Reason) func(task.Event) bool {
+	return func(e task.Event) bool { return e.Kind == task.EvRefusal && e.Reason == reason }
+}
+
+// taskView returns the task's view in a fresh snapshot.
+func (b *bundle) taskView(t testing.TB, id task.ID) TaskView {
+	t.Helper()
+	for _, tv := range b.c.Snapshot().Tasks {
+		if tv.Task.ID == id {
+			return tv
+		}
+	}
+	t.Fatalf("task %s is not in the snapshot", id)
+	return TaskView{}
+}
+
+// shortLease makes leases short enough to expire within a test.
+func shortLease(cfg *config.Config) {
+	cfg.Lease.Length.Duration = 1500 * time.Millisecond
+	cfg.Lease.Window.Duration = time.Second
+	cfg.Lease.Tick.Duration = 100 * time.Millisecond
 }
