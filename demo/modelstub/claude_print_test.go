@@ -101,15 +101,7 @@ func TestClaudePrintModePlan(t *testing.T) {
 	// The brief arrived whole, its sections in authority order.
 	first, ok := FindBrief(scripted[0].Request)
 	require.True(t, ok)
-	text := scripted[0].Request.Messages[first.Index].Text
-	at := -1
-	for _, h := range []string{task.HeadingGoal, task.HeadingAcceptance, task.HeadingDecisions,
-		task.HeadingPhase(task.PhasePlan), task.HeadingRules, task.HeadingGitState,
-		task.HeadingResearch, task.HeadingPlan, task.HeadingContinuity, task.HeadingDeadEnds} {
-		i := strings.Index(text, h)
-		require.Greater(t, i, at, "heading %q out of order", h)
-		at = i
-	}
+	requireAuthorityOrder(t, scripted[0].Request.Messages[first.Index].Text, task.PhasePlan)
 
 	var res printResult
 	require.NoError(t, json.Unmarshal(out, &res), "%s", out)

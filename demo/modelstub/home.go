@@ -19,7 +19,8 @@ const ConfigDirName = ".claude"
 
 // SeedHome prepares home (a fresh temporary directory) for the Claude Code
 // CLI to start without stopping at a first-run screen: onboarding completed,
-// workdir's trust dialog accepted, the stub key approved. It writes the
+// workdir's trust dialog accepted, the stub key approved, and the
+// permission mode acceptEdits (see below; --permission-mode overrides it). It writes the
 // global config both where the CLI looks with CLAUDE_CONFIG_DIR set and
 // where it looks without it.
 func SeedHome(home, workdir string) error {
@@ -37,6 +38,13 @@ func SeedHome(home, workdir string) error {
 		"numStartups":            1,
 		"theme":                  "dark",
 		"autoUpdates":            false,
+		// One-time notices and nudges that otherwise open over the prompt
+		// after it first shows (observed with 2.1.332: "Make auto mode your
+		// default permission mode?" appears a second after the prompt).
+		"hasSeenAutoDefaultNudge":  true,
+		"hasSeenAutoDefaultNotice": true,
+		"hasSeenEffortMediumNudge": true,
+		"hasSeenTasksHint":         true,
 		"customApiKeyResponses": map[string]any{
 			// The CLI remembers an approved key by its last 20 characters.
 			"approved": []string{StubAPIKey[len(StubAPIKey)-20:]},
@@ -56,6 +64,15 @@ func SeedHome(home, workdir string) error {
 		if err := os.WriteFile(path, data, 0o600); err != nil {
 			return fmt.Errorf("seed claude home: %w", err)
 		}
+	}
+	// Claude Code 2.1.3xx starts in "auto" permission mode, which sets allow
+	// rules such as --allowedTools Bash aside and asks a server-side
+	// classifier the stub does not provide; the session then stops at a
+	// dialog on the first Bash call. acceptEdits honours --allowedTools and
+	// runs file edits in the working directory without asking.
+	settings := []byte(`{"permissions": {"defaultMode": "acceptEdits"}}` + "\n")
+	if err := os.WriteFile(filepath.Join(confDir, "settings.json"), settings, 0o600); err != nil {
+		return fmt.Errorf("seed claude home: %w", err)
 	}
 	return nil
 }

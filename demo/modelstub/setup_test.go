@@ -13,18 +13,27 @@ import (
 )
 
 // claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
-// skips the test when neither has it; CI installs it first.
+// skips the test when neither has it, except in CI, where .ci/run installs
+// it and a missing CLI must not pass as a skip.
 func claudeBin(t *testing.T) string {
 	t.Helper()
-	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err == nil {
-			return bin
+	missing := func(why string) {
+		t.Helper()
+		msg := "Claude Code CLI not installed: " + why + "run .ci/install-claude.sh"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg + " (CI must run the real-CLI tests)")
 		}
-		t.Skipf("Claude Code CLI not installed: ORCHESTRA_CLAUDE_BIN=%s does not exist; run .ci/install-claude.sh", bin)
+		t.Skip(msg)
+	}
+	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			missing("ORCHESTRA_CLAUDE_BIN=" + bin + " does not exist; ")
+		}
+		return bin
 	}
 	bin, err := exec.LookPath("claude")
 	if err != nil {
-		t.Skip("Claude Code CLI not installed: run .ci/install-claude.sh")
+		missing("")
 	}
 	return bin
 }
@@ -93,4 +102,18 @@ func renderBrief(p task.Phase) string {
 	section(task.HeadingContinuity, "This is the first session.")
 	section(task.HeadingDeadEnds, "None.")
 	return b.String()
+}
+
+// requireAuthorityOrder checks that text holds every brief heading, in
+// authority order.
+func requireAuthorityOrder(t *testing.T, text string, p task.Phase) {
+	t.Helper()
+	at := -1
+	for _, h := range []string{task.HeadingGoal, task.HeadingAcceptance, task.HeadingDecisions,
+		task.HeadingPhase(p), task.HeadingRules, task.HeadingGitState,
+		task.HeadingResearch, task.HeadingPlan, task.HeadingContinuity, task.HeadingDeadEnds} {
+		i := strings.Index(text, h)
+		require.Greater(t, i, at, "heading %q missing or out of order in:\n%s", h, text)
+		at = i
+	}
 }
