@@ -166,6 +166,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 			r.w = w
 			c.live.Store(next.ID, w)
 			c.watchPane(r)
+			c.rebaseLease(ctx, r)
 			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
 				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d.",
 					short(r.sessionID), h, w.Session().Pid(), r.phase, r.attempt))
@@ -244,4 +245,24 @@ type LaunchedData struct {
 func launchedData(pid int) json.RawMessage {
 	b, _ := json.Marshal(LaunchedData{Pid: pid})
 	return b
+}
+
+// rebaseLease starts the lease's clock and its progress baseline at the
+// session's launch. The grant happened before the worktree was prepared and
+// the baseline verify ran, which is the console's time, not the agent's: a
+// slow verify must not eat the agent's lease. And the grant's baseline was
+// empty, so the first sample would always count as progress; the baseline
+// is the sample taken at launch instead (including the worktree an earlier
+// attempt left), so a launch that never does anything gets no free renewal.
+func (c *Coordinator) rebaseLease(ctx context.Context, r *run) {
+	now := c.now()
+	l := r.lease
+	l.Deadline = now.Add(c.policy.Length)
+	l.Baseline = r.w.Sample()
+	l.LastProgressAt = now
+	if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: l}); err != nil {
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, "Starting the lease clock: "+err.Error()))
+		return
+	}
+	r.lease = l
 }

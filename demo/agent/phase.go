@@ -39,6 +39,11 @@ func (a *agent) doPhase(j job) (code int, exit bool) {
 	a.printf("● Phase %s, attempt %d%s%s\n", b.Phase, b.Attempt, who, e.describe())
 	a.pause(2)
 	if e.Behave == BehaveStall {
+		// Edits come first, so a test can have the stalled attempt leave
+		// work behind for the continuity brief to name.
+		for _, ed := range e.Edits {
+			a.applyEdit(ed)
+		}
 		a.printf("%s %s (1s · esc to interrupt)", spinnerFrames[0], "Thinking…")
 		a.stall()
 	}

@@ -18,8 +18,10 @@ type Behave string
 const (
 	// BehaveNormal does the phase: output, edits, artifact, sentinel, verify.
 	BehaveNormal Behave = ""
-	// BehaveStall prints a little, then sits silently until killed, writing
-	// nothing: what a lease expiry is for.
+	// BehaveStall prints a little, then sits silently until killed: what a
+	// lease expiry is for. It writes no artifact and no sentinel; the
+	// entry's Edits, if any, are applied before it stalls, so the attempt
+	// leaves work behind for the next one's continuity.
 	BehaveStall Behave = "stall"
 	// BehaveIgnoreFirst ignores the first brief entirely (draws nothing) and
 	// acts on the next submitted message: a resubmitted brief, or a bare
