@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/brief"
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
@@ -73,13 +74,21 @@ type Coordinator struct {
 	usage    map[task.ID]Usage
 	models   map[task.ID][]string
 	slots    []*slot
-	pending  sync.WaitGroup // async work in flight
+
+	// inflight counts async work not yet handed back; idle is signalled
+	// when it drops to zero, so shutdown can apply every result.
+	inflight atomic.Int64
+	idle     chan struct{}
 
 	snap atomic.Pointer[Snapshot]
 	live sync.Map // task.ID -> *worker.Run, for Pane and Input from other goroutines
-	hub  hub
+	// started holds every worker started and not yet stopped by us, from
+	// the moment worker.Start returns, so shutdown stops each agent it
+	// launched even when the result of that launch was never applied.
+	started sync.Map // *worker.Run -> struct{}
+	hub     hub
 
-	started atomic.Bool
+	running atomic.Bool
 	stopped chan struct{}
 }
 
@@ -140,6 +149,7 @@ func New(p Params) (*Coordinator, error) {
 		cmds:     make(chan cmdRequest),
 		back:     make(chan func(), 64),
 		wake:     make(chan struct{}, 1),
+		idle:     make(chan struct{}, 1),
 		tasks:    map[task.ID]task.Task{},
 		runs:     map[task.ID]*run{},
 		flags:    map[task.ID]string{},
@@ -162,7 +172,7 @@ func (c *Coordinator) Holder() string { return c.holder }
 // way out it stops every live session and requeues its task, so nothing is
 // left looking live.
 func (c *Coordinator) Run(ctx context.Context) error {
-	if !c.started.CompareAndSwap(false, true) {
+	if !c.running.CompareAndSwap(false, true) {
 		return errors.New("coordinator already running")
 	}
 	defer close(c.stopped)
@@ -193,15 +203,32 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	defer tick.Stop()
 	c.place(ctx)
 	for {
+		// select picks at random among ready cases, so a case taken after
+		// cancellation is dropped rather than applied with a dead context
+		// (its writes would fail and leave state half-moved); shutdown
+		// then settles every task.
 		select {
 		case <-ctx.Done():
 			c.shutdown()
 			return nil
 		case rep := <-c.reports:
+			if ctx.Err() != nil {
+				c.shutdown()
+				return nil
+			}
 			c.handleReport(ctx, rep)
 		case req := <-c.cmds:
+			if ctx.Err() != nil {
+				req.reply <- cmdReply{err: ErrStopped}
+				c.shutdown()
+				return nil
+			}
 			req.reply <- c.handleCommand(ctx, req.cmd)
 		case f := <-c.back:
+			if ctx.Err() != nil {
+				c.shutdown()
+				return nil
+			}
 			f()
 		case <-c.wake:
 		case <-tick.C:
@@ -217,9 +244,16 @@ func (c *Coordinator) Done() <-chan struct{} { return c.stopped }
 
 // async runs f off the loop; f returns a closure that the loop applies.
 func (c *Coordinator) async(f func() func()) {
-	c.pending.Add(1)
+	c.inflight.Add(1)
 	go func() {
-		defer c.pending.Done()
+		defer func() {
+			if c.inflight.Add(-1) == 0 {
+				select {
+				case c.idle <- struct{}{}:
+				default:
+				}
+			}
+		}()
 		apply := f()
 		if apply != nil {
 			select {
@@ -346,30 +380,76 @@ func (c *Coordinator) orphan(ctx context.Context, t task.Task, token int64, hold
 	return nil
 }
 
-// shutdown stops every live session and requeues its task. The worktree
-// keeps the work; the next start relaunches with a continuity brief.
+// shutdown stops every live session, records its continuity and requeues
+// its task. The worktree keeps the work; the next start relaunches with a
+// continuity brief. A run still being prepared has no session yet: its
+// preparation sees the cancelled context and stops whatever it started, and
+// settle waits for it.
 func (c *Coordinator) shutdown() {
 	ctx := context.Background()
+	const why = "The console stopped."
 	var wg sync.WaitGroup
+	conts := map[*run]*brief.Continuity{}
+	var mu sync.Mutex
 	for _, r := range c.runs {
 		r.stopping = true
+		if r.w == nil {
+			continue
+		}
+		base := c.continuityBase(r, why)
 		wg.Add(1)
 		go func(r *run) {
 			defer wg.Done()
+			cont := c.captureContinuity(r, base)
+			mu.Lock()
+			conts[r] = &cont
+			mu.Unlock()
 			_ = r.w.Stop(c.p.StopGrace)
 		}(r)
 	}
 	wg.Wait()
-	for id, r := range c.runs {
-		c.endRun(ctx, r, store.SessionKilled, "The console stopped.")
-		t := c.tasks[id]
-		if t.State.Live() {
+	for _, r := range c.runs {
+		code := 0
+		if r.w != nil {
+			code = r.w.Session().ExitCode()
+		}
+		c.endRunWith(ctx, r, store.SessionKilled, code, conts[r], why)
+		if c.tasks[r.taskID].State.Live() {
 			c.requeue(ctx, r, task.ReasonLeaseOrphaned, "The console stopped; the task will relaunch on the next start.", false)
 		}
 	}
+	c.settle()
+	// Anything started whose launch was never applied (the loop stopped
+	// first) is stopped here: no agent outlives its console.
+	c.started.Range(func(k, _ any) bool {
+		wg.Add(1)
+		go func(w *worker.Run) {
+			defer wg.Done()
+			_ = w.Stop(c.p.StopGrace)
+		}(k.(*worker.Run))
+		return true
+	})
+	wg.Wait()
 	c.drainReports()
-	c.pending.Wait()
 	c.hub.close()
+}
+
+// settle waits until no async work is in flight, so no preparation or stop
+// is still running after Run returns. Their results are dropped: they would
+// write with the cancelled context. A task whose result is dropped (one in
+// its verify gate) still holds this instance's lease, which the next start
+// reconciles.
+func (c *Coordinator) settle() {
+	for c.inflight.Load() > 0 {
+		select {
+		case <-c.back:
+		case <-c.idle:
+		case <-c.reports: // a stopping worker's exit report must not block it
+		}
+	}
+	for len(c.back) > 0 {
+		<-c.back
+	}
 }
 
 func (c *Coordinator) drainReports() {

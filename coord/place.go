@@ -149,12 +149,13 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 	c.async(func() func() {
 		dir, w, baseline, err := c.prepare(ctx, next, r, cast, needBaseline)
 		return func() {
-			if baseline != nil {
+			if baseline != nil && ctx.Err() == nil {
 				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ")
 			}
 			if c.runs[next.ID] != r || r.stopping {
 				if w != nil {
-					go w.Stop(c.p.StopGrace)
+					// Off the loop, but counted, so a shutdown waits for it.
+					c.async(func() func() { _ = w.Stop(c.p.StopGrace); return nil })
 				}
 				return
 			}
@@ -187,6 +188,9 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 		res := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
 		v = &res
 	}
+	if err := ctx.Err(); err != nil {
+		return dir, nil, v, fmt.Errorf("the console is stopping: %w", err)
+	}
 	brief := ""
 	if r.spec.Delivery == "arg" {
 		brief, _, err = c.renderBrief(ctx, t, r, dir)
@@ -199,11 +203,16 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 		Dir: dir, Base: t.BaseCommit, Cols: c.cfg.Pane.Cols, Rows: c.cfg.Pane.Rows,
 		CastPath: cast, Environ: c.p.Environ, Brief: brief,
 		SampleEvery: c.p.SampleEvery, StuckAfter: c.cfg.Stuck.After.Duration, Settle: c.p.Settle,
-		Changed: repo.Changed, Now: c.now, Reports: c.reports,
+		Changed: repo.Changed, Now: c.now, Reports: c.reports, Gone: c.stopped,
 	})
 	if err != nil {
 		return dir, nil, v, err
 	}
+	c.started.Store(w, struct{}{})
+	go func() {
+		<-w.Done()
+		c.started.Delete(w)
+	}()
 	if brief != "" {
 		r.brief = brief // read by the loop only after this closure returns
 	}

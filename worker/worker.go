@@ -92,6 +92,10 @@ type Params struct {
 	Changed func(dir, base string) ([]string, error)
 	Now     func() time.Time
 	Reports chan<- Report
+	// Gone, when closed, means nobody reads Reports any more (the
+	// coordinator has returned): reports are dropped instead of blocking,
+	// so a stopping session can always finish.
+	Gone <-chan struct{}
 }
 
 // Run is one live session of an assignment.
@@ -204,7 +208,10 @@ func (r *Run) report(rep Report) {
 	if rep.At.IsZero() {
 		rep.At = r.p.Now()
 	}
-	r.p.Reports <- rep
+	select {
+	case r.p.Reports <- rep:
+	case <-r.p.Gone:
+	}
 }
 
 func (r *Run) confirm(ctx context.Context) {
