@@ -53,7 +53,7 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+t.Verify))
 	dir := r.dir
 	c.async(func() func() {
-		v := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
+		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
 		return func() {
 			c.recordVerdict(ctx, r.taskID, r.sessionID, r.phase, v, "Verify gate: ")
 			if c.tasks[r.taskID].State.Terminal() || c.tasks[r.taskID].State == task.StateParked {

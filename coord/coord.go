@@ -90,6 +90,9 @@ type Coordinator struct {
 
 	running atomic.Bool
 	stopped chan struct{}
+	// io is Run's context: cancelled at shutdown, it aborts preparations
+	// and verify runs. The loop's writes use a context without it.
+	io context.Context
 }
 
 type slot struct {
@@ -194,6 +197,12 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		}
 		defer stop()
 	}
+	// Long IO (preparations, verify runs) stops with ctx; the loop's own
+	// writes do not, so a cancellation in the middle of a handler can never
+	// leave a task half-moved: every case taken completes, and shutdown
+	// settles the rest.
+	c.io = ctx
+	work := context.WithoutCancel(ctx)
 	c.publish()
 	tickEvery := c.cfg.Lease.Tick.Duration
 	if tickEvery <= 0 {
@@ -201,12 +210,10 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
-	c.place(ctx)
+	c.place(work)
 	for {
-		// select picks at random among ready cases, so a case taken after
-		// cancellation is dropped rather than applied with a dead context
-		// (its writes would fail and leave state half-moved); shutdown
-		// then settles every task.
+		// select picks at random among ready cases, so one taken after
+		// cancellation is dropped and shutdown settles every task instead.
 		select {
 		case <-ctx.Done():
 			c.shutdown()
@@ -216,14 +223,14 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				c.shutdown()
 				return nil
 			}
-			c.handleReport(ctx, rep)
+			c.handleReport(work, rep)
 		case req := <-c.cmds:
 			if ctx.Err() != nil {
 				req.reply <- cmdReply{err: ErrStopped}
 				c.shutdown()
 				return nil
 			}
-			req.reply <- c.handleCommand(ctx, req.cmd)
+			req.reply <- c.handleCommand(work, req.cmd)
 		case f := <-c.back:
 			if ctx.Err() != nil {
 				c.shutdown()
@@ -232,9 +239,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			f()
 		case <-c.wake:
 		case <-tick.C:
-			c.tickLeases(ctx)
+			c.tickLeases(work)
 		}
-		c.place(ctx)
+		c.place(work)
 		c.publish()
 	}
 }

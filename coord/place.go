@@ -147,9 +147,9 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 
 	needBaseline := c.verdicts[t.ID] == nil
 	c.async(func() func() {
-		dir, w, baseline, err := c.prepare(ctx, next, r, cast, needBaseline)
+		dir, w, baseline, err := c.prepare(c.io, next, r, cast, needBaseline)
 		return func() {
-			if baseline != nil && ctx.Err() == nil {
+			if baseline != nil && c.io.Err() == nil {
 				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ")
 			}
 			if c.runs[next.ID] != r || r.stopping {
