@@ -138,6 +138,9 @@ func (r *Run) typeInput(in Input) error {
 	switch in.Kind {
 	case InputBrief:
 		err := r.sess.Deliver(in.Text)
+		if err == nil {
+			r.briefedAt.CompareAndSwap(0, r.p.Now().UnixNano())
+		}
 		r.in.mu.Lock()
 		r.in.briefed = true
 		r.in.lastText = in.Text

@@ -105,7 +105,8 @@ func (r *Run) waitIdle(ctx context.Context) bool {
 }
 
 // sampleLoop takes a progress sample every SampleEvery and tracks how long
-// the screen has been still, for stuck detection.
+// the screen has been still, for stuck detection. Stillness counts only
+// from the brief's delivery: before it the agent is waiting on us.
 func (r *Run) sampleLoop(ctx context.Context) {
 	tick := time.NewTicker(r.p.SampleEvery)
 	defer tick.Stop()
@@ -129,7 +130,15 @@ func (r *Run) sampleLoop(ctx context.Context) {
 			}
 			continue
 		}
-		idle := now.Sub(lastChange)
+		briefed := r.briefedAt.Load()
+		if briefed == 0 {
+			continue
+		}
+		since := lastChange
+		if b := time.Unix(0, briefed); b.After(since) {
+			since = b
+		}
+		idle := now.Sub(since)
 		if !stuck && r.p.StuckAfter > 0 && idle >= r.p.StuckAfter && !r.finished.Load() && !r.sentinelExists() {
 			stuck = true
 			r.report(Report{Kind: Stuck, Idle: idle})

@@ -106,9 +106,12 @@ type Run struct {
 	in       *inputQueue
 	sample   atomic.Pointer[lease.Progress]
 	finished atomic.Bool
-	stopOnce sync.Once
-	cancel   context.CancelFunc
-	done     chan struct{}
+	// briefedAt is when the brief was typed (unix ns; 0 before): a pane
+	// still waiting for its brief is waiting on the console, not stuck.
+	briefedAt atomic.Int64
+	stopOnce  sync.Once
+	cancel    context.CancelFunc
+	done      chan struct{}
 }
 
 // Start prepares the state directory and launches the session. The returned
@@ -170,6 +173,9 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	r.in = newInputQueue()
 	first := r.takeSample()
 	r.sample.Store(&first)
+	if spec.Delivery == session.DeliveryArg {
+		r.briefedAt.Store(p.Now().UnixNano()) // it has the brief from its first instant
+	}
 
 	go r.confirm(ctx)
 	go r.deliverInputs(ctx)
