@@ -24,7 +24,13 @@ func (c *Coordinator) publish() {
 			if l.LastReason != "" {
 				tv.Lease.LastReasonText = l.LastReason.Sentence()
 			}
+			// The lease's LastProgressAt moves with every sample that differs
+			// from the renewal baseline, so a pane that drew once and froze
+			// would look busy; the worker knows when the pane last changed.
 			tv.Lease.lastProgress = l.LastProgressAt
+			if r.w != nil {
+				tv.Lease.lastProgress = r.w.LastProgress()
+			}
 			if tv.Lease.lastProgress.IsZero() {
 				tv.Lease.lastProgress = l.GrantedAt
 			}

@@ -119,9 +119,13 @@ func (r *Run) sampleLoop(ctx context.Context) {
 			return
 		case <-tick.C:
 		}
+		prev := r.Sample()
 		s := r.takeSample()
 		r.sample.Store(&s)
 		now := r.p.Now()
+		if s.Advanced(prev) {
+			r.progressAt.Store(now.UnixNano())
+		}
 		if s.Screen != lastScreen {
 			lastScreen, lastChange = s.Screen, now
 			if stuck {

@@ -109,9 +109,12 @@ type Run struct {
 	// briefedAt is when the brief was typed (unix ns; 0 before): a pane
 	// still waiting for its brief is waiting on the console, not stuck.
 	briefedAt atomic.Int64
-	stopOnce  sync.Once
-	cancel    context.CancelFunc
-	done      chan struct{}
+	// progressAt is when a sample last differed from the one before it
+	// (unix ns): the operator's "last seen working".
+	progressAt atomic.Int64
+	stopOnce   sync.Once
+	cancel     context.CancelFunc
+	done       chan struct{}
 }
 
 // Start prepares the state directory and launches the session. The returned
@@ -173,6 +176,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	r.in = newInputQueue()
 	first := r.takeSample()
 	r.sample.Store(&first)
+	r.progressAt.Store(p.Now().UnixNano())
 	if spec.Delivery == session.DeliveryArg {
 		r.briefedAt.Store(p.Now().UnixNano()) // it has the brief from its first instant
 	}
@@ -193,6 +197,11 @@ func (r *Run) View() session.View { return r.sess.View() }
 
 // Sample returns the latest progress sample.
 func (r *Run) Sample() lease.Progress { return *r.sample.Load() }
+
+// LastProgress returns when the pane last made progress: the newest sample
+// whose screen (volatile parts masked), worktree or artifacts differed from
+// the sample before it; the launch before any.
+func (r *Run) LastProgress() time.Time { return time.Unix(0, r.progressAt.Load()) }
 
 // Done is closed when the process has exited and the run has reported it.
 func (r *Run) Done() <-chan struct{} { return r.done }
