@@ -189,7 +189,15 @@ func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Comm
 	}
 	c.hub.event(del)
 	done := make(chan error, 1)
-	r.w.Send(worker.Input{Kind: worker.InputDecision, ID: d.ID, Text: worker.DecisionText(text), Done: done})
+	in := worker.Input{Kind: worker.InputDecision, ID: d.ID, Text: worker.DecisionText(text), Done: done}
+	if r.brief == "" {
+		// The brief is being rendered off the loop and may or may not
+		// have read this decision: hold it until the brief is handed
+		// over, so the session gets it once either way.
+		r.held = append(r.held, in)
+	} else {
+		r.w.Send(in)
+	}
 	res.SessionID, res.Delivered = r.sessionID, true
 	res.Message = "delivered to session " + short(r.sessionID)
 	return cmdReply{res: res, wait: done}

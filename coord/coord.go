@@ -122,7 +122,10 @@ type run struct {
 	stuck     bool
 	resubmits int
 	errors    []string // refusal and error sentences of this attempt
-	unsub     func()
+	// held are corrections recorded while this session's brief was being
+	// rendered: typed after the brief unless the brief already has them.
+	held  []worker.Input
+	unsub func()
 }
 
 // New builds a coordinator. Call Run to start it.
@@ -416,6 +419,10 @@ func (c *Coordinator) shutdown() {
 	}
 	wg.Wait()
 	for _, r := range c.runs {
+		for _, in := range r.held {
+			in.Done <- worker.ErrClosed // its Do must not wait for a brief that never comes
+		}
+		r.held = nil
 		code := 0
 		if r.w != nil {
 			code = r.w.Session().ExitCode()

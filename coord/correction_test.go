@@ -73,3 +73,42 @@ func TestCorrectionWithoutSessionIsQueuedForTheNextBrief(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ds, 1, "stored before anything else")
 }
+
+// A correction made just as the session is confirmed, while its brief is
+// being rendered, reaches the session once: in the brief or typed after
+// it, never both.
+func TestCorrectionDuringBriefRenderReachesSessionOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Behave: agent.BehaveStall}},
+	}}, nil)
+	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
+	ctx := context.Background()
+	b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionConfirmed))
+	const text = "Keep Add's signature."
+	res, err := b.c.Do(ctx, Command{Kind: CmdCorrect, TaskID: id, Text: text})
+	require.NoError(t, err)
+	require.True(t, res.Delivered, res.Message)
+	// A second correction is typed after anything held for the first, so
+	// once the agent has logged it, the first has arrived if it ever will.
+	_, err = b.c.Do(ctx, Command{Kind: CmdCorrect, TaskID: id, Text: "marker"})
+	require.NoError(t, err)
+	b.waitRecord(t, 10*time.Second, "the marker", func() bool {
+		if strings.Contains(b.recordedBrief(task.PhaseImplement, 1, 1), "marker") {
+			return true // both went with the brief
+		}
+		for _, r := range b.inputsOf(t, agent.InputDecision) {
+			if strings.HasSuffix(r.Text, "marker") {
+				return true
+			}
+		}
+		return false
+	})
+	brief := b.recordedBrief(task.PhaseImplement, 1, 1)
+	require.NotEmpty(t, brief)
+	got := strings.Count(section(t, brief, task.HeadingDecisions, task.HeadingPhasePrefix), text)
+	for _, r := range b.inputsOf(t, agent.InputDecision) {
+		got += strings.Count(r.Text, text)
+	}
+	require.Equal(t, 1, got, "the decision reached the session exactly once")
+}

@@ -15,6 +15,10 @@ type hub struct {
 	subs   map[int]*subscriber
 	next   int
 	closed bool
+	// outbox holds the events of the loop iteration in progress. They go
+	// out in flush, after the loop has published the snapshot they led to,
+	// so a subscriber that reads the snapshot on an event sees its effect.
+	outbox []task.Event
 }
 
 type subscriber struct {
@@ -63,8 +67,21 @@ func (h *hub) each(f func(*subscriber)) {
 }
 
 func (h *hub) event(ev task.Event) {
-	e := ev
-	h.each(func(s *subscriber) { s.push(Notice{Event: &e}, "") })
+	h.mu.Lock()
+	h.outbox = append(h.outbox, ev)
+	h.mu.Unlock()
+}
+
+// flush sends the held events to every subscriber, in order.
+func (h *hub) flush() {
+	h.mu.Lock()
+	out := h.outbox
+	h.outbox = nil
+	h.mu.Unlock()
+	for i := range out {
+		e := out[i]
+		h.each(func(s *subscriber) { s.push(Notice{Event: &e}, "") })
+	}
 }
 
 func (h *hub) pane(id task.ID) {
@@ -73,6 +90,7 @@ func (h *hub) pane(id task.ID) {
 
 // close ends every subscription after its queued notices are delivered.
 func (h *hub) close() {
+	h.flush()
 	h.mu.Lock()
 	h.closed = true
 	subs := h.subs

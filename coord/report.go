@@ -93,18 +93,37 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 	}
 	w := r.w
 	c.async(func() func() {
-		text, _, err := c.renderBrief(ctx, next, r, r.dir)
+		text, ids, err := c.renderBrief(ctx, next, r, r.dir)
 		return func() {
+			held := r.held
+			r.held = nil
 			if c.runs[r.taskID] != r || r.stopping {
+				for _, in := range held {
+					in.Done <- worker.ErrClosed
+				}
 				return
 			}
 			if err != nil {
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonDeliveryFailed, "Brief: "+err.Error()))
+				for _, in := range held {
+					in.Done <- fmt.Errorf("the brief could not be rendered: %w", err)
+				}
 				return
 			}
 			r.brief = text
 			c.updateSession(ctx, r, func(s *store.Session) { s.Brief = text })
 			w.Send(worker.Input{Kind: worker.InputBrief, Text: text})
+			inBrief := map[string]bool{}
+			for _, id := range ids {
+				inBrief[id] = true
+			}
+			for _, in := range held {
+				if inBrief[in.ID] {
+					in.Done <- nil // it reached the session in its brief
+					continue
+				}
+				w.Send(in)
+			}
 		}
 	})
 }
