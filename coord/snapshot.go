@@ -42,6 +42,9 @@ func (c *Coordinator) publish() {
 		s.Slots = append(s.Slots, SlotView{Name: sl.Name, Harness: sl.Harness, Capacity: sl.Capacity, Busy: sl.busy})
 	}
 	c.snap.Store(s)
+	// Events of this change go out only now, so a subscriber that reads
+	// the snapshot on an event sees what the event did.
+	c.hub.flush()
 }
 
 // Snapshot returns the latest snapshot with the lease clocks computed now.

@@ -1,13 +1,77 @@
 // Command orchestra-tui is a terminal operator console for unattended runs of
-// AI coding agents. This file holds flags and subcommands only.
+// AI coding agents. This package holds flags and subcommands only; the work
+// lives in the packages they call.
 package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 )
 
-func main() {
-	fmt.Fprintln(os.Stderr, "orchestra-tui: not yet wired")
-	os.Exit(2)
+const usage = `orchestra-tui: a terminal operator console for unattended runs of AI coding agents.
+
+Usage:
+  orchestra-tui [--no-anim] [-C DIR]     open the console on the repository around DIR (default .)
+  orchestra-tui run --headless           run every task without the console, one line per event
+  orchestra-tui run --resume FILE        resume a handed-off task [--harness H] [--model M] [--headless]
+  orchestra-tui add [flags]              add a task (--title --goal --verify --acceptance ... or --file F)
+  orchestra-tui status [--json]          list tasks with state, phase and verdict
+  orchestra-tui correct TASK TEXT        record a human decision; a running console types it into the live pane
+  orchestra-tui resubmit|expire|cancel|park|unpark|approve TASK
+  orchestra-tui extend TASK DURATION     extend a task's lease (e.g. 10m)
+  orchestra-tui handoff export TASK --out FILE
+  orchestra-tui demo [--headless] [--fast] [--keep] [--record F.cast] [--agent claude]
+  orchestra-tui demo handoff [--fast] [--keep]
+  orchestra-tui model-stub [--addr 127.0.0.1:0]
+  orchestra-tui agent --script FILE      the scripted agent the demo runs in its panes
+
+TASK is a task id or any unique part of one, as 'status' shows it.
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
+		return console(args, stdout, stderr)
+	}
+	cmd, rest := args[0], args[1:]
+	switch cmd {
+	case "-h", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "console":
+		return console(rest, stdout, stderr)
+	case "run":
+		return runCmd(rest, stdout, stderr)
+	case "add":
+		return addCmd(rest, stdout, stderr)
+	case "status":
+		return statusCmd(rest, stdout, stderr)
+	case "correct", "resubmit", "extend", "expire", "cancel", "park", "unpark", "approve":
+		return opCmd(cmd, rest, stdout, stderr)
+	case "handoff":
+		return handoffCmd(rest, stdout, stderr)
+	case "demo":
+		return demoCmd(rest, stdout, stderr)
+	case "model-stub":
+		return modelStubCmd(rest, stdout, stderr)
+	case "agent":
+		return agent.Main(rest, stdin, stdout)
+	case "version":
+		fmt.Fprintln(stdout, "orchestra-tui", version())
+		return 0
+	default:
+		fmt.Fprintf(stderr, "orchestra-tui: unknown command %q\n\n%s", cmd, usage)
+		return 2
+	}
+}
+
+// fail prints an error the way every subcommand does and returns status 1.
+func fail(stderr io.Writer, err error) int {
+	fmt.Fprintf(stderr, "orchestra-tui: %v\n", err)
+	return 1
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ", ") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// taskFile is a task as written in a TOML or JSON file for `add --file`.
+type taskFile struct {
+	Title        string   `toml:"title" json:"title"`
+	Goal         string   `toml:"goal" json:"goal"`
+	Acceptance   []string `toml:"acceptance" json:"acceptance"`
+	Verify       string   `toml:"verify" json:"verify"`
+	Pipeline     []string `toml:"pipeline" json:"pipeline"`
+	Harness      string   `toml:"harness" json:"harness"`
+	Model        string   `toml:"model" json:"model"`
+	Capabilities []string `toml:"capabilities" json:"capabilities"`
+}
+
+// addCmd creates a task. With a console running it goes through the console;
+// otherwise it is written to the store, where the next console finds it.
+func addCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("add", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("C", ".", "run as if started in `DIR`")
+	file := fs.String("file", "", "read the task from a TOML or JSON `FILE`")
+	var tf taskFile
+	var acceptance, caps listFlag
+	fs.StringVar(&tf.Title, "title", "", "short title")
+	fs.StringVar(&tf.Goal, "goal", "", "what the task must achieve")
+	fs.Var(&acceptance, "acceptance", "an acceptance check (repeat for more)")
+	fs.StringVar(&tf.Verify, "verify", "", "the project's test command that decides when the task is done")
+	pipeline := fs.String("pipeline", "", "phases to run, e.g. plan,implement,review (default: all five)")
+	fs.StringVar(&tf.Harness, "harness", "", "the agent harness (default: "+coord.DefaultHarness+")")
+	fs.StringVar(&tf.Model, "model", "", "the model the harness should use")
+	fs.Var(&caps, "capability", "a capability the task needs (repeat for more)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *file != "" {
+		if err := readTaskFile(*file, &tf); err != nil {
+			return fail(stderr, err)
+		}
+	}
+	tf.Acceptance = append(tf.Acceptance, acceptance...)
+	tf.Capabilities = append(tf.Capabilities, caps...)
+	t := task.Task{Title: tf.Title, Goal: tf.Goal, Acceptance: tf.Acceptance, Verify: tf.Verify,
+		Harness: tf.Harness, Model: tf.Model, Capabilities: tf.Capabilities}
+	spec := *pipeline
+	if spec == "" && len(tf.Pipeline) > 0 {
+		spec = strings.Join(tf.Pipeline, ",")
+	}
+	if spec != "" {
+		p, err := task.ParsePipeline(spec)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		t.Pipeline = p
+	}
+	r, err := repo.Open(*dir)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	res, err := coord.Send(ctx, coord.ControlPath(r.Root), coord.Command{Kind: coord.CmdAdd, Task: &t, Author: author()})
+	if err == nil {
+		fmt.Fprintln(stdout, res.TaskID)
+		return 0
+	}
+	if !errors.Is(err, coord.ErrNoConsole) {
+		return fail(stderr, err)
+	}
+	t, err = coord.Prepare(t, r, time.Now())
+	if err != nil {
+		return fail(stderr, err)
+	}
+	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer st.Close()
+	ev := task.Event{ID: task.NewULID(time.Now()), TaskID: t.ID, Kind: task.EvTaskAdded, At: time.Now(),
+		Text: fmt.Sprintf("Task added: %s (%s).", t.Title, t.Pipeline)}
+	if err := st.TaskInsert(ctx, t, ev); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintln(stdout, t.ID)
+	return 0
+}
+
+func readTaskFile(path string, tf *taskFile) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".json":
+		dec := json.NewDecoder(strings.NewReader(string(data)))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(tf); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	case ".toml":
+		md, err := toml.Decode(string(data), tf)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		if und := md.Undecoded(); len(und) > 0 {
+			return fmt.Errorf("%s: unknown keys: %v", path, und)
+		}
+	default:
+		return fmt.Errorf("%s: a task file is .toml or .json", path)
+	}
+	return nil
+}

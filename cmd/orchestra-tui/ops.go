@@ -1,0 +1,104 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// opCmd sends an operator command to the running console. A correction made
+// while no console runs is stored and reaches the task through its next
+// brief; the other commands need the console, which owns the sessions.
+func opCmd(name string, args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("C", ".", "run as if started in `DIR`")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	rest := fs.Args()
+	cmd := coord.Command{Kind: coord.CommandKind(name), Author: author()}
+	switch name {
+	case "correct":
+		if len(rest) < 2 {
+			fmt.Fprintln(stderr, "usage: orchestra-tui correct TASK TEXT")
+			return 2
+		}
+		cmd.Text = strings.Join(rest[1:], " ")
+	case "extend":
+		if len(rest) != 2 {
+			fmt.Fprintln(stderr, "usage: orchestra-tui extend TASK DURATION (e.g. 10m)")
+			return 2
+		}
+		d, err := time.ParseDuration(rest[1])
+		if err != nil || d <= 0 {
+			fmt.Fprintf(stderr, "orchestra-tui: extend: %q is not a positive duration (e.g. 10m)\n", rest[1])
+			return 2
+		}
+		cmd.Duration = d
+	default:
+		if len(rest) != 1 {
+			fmt.Fprintf(stderr, "usage: orchestra-tui %s TASK\n", name)
+			return 2
+		}
+	}
+	cmd.TaskID = task.ID(rest[0])
+	r, err := repo.Open(*dir)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := coord.Send(ctx, coord.ControlPath(r.Root), cmd)
+	if err == nil {
+		fmt.Fprintln(stdout, res.Message)
+		return 0
+	}
+	if !errors.Is(err, coord.ErrNoConsole) {
+		return fail(stderr, err)
+	}
+	if name != "correct" {
+		return fail(stderr, fmt.Errorf("%s needs a running console (it owns the sessions); start one with `orchestra-tui` or `orchestra-tui run --headless`", name))
+	}
+	return correctOffline(ctx, r, cmd, stdout, stderr)
+}
+
+// correctOffline stores a decision while no console runs.
+func correctOffline(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout, stderr io.Writer) int {
+	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer st.Close()
+	ts, err := st.TaskList(ctx, store.TaskListParams{})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	ids := make([]task.ID, len(ts))
+	for i, t := range ts {
+		ids[i] = t.ID
+	}
+	id, err := coord.ResolveID(ids, string(cmd.TaskID))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	now := time.Now()
+	d := store.Decision{ID: task.NewULID(now), TaskID: id, Text: cmd.Text, Author: cmd.Author, At: now}
+	ev := task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvDecisionRecorded, At: now,
+		Text: fmt.Sprintf("Human decision by %s: %s", d.Author, d.Text)}
+	if err := st.DecisionInsert(ctx, d, ev); err != nil {
+		return fail(stderr, err)
+	}
+	fmt.Fprintln(stdout, "queued for the next brief (no console is running)")
+	return 0
+}

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
+)
+
+// statusCmd lists tasks with state, phase and verdict, read from the store.
+func statusCmd(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("C", ".", "run as if started in `DIR`")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	r, err := repo.Open(*dir)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	ts, err := st.TaskList(ctx, store.TaskListParams{})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	type row struct {
+		ID      string `json:"id"`
+		Title   string `json:"title"`
+		State   string `json:"state"`
+		Phase   string `json:"phase"`
+		Attempt int    `json:"attempt"`
+		Verdict string `json:"verdict"`
+		Reason  string `json:"reason,omitempty"`
+	}
+	var rows []row
+	for _, t := range ts {
+		vs, err := st.VerdictList(ctx, t.ID)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		v := "·"
+		if len(vs) > 0 {
+			v = vs[len(vs)-1].Verdict.Line()
+		}
+		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason})
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if rows == nil {
+			rows = []row{}
+		}
+		if err := enc.Encode(rows); err != nil {
+			return fail(stderr, err)
+		}
+		return 0
+	}
+	if len(rows) == 0 {
+		fmt.Fprintln(stdout, "no tasks: add one with `orchestra-tui add`")
+		return 0
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tTITLE\tSTATE\tPHASE\tATTEMPT\tVERDICT")
+	for _, r := range rows {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Title, r.State, r.Phase, r.Attempt, r.Verdict)
+	}
+	tw.Flush()
+	return 0
+}

@@ -1,0 +1,108 @@
+package headless
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+)
+
+// Options tune a headless run.
+type Options struct {
+	Timestamps bool
+	// OnEvent, if set, sees every event after it is printed; the demo uses
+	// it to act at scripted moments. It runs on the printing goroutine.
+	OnEvent func(ev task.Event)
+}
+
+// Run starts the coordinator, prints every event, and returns when every
+// task is at rest (waiting for review, ended, parked or unplaceable). It
+// ends with one verdict line per task and returns the exit status: 0 only
+// if every task reached a green verdict.
+func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	notices, unsub := c.Subscribe()
+	defer unsub()
+	errc := make(chan error, 1)
+	go func() { errc <- c.Run(ctx) }()
+	p := New(w, o.Timestamps)
+	for {
+		select {
+		case err := <-errc:
+			if err != nil {
+				fmt.Fprintf(w, "orchestra-tui: %v\n", err)
+				return 1
+			}
+			// The coordinator closes every subscription on its way out,
+			// after the notices already queued; print those first.
+			for n := range notices {
+				if n.Event != nil {
+					p.Print(*n.Event)
+				}
+			}
+			return summary(w, p, c.Snapshot())
+		case n, ok := <-notices:
+			if !ok {
+				notices = nil
+				continue
+			}
+			if n.Event == nil {
+				continue
+			}
+			p.Print(*n.Event)
+			if o.OnEvent != nil {
+				o.OnEvent(*n.Event)
+			}
+			if AtRest(c.Snapshot()) {
+				cancel()
+			}
+		}
+	}
+}
+
+// AtRest reports whether no task can move without a human: each is waiting
+// for review, ended, parked, or queued but unplaceable.
+func AtRest(s coord.Snapshot) bool {
+	for _, tv := range s.Tasks {
+		switch tv.Task.State {
+		case task.StateLeased, task.StateRunning:
+			return false
+		case task.StateQueued:
+			if !strings.HasPrefix(tv.Flag, "Unplaceable") {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// summary prints one verdict line per task and returns the exit status.
+func summary(w io.Writer, p *Printer, s coord.Snapshot) int {
+	if len(s.Tasks) == 0 {
+		fmt.Fprintln(w, "no tasks: add one with `orchestra-tui add`")
+		return 0
+	}
+	status := 0
+	for _, tv := range s.Tasks {
+		name := p.name(p.tasks, string(tv.Task.ID), "T")
+		if p.timestamps {
+			name = string(tv.Task.ID)
+		}
+		line := "· no verdict yet"
+		if tv.Verdict != nil {
+			line = tv.Verdict.Line()
+		}
+		green := tv.Verdict != nil && tv.Verdict.Status == verify.StatusOK &&
+			(tv.Task.State == task.StateAwaitingReview || tv.Task.State == task.StateCompleted)
+		if !green {
+			status = 1
+		}
+		fmt.Fprintf(w, "%-4s %-32s %s (%s, phase %s)\n", name, "verdict", line, tv.Task.State, tv.Task.Phase)
+	}
+	return status
+}
