@@ -12,16 +12,6 @@ func handoffCmd(args []string, stdout, stderr io.Writer) int {
 	return 2
 }
 
-func demoCmd(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "orchestra-tui: demo: not built yet")
-	return 2
-}
-
-func modelStubCmd(args []string, stdout, stderr io.Writer) int {
-	fmt.Fprintln(stderr, "orchestra-tui: model-stub: not built yet")
-	return 2
-}
-
 func resumeInto(o *coord.Opened, file, harness, model string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(stderr, "orchestra-tui: run --resume: not built yet")
 	return 2
