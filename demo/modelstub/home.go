@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 )
 
 // StubAPIKey is the API key ClaudeEnv hands the CLI. The stub ignores it;
@@ -116,4 +117,18 @@ func ClaudeEnv(home, baseURL string) []string {
 		"DISABLE_AUTOUPDATER=1",
 		"DISABLE_BUG_COMMAND=1",
 	}
+}
+
+// ClaudeSetEnv returns ClaudeEnv(home, baseURL) as a harness's set_env
+// table, without PATH: a harness passes PATH through its allow-list, and the
+// console's PATH is the one that finds the CLI and the project's tools.
+func ClaudeSetEnv(home, baseURL string) map[string]string {
+	out := map[string]string{}
+	for _, kv := range ClaudeEnv(home, baseURL) {
+		k, v, _ := strings.Cut(kv, "=")
+		if k != "PATH" {
+			out[k] = v
+		}
+	}
+	return out
 }

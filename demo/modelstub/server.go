@@ -22,6 +22,9 @@ type Server struct {
 	// short text reply ending the turn, which is what the CLI's side
 	// requests (titles, topic detection, quota probes) need.
 	Fallback func(req Request) Reply
+	// Addr is the address to listen on; it defaults to 127.0.0.1:0, an
+	// OS-chosen port on the loopback interface.
+	Addr string
 
 	rules []Rule
 
@@ -37,8 +40,8 @@ func New(rules []Rule) *Server {
 	return &Server{rules: append([]Rule(nil), rules...)}
 }
 
-// Start listens on an OS-chosen port on 127.0.0.1 and serves in the
-// background. It returns the base URL to give the CLI as ANTHROPIC_BASE_URL.
+// Start listens on Addr (by default an OS-chosen port on 127.0.0.1) and
+// serves in the background. It returns the base URL to give the CLI as ANTHROPIC_BASE_URL.
 func (s *Server) Start() (string, error) {
 	if s.Now == nil {
 		s.Now = time.Now
@@ -46,9 +49,13 @@ func (s *Server) Start() (string, error) {
 	if s.Fallback == nil {
 		s.Fallback = func(Request) Reply { return Reply{Text: "OK."} }
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr := s.Addr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return "", fmt.Errorf("model stub: listen on 127.0.0.1: %w", err)
+		return "", fmt.Errorf("model stub: listen on %s: %w", addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.handleMessages)
