@@ -88,6 +88,8 @@ func Main(args []string, stdin io.Reader, stdout io.Writer) int {
 		sleep:  time.Sleep,
 		work:   make(chan job, 64),
 
+		decided: make(chan struct{}),
+
 		interrupt: make(chan struct{}, 1),
 	}
 	io.WriteString(stdout, enableBracketed) //nolint:errcheck // a broken tty shows up on the next write
@@ -121,6 +123,9 @@ type agent struct {
 	work   chan job
 	// interrupt receives ctrl-c; it is served before any queued job.
 	interrupt chan struct{}
+	// decided is closed when the first human decision has been echoed; a
+	// stall with await_decision waits for it.
+	decided chan struct{}
 
 	mu      sync.Mutex // guards everything below and every write to out
 	out     io.Writer
@@ -132,8 +137,11 @@ type agent struct {
 	held *job
 	// current is the phase attempt acted on last; a refusal fixes it.
 	current *job
-	pastes  int   // pastes seen, numbered on screen as a real agent does
-	outbox  []job // jobs to hand to the worker once a.mu is released
+	pastes  int // pastes seen, numbered on screen as a real agent does
+	// hasDecided says decided is closed; awaiting says a stall waits on it.
+	hasDecided bool
+	awaiting   bool
+	outbox     []job // jobs to hand to the worker once a.mu is released
 }
 
 // run draws the banner and prompt, reads input on its own goroutine and
@@ -264,6 +272,13 @@ func (a *agent) onSubmit(text string) {
 		}
 		a.write("\nreceived human decision: " + strings.TrimSpace(strings.TrimPrefix(text, task.DecisionHeader)) + "\n")
 		a.promptIfIdle()
+		if !a.hasDecided {
+			a.hasDecided = true
+			// A stall waiting for this decision goes silent from here,
+			// in the same breath, so nothing after it is echoed.
+			a.stalled = a.awaiting
+			close(a.decided)
+		}
 	case strings.HasPrefix(text, task.RefusalPrefix):
 		a.log(InputRefusal, text)
 		if a.stalled {

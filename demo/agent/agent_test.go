@@ -381,3 +381,25 @@ func TestCtrlCEndsEvenAStalledAgent(t *testing.T) {
 	require.True(t, errors.As(b.exitErr, &exitErr), "exit: %v", b.exitErr)
 	require.Equal(t, exitInterrupt, exitErr.ExitCode())
 }
+
+// A stall with await_decision leaves its edits, echoes the decision that
+// arrives, and only then goes silent: the demo's correction beat.
+func TestStallAwaitsDecisionThenStalls(t *testing.T) {
+	t.Parallel()
+	half := "package calc\n\nfunc Add(a, b int) int { return a + b } // half\n"
+	b := setup(t, map[task.Phase][]Entry{task.PhaseImplement: {{Attempt: 1, Behave: BehaveStall, AwaitDecision: true,
+		Edits: []Edit{{Path: "calc.go", Content: half}}}}})
+	b.paste(renderBrief(task.PhaseImplement, 1, "true"))
+	b.waitScreen("Thinking…", 1)
+	got, err := os.ReadFile(filepath.Join(b.cwd, "calc.go"))
+	require.NoError(t, err)
+	require.Equal(t, half, string(got), "the stall's edits come first")
+
+	b.paste(task.DecisionHeader + " keep Add's signature")
+	b.waitScreen("received human decision: keep Add's signature", 1)
+	// Stalled now: the next decision is logged but not echoed.
+	b.paste(task.DecisionHeader + " second")
+	require.Equal(t, []string{InputBrief, InputDecision, InputDecision}, kinds(b.waitInputs(3)))
+	b.stop()
+	require.NotContains(t, b.screen.String(), "received human decision: second")
+}

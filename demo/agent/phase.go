@@ -44,7 +44,17 @@ func (a *agent) doPhase(j job) (code int, exit bool) {
 		for _, ed := range e.Edits {
 			a.applyEdit(ed)
 		}
+		if e.AwaitDecision {
+			// Set before the spinner is drawn, so a decision that comes
+			// after it is seen turns the agent silent at once.
+			a.mu.Lock()
+			a.awaiting = true
+			a.mu.Unlock()
+		}
 		a.printf("%s %s (1s · esc to interrupt)", spinnerFrames[0], "Thinking…")
+		if e.AwaitDecision {
+			<-a.decided
+		}
 		a.stall()
 	}
 	a.spin("Thinking…", 4)

@@ -83,6 +83,11 @@ type Entry struct {
 	Behave Behave `json:"behave,omitempty"`
 	// FloodLines is how many lines "flood" prints.
 	FloodLines int `json:"flood_lines,omitempty"`
+	// AwaitDecision makes a stall wait, after its edits and before it goes
+	// silent, until a human decision has arrived and been echoed: the demo
+	// shows a correction reaching a live pane that then stops making
+	// progress, in that order, whatever the pacing.
+	AwaitDecision bool `json:"await_decision,omitempty"`
 }
 
 // Edit is one file the agent writes.
@@ -127,6 +132,9 @@ func (s Script) Validate() error {
 			case BehaveNormal, BehaveStall, BehaveIgnoreFirst, BehaveCrash, BehaveFlood, BehaveHalf:
 			default:
 				return fmt.Errorf("%s: unknown behave %q (known: stall, ignore_first, crash, flood, half)", where, e.Behave)
+			}
+			if e.AwaitDecision && e.Behave != BehaveStall {
+				return fmt.Errorf("%s: await_decision only applies to behave \"stall\"", where)
 			}
 			for _, ed := range e.Edits {
 				if !filepath.IsLocal(ed.Path) {
@@ -200,6 +208,9 @@ func (e Entry) describe() string {
 	}
 	if e.InvalidFirst {
 		parts = append(parts, "invalid_first")
+	}
+	if e.AwaitDecision {
+		parts = append(parts, "await_decision")
 	}
 	if len(parts) == 0 {
 		return ""
