@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/demo"
+	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
+// skips the test when neither has it, except in CI, where .ci/run installs
+// it and a missing CLI must not pass as a skip.
+func claudeBin(t *testing.T) string {
+	t.Helper()
+	missing := func(why string) {
+		t.Helper()
+		msg := "Claude Code CLI not installed: " + why + "run .ci/install-claude.sh and set ORCHESTRA_CLAUDE_BIN"
+		if os.Getenv("CI") != "" {
+			t.Fatal(msg + " (CI must run the real-CLI tests)")
+		}
+		t.Skip(msg)
+	}
+	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
+		if _, err := os.Stat(bin); err != nil {
+			missing("ORCHESTRA_CLAUDE_BIN=" + bin + " does not exist; ")
+		}
+		return bin
+	}
+	bin, err := exec.LookPath("claude")
+	if err != nil {
+		missing("")
+	}
+	return bin
+}
+
+// bundle is a console on a throwaway calc project whose "claude" harness
+// runs the real CLI against a scripted model server.
+type bundle struct {
+	root    string
+	home    string // the CLI's HOME, seeded
+	srv     *modelstub.Server
+	st      *sqlite.Store
+	repo    *repo.Repo
+	cfg     config.Config
+	c       *coord.Coordinator
+	notices <-chan coord.Notice
+	events  []task.Event
+}
+
+// claudeSetup builds the project, the stub and the store, inserts one task
+// with pipeline p (so its id, and so its worktree, is known before any
+// launch), seeds the CLI's home to trust that worktree, and starts the
+// coordinator with environ as the console's environment.
+func claudeSetup(t *testing.T, rules []modelstub.Rule, tk task.Task, environ []string, tweak func(*config.Config)) (*bundle, task.Task) {
+	t.Helper()
+	bin := claudeBin(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the verify command needs the go tool on PATH")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, demo.WriteProject(root))
+	b := &bundle{root: root, home: t.TempDir()}
+
+	b.srv = modelstub.New(rules)
+	b.srv.Logf = t.Logf
+	base, err := b.srv.Start()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, b.srv.Close()) })
+
+	b.repo, err = repo.Open(root)
+	require.NoError(t, err)
+	b.st, err = sqlite.Open(sqlite.DefaultPath(root))
+	require.NoError(t, err)
+	t.Cleanup(func() { b.st.Close() })
+
+	tk, err = coord.Prepare(tk, b.repo, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, b.st.TaskInsert(context.Background(), tk))
+	worktree := filepath.Join(b.repo.Root, filepath.FromSlash(repo.WorktreesDir), string(tk.ID))
+	require.NoError(t, modelstub.SeedHome(b.home, worktree))
+
+	b.cfg = config.Default()
+	h := b.cfg.Harness["claude"]
+	h.Argv = append([]string{bin}, h.Argv[1:]...)
+	// The stub's address and the seeded home are the harness's own
+	// variables, not the console's: the console's environment stays as it
+	// is and the allow-list decides what else passes.
+	h.SetEnv = modelstub.ClaudeSetEnv(b.home, base)
+	// The CLI runs the verify command through its Bash tool; a warm build
+	// cache keeps that to a second.
+	h.SetEnv["GOCACHE"] = goEnv(t, goBin, "GOCACHE")
+	h.SetEnv["GOTOOLCHAIN"] = "local"
+	b.cfg.Harness["claude"] = h
+	b.cfg.Pane = config.Pane{Cols: 120, Rows: 40}
+	b.cfg.Lease.Tick.Duration = 100 * time.Millisecond
+	if tweak != nil {
+		tweak(&b.cfg)
+	}
+
+	b.c, err = coord.New(coord.Params{
+		Store: b.st, Repo: b.repo, Config: b.cfg, Environ: environ,
+		StopGrace: 2 * time.Second, Settle: 50 * time.Millisecond, SampleEvery: 250 * time.Millisecond,
+	})
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	notices, unsub := b.c.Subscribe()
+	b.notices = notices
+	go func() { _ = b.c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		unsub()
+		<-b.c.Done()
+	})
+	return b, tk
+}
+
+func goEnv(t *testing.T, goBin, name string) string {
+	t.Helper()
+	out, err := exec.Command(goBin, "env", name).Output()
+	require.NoError(t, err)
+	return strings.TrimSpace(string(out))
+}
+
+// waitEvent reads notices until one event satisfies ok, failing the test
+// with the events and the pane seen when the deadline passes first.
+func (b *bundle) waitEvent(t *testing.T, id task.ID, d time.Duration, ok func(task.Event) bool) task.Event {
+	t.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		select {
+		case n, open := <-b.notices:
+			if !open {
+				t.Fatalf("notices closed; events so far:\n%s", b.dump())
+			}
+			if n.Event == nil {
+				continue
+			}
+			b.events = append(b.events, *n.Event)
+			if ok(*n.Event) {
+				return *n.Event
+			}
+		case <-deadline.C:
+			screen := ""
+			if v, ok := b.c.Pane(id); ok {
+				screen = v.Text()
+			}
+			t.Fatalf("timed out after %s; pane:\n%s\nevents so far:\n%s", d, screen, b.dump())
+		}
+	}
+}
+
+func (b *bundle) dump() string {
+	var sb strings.Builder
+	for _, e := range b.events {
+		sb.WriteString(string(e.Kind))
+		if e.Reason != "" {
+			sb.WriteString(" [" + string(e.Reason) + "]")
+		}
+		sb.WriteString(" " + e.Text + "\n")
+	}
+	return sb.String()
+}
+
+func ended(e task.Event) bool {
+	return e.Kind == task.EvTaskAwaiting || e.Kind == task.EvTaskFailed || e.Kind == task.EvTaskCancelled
+}
+
+// requireAuthorityOrder checks that text holds every brief heading, in
+// authority order.
+func requireAuthorityOrder(t *testing.T, text string, p task.Phase) {
+	t.Helper()
+	at := -1
+	for _, h := range []string{task.HeadingGoal, task.HeadingAcceptance, task.HeadingDecisions,
+		task.HeadingPhase(p), task.HeadingRules, task.HeadingGitState,
+		task.HeadingResearch, task.HeadingPlan, task.HeadingContinuity, task.HeadingDeadEnds} {
+		i := strings.Index(text, h)
+		require.Greater(t, i, at, "heading %q missing or out of order in:\n%s", h, text)
+		at = i
+	}
+}

@@ -1,0 +1,169 @@
+package e2e
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// lookInterval is how often a waiting test looks at the screen again: a
+// person glancing at a terminal, not a sleep standing in for a signal. Every
+// wait is bounded by its own deadline.
+const lookInterval = 100 * time.Millisecond
+
+// Terminal size the console is driven at.
+const (
+	termCols = 120
+	termRows = 40
+)
+
+// needTmux skips the test when tmux is not installed: the smoke test drives
+// the console through a real terminal multiplexer and has no substitute.
+func needTmux(t testing.TB) string {
+	t.Helper()
+	path, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed: the console smoke test drives the real binary in tmux (apt-get install tmux)")
+	}
+	return path
+}
+
+// buildBinary builds orchestra-tui into dir and returns its path. The
+// binary is also the scripted agent (its `agent` subcommand).
+func buildBinary(t testing.TB, dir string) string {
+	t.Helper()
+	bin := filepath.Join(dir, "orchestra-tui")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/orchestra-tui/orchestra-tui/cmd/orchestra-tui")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "build orchestra-tui: %s", out)
+	return bin
+}
+
+// tmuxTerm is one tmux server on its own socket with one session in it,
+// so parallel tests never see each other's windows.
+type tmuxTerm struct {
+	t      testing.TB
+	tmux   string
+	socket string
+}
+
+// startTerm starts a detached tmux session of termCols x termRows running
+// shell command cmdline, and kills its server when the test ends.
+func startTerm(t testing.TB, cmdline string, env ...string) *tmuxTerm {
+	t.Helper()
+	tm := &tmuxTerm{t: t, tmux: needTmux(t), socket: "orch-e2e-" + randomName()}
+	args := []string{"new-session", "-d", "-s", "main", "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows)}
+	for _, kv := range env {
+		args = append(args, "-e", kv)
+	}
+	args = append(args, cmdline)
+	tm.run(args...)
+	t.Cleanup(func() {
+		// The server may already be gone; that is the state we want.
+		_ = exec.Command(tm.tmux, "-L", tm.socket, "kill-server").Run()
+	})
+	return tm
+}
+
+func randomName() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// run runs one tmux command against this term's server. -f /dev/null keeps
+// the machine's tmux.conf (key bindings, sizes) out of the test.
+func (tm *tmuxTerm) run(args ...string) string {
+	tm.t.Helper()
+	full := append([]string{"-L", tm.socket, "-f", os.DevNull}, args...)
+	out, err := exec.Command(tm.tmux, full...).CombinedOutput()
+	require.NoError(tm.t, err, "tmux %s: %s", strings.Join(args, " "), out)
+	return string(out)
+}
+
+// keys presses keys by tmux name (Enter, Tab, C-c) or as single characters.
+func (tm *tmuxTerm) keys(keys ...string) {
+	tm.t.Helper()
+	tm.run(append([]string{"send-keys", "-t", "main"}, keys...)...)
+}
+
+// typeText types s literally, as a person typing it.
+func (tm *tmuxTerm) typeText(s string) {
+	tm.t.Helper()
+	tm.run("send-keys", "-t", "main", "-l", s)
+}
+
+// screen is the visible screen as plain text.
+func (tm *tmuxTerm) screen() string {
+	tm.t.Helper()
+	return tm.run("capture-pane", "-p", "-t", "main")
+}
+
+// screenANSI is the visible screen with its colours as escape sequences.
+func (tm *tmuxTerm) screenANSI() string {
+	tm.t.Helper()
+	return tm.run("capture-pane", "-e", "-p", "-t", "main")
+}
+
+// panePID is the process id of the program the pane runs.
+func (tm *tmuxTerm) panePID() int {
+	tm.t.Helper()
+	out := strings.TrimSpace(tm.run("display-message", "-p", "-t", "main", "#{pane_pid}"))
+	pid, err := strconv.Atoi(out)
+	require.NoError(tm.t, err, "pane pid %q", out)
+	return pid
+}
+
+// waitScreen looks at the screen every lookInterval until ok holds for it
+// and returns that screen; past the deadline it fails the test showing the
+// last screen seen and what it was waiting for.
+func (tm *tmuxTerm) waitScreen(what string, d time.Duration, ok func(string) bool) string {
+	tm.t.Helper()
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(lookInterval)
+	defer tick.Stop()
+	for {
+		s := tm.screen()
+		if ok(s) {
+			return s
+		}
+		if time.Now().After(deadline) {
+			tm.t.Fatalf("waited %s for %s; the screen was:\n%s", d, what, s)
+		}
+		<-tick.C
+	}
+}
+
+// waitText waits until the screen contains every one of texts.
+func (tm *tmuxTerm) waitText(d time.Duration, texts ...string) string {
+	tm.t.Helper()
+	return tm.waitScreen(strings.Join(quoteAll(texts), " and "), d, func(s string) bool {
+		for _, x := range texts {
+			if !strings.Contains(s, x) {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+func quoteAll(ss []string) []string {
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = strconv.Quote(s)
+	}
+	return out
+}
+
+// shellQuote quotes s for sh.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
