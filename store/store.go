@@ -160,6 +160,21 @@ type ArtifactSealParams struct {
 	Events    []task.Event
 }
 
+// TaskImportParams carries a task that arrives with a history, such as a
+// task resumed from a handoff file: the task, its sessions, sealed artifacts,
+// decisions and dead ends, written in one transaction so a resume that fails
+// leaves nothing behind. Artifacts are imported as sealed elsewhere; they are
+// not fenced by a lease token, which the new task does not have yet. Each
+// record's TaskID must be the task's ID.
+type TaskImportParams struct {
+	Task      task.Task
+	Sessions  []Session
+	Artifacts []Artifact // SHA256 is recomputed from Content
+	Decisions []Decision
+	DeadEnds  []DeadEnd
+	Events    []task.Event
+}
+
 // Store is the durable state. Methods name the noun first. Every write is one
 // transaction; events passed with a write are appended in that transaction,
 // and a write that fails appends none. Times come back in UTC, exact to at
@@ -174,6 +189,9 @@ type Store interface {
 	TaskUpdate(ctx context.Context, p TaskUpdateParams) error
 	// TaskToken returns the task's current lease token (0 before any grant).
 	TaskToken(ctx context.Context, id task.ID) (int64, error)
+	// TaskImport stores a new task with its history, all or nothing; see
+	// TaskImportParams.
+	TaskImport(ctx context.Context, p TaskImportParams) error
 
 	// EventAppend appends events to the ledger; the store assigns Seq,
 	// strictly increasing, and a ULID to an event with no ID.

@@ -32,14 +32,8 @@ func (s *Store) ArtifactSeal(ctx context.Context, p store.ArtifactSealParams) (s
 			return fmt.Errorf("seal %s artifact of task %s: lease token %d is not the current %d: %w",
 				p.Phase, p.TaskID, p.Token, token, store.ErrStaleToken)
 		}
-		content := p.Content
-		if content == nil {
-			content = []byte{} // the column is NOT NULL; empty content is still a seal
-		}
-		_, err = tx.ExecContext(ctx, `INSERT INTO artifacts (task_id, phase, content, sha256, session_id, token, at)
-VALUES (?, ?, ?, ?, ?, ?, ?)`, string(p.TaskID), string(p.Phase), content, a.SHA256, p.SessionID, p.Token, timeText(p.At))
-		if err != nil {
-			return fmt.Errorf("seal %s artifact of task %s: %w", p.Phase, p.TaskID, err)
+		if err := insertArtifact(ctx, tx, a, p.Token); err != nil {
+			return fmt.Errorf("seal %w", err)
 		}
 		return s.appendEvents(ctx, tx, p.Events)
 	})
@@ -47,6 +41,21 @@ VALUES (?, ?, ?, ?, ?, ?, ?)`, string(p.TaskID), string(p.Phase), content, a.SHA
 		return store.Artifact{}, err
 	}
 	return a, nil
+}
+
+// insertArtifact writes a sealed artifact row inside tx, recording the lease
+// token it was sealed under (0 for an imported one).
+func insertArtifact(ctx context.Context, tx *sql.Tx, a store.Artifact, token int64) error {
+	content := a.Content
+	if content == nil {
+		content = []byte{} // the column is NOT NULL; empty content is still a seal
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO artifacts (task_id, phase, content, sha256, session_id, token, at)
+VALUES (?, ?, ?, ?, ?, ?, ?)`, string(a.TaskID), string(a.Phase), content, a.SHA256, a.Session, token, timeText(a.At))
+	if err != nil {
+		return fmt.Errorf("%s artifact of task %s: %w", a.Phase, a.TaskID, err)
+	}
+	return nil
 }
 
 // ArtifactList returns a task's sealed artifacts in sealing order.

@@ -12,13 +12,21 @@ import (
 // DecisionInsert stores a human correction and its events.
 func (s *Store) DecisionInsert(ctx context.Context, d store.Decision, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO decisions (id, task_id, text, author, at) VALUES (?, ?, ?, ?, ?)`,
-			d.ID, string(d.TaskID), d.Text, d.Author, timeText(d.At))
-		if err != nil {
-			return fmt.Errorf("insert decision %s for task %s: %w", d.ID, d.TaskID, err)
+		if err := insertDecision(ctx, tx, d); err != nil {
+			return err
 		}
 		return s.appendEvents(ctx, tx, events)
 	})
+}
+
+// insertDecision writes a decision row inside tx.
+func insertDecision(ctx context.Context, tx *sql.Tx, d store.Decision) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO decisions (id, task_id, text, author, at) VALUES (?, ?, ?, ?, ?)`,
+		d.ID, string(d.TaskID), d.Text, d.Author, timeText(d.At))
+	if err != nil {
+		return fmt.Errorf("insert decision %s for task %s: %w", d.ID, d.TaskID, err)
+	}
+	return nil
 }
 
 // DecisionList returns a task's decisions, oldest first.

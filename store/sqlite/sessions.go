@@ -16,16 +16,24 @@ cast_path, brief, fingerprint, continuity, started_at, ended_at`
 // SessionInsert stores a newly launched session and its events.
 func (s *Store) SessionInsert(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			ss.ID, string(ss.TaskID), string(ss.Phase), ss.Attempt, ss.Harness, ss.Model, ss.Token, ss.Holder,
-			string(ss.Status), ss.ExitCode, ss.CastPath, ss.Brief, ss.Fingerprint, ss.Continuity,
-			timeText(ss.StartedAt), timeText(ss.EndedAt))
-		if err != nil {
-			return fmt.Errorf("insert session %s of task %s: %w", ss.ID, ss.TaskID, err)
+		if err := insertSession(ctx, tx, ss); err != nil {
+			return err
 		}
 		return s.appendEvents(ctx, tx, events)
 	})
+}
+
+// insertSession writes a session row inside tx.
+func insertSession(ctx context.Context, tx *sql.Tx, ss store.Session) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO sessions (`+sessionColumns+`)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		ss.ID, string(ss.TaskID), string(ss.Phase), ss.Attempt, ss.Harness, ss.Model, ss.Token, ss.Holder,
+		string(ss.Status), ss.ExitCode, ss.CastPath, ss.Brief, ss.Fingerprint, ss.Continuity,
+		timeText(ss.StartedAt), timeText(ss.EndedAt))
+	if err != nil {
+		return fmt.Errorf("insert session %s of task %s: %w", ss.ID, ss.TaskID, err)
+	}
+	return nil
 }
 
 // SessionUpdate rewrites every field of a stored session but its id and

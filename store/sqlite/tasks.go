@@ -17,6 +17,16 @@ state, phase, attempt, base_commit, branch, reason, created_at, updated_at`
 
 // TaskInsert stores a new task and its events in one transaction.
 func (s *Store) TaskInsert(ctx context.Context, t task.Task, events ...task.Event) error {
+	return s.write(ctx, func(tx *sql.Tx) error {
+		if err := insertTask(ctx, tx, t); err != nil {
+			return err
+		}
+		return s.appendEvents(ctx, tx, events)
+	})
+}
+
+// insertTask writes a new task row inside tx.
+func insertTask(ctx context.Context, tx *sql.Tx, t task.Task) error {
 	acceptance, err := jsonText(t.Acceptance)
 	if err != nil {
 		return fmt.Errorf("insert task %s: %w", t.ID, err)
@@ -29,17 +39,15 @@ func (s *Store) TaskInsert(ctx context.Context, t task.Task, events ...task.Even
 	if err != nil {
 		return fmt.Errorf("insert task %s: %w", t.ID, err)
 	}
-	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
+	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			string(t.ID), t.Title, t.Goal, acceptance, t.Verify, t.Repo, pipeline, t.Harness, t.Model, caps,
-			string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
-			timeText(t.CreatedAt), timeText(t.UpdatedAt))
-		if err != nil {
-			return fmt.Errorf("insert task %s: %w", t.ID, err)
-		}
-		return s.appendEvents(ctx, tx, events)
-	})
+		string(t.ID), t.Title, t.Goal, acceptance, t.Verify, t.Repo, pipeline, t.Harness, t.Model, caps,
+		string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
+		timeText(t.CreatedAt), timeText(t.UpdatedAt))
+	if err != nil {
+		return fmt.Errorf("insert task %s: %w", t.ID, err)
+	}
+	return nil
 }
 
 // TaskGet returns the task with id, or store.ErrNotFound.

@@ -60,13 +60,21 @@ WHERE task_id = ? ORDER BY id`, string(taskID))
 // DeadEndInsert stores an approach that failed, and its events.
 func (s *Store) DeadEndInsert(ctx context.Context, d store.DeadEnd, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		_, err := tx.ExecContext(ctx, `INSERT INTO dead_ends (task_id, phase, attempt, text, at) VALUES (?, ?, ?, ?, ?)`,
-			string(d.TaskID), string(d.Phase), d.Attempt, d.Text, timeText(d.At))
-		if err != nil {
-			return fmt.Errorf("insert dead end for task %s: %w", d.TaskID, err)
+		if err := insertDeadEnd(ctx, tx, d); err != nil {
+			return err
 		}
 		return s.appendEvents(ctx, tx, events)
 	})
+}
+
+// insertDeadEnd writes a dead-end row inside tx.
+func insertDeadEnd(ctx context.Context, tx *sql.Tx, d store.DeadEnd) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO dead_ends (task_id, phase, attempt, text, at) VALUES (?, ?, ?, ?, ?)`,
+		string(d.TaskID), string(d.Phase), d.Attempt, d.Text, timeText(d.At))
+	if err != nil {
+		return fmt.Errorf("insert dead end for task %s: %w", d.TaskID, err)
+	}
+	return nil
 }
 
 // DeadEndList returns a task's dead ends in the order they were stored.
