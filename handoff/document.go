@@ -11,8 +11,10 @@
 //	                              (Seal: digest)        (strict: shape, version,
 //	                                                     digest, fields, paths)
 //
-// This package is pure: it builds, encodes, decodes and checks the document.
-// Reading the store and the repository is the caller's job.
+// The document itself (Marshal, Parse, Check) is pure. Export and Resume
+// are the two ends that touch a store and a git checkout: Export reads the
+// task's records and commits its worktree to its branch; Resume checks the
+// identity, brings the branch in and imports the task in one transaction.
 package handoff
 
 import (
