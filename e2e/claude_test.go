@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -11,6 +12,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
 )
@@ -42,7 +44,7 @@ func runClaudeTask(t *testing.T, p task.Pipeline) {
 	b, tk := claudeSetup(t, rules, task.Task{
 		Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance, Verify: demo.VerifyCommand,
 		Harness: "claude", Model: "claude-stub-asked", Pipeline: p,
-	}, os.Environ(), nil)
+	}, append(os.Environ(), "MY_SECRET_TOKEN=s3cr3t", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"), nil)
 	started := time.Now()
 
 	last := b.waitEvent(t, tk.ID, 150*time.Second, ended)
@@ -70,6 +72,8 @@ func runClaudeTask(t *testing.T, p task.Pipeline) {
 	}
 	require.Equal(t, []task.Phase(p), sealed, "every phase's artifact is sealed, in order")
 
+	requireFingerprints(t, b, tk.ID, len(p))
+
 	// The first scripted request carries the pasted brief, whole and in
 	// authority order.
 	var first *modelstub.Exchange
@@ -85,4 +89,46 @@ func runClaudeTask(t *testing.T, p task.Pipeline) {
 	require.Equal(t, demo.VerifyCommand, br.Verify)
 	requireAuthorityOrder(t, first.Request.Messages[br.Index].Text, task.PhaseImplement)
 	require.Equal(t, "claude-stub-asked", first.Request.Model, "the harness passes the task's model")
+}
+
+// requireFingerprints checks that each of the task's n sessions stored its
+// launch fingerprint, that it names the CLI, its version, the model and the
+// flags, and the environment's names but no secret, and that sessions
+// launched alike share a hash and say so.
+func requireFingerprints(t *testing.T, b *bundle, id task.ID, n int) {
+	t.Helper()
+	ss, err := b.st.SessionList(context.Background(), id)
+	require.NoError(t, err)
+	require.Len(t, ss, n)
+	var hashes []string
+	for _, s := range ss {
+		require.NotContains(t, s.Fingerprint, "s3cr3t")
+		require.NotContains(t, s.Fingerprint, modelstub.StubAPIKey)
+		l, err := session.ParseLaunch(s.Fingerprint)
+		require.NoError(t, err)
+		require.Equal(t, b.cfg.Harness["claude"].Argv[0], l.Binary)
+		require.Contains(t, l.Version, "Claude Code")
+		require.Equal(t, "claude-stub-asked", l.Model)
+		require.Equal(t, []string{"Bash", "Edit", "Write", "Read"}, l.AllowedTools)
+		require.Equal(t, 120, l.Cols)
+		require.Contains(t, l.EnvNames, "ANTHROPIC_BASE_URL")
+		require.Contains(t, l.EnvNames, "ANTHROPIC_API_KEY")
+		for _, name := range []string{"MY_SECRET_TOKEN", "CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT"} {
+			require.NotContains(t, l.EnvNames, name)
+		}
+		hashes = append(hashes, l.Hash)
+	}
+	var sameNotes int
+	for _, e := range b.events {
+		if e.Kind == task.EvSessionLaunched {
+			require.Contains(t, e.Text, "fingerprint "+hashes[0][:12])
+			if strings.Contains(e.Text, "same as session") {
+				sameNotes++
+			}
+		}
+	}
+	for _, h := range hashes[1:] {
+		require.Equal(t, hashes[0], h, "every phase ran in the same worktree with the same launch")
+	}
+	require.Equal(t, n-1, sameNotes, "each later session is shown as launched like an earlier one")
 }

@@ -95,7 +95,7 @@ func TestConsoleCorrectionResubmitQuit(t *testing.T) {
 
 	tm := f.console(t)
 	const launch = 90 * time.Second // the baseline verify compiles the calc tests first
-	tm.waitText(launch, "Fix calc", "plan · running", agent.ReadyMarker)
+	tm.waitText(launch, "Fix calc", "plan · running", strings.TrimSpace(agent.ReadyMarker))
 
 	// A correction, typed into the input that c opens.
 	const correction = "keep Add pure, no globals"
