@@ -264,6 +264,7 @@ func TestInvalidFirstIsFixedAfterRefusal(t *testing.T) {
 	b := setup(t, map[task.Phase][]Entry{task.PhasePlan: {{InvalidFirst: true}}})
 	b.paste(renderBrief(task.PhasePlan, 2, "true"))
 	b.waitScreen("● Phase plan done (attempt 2).", 1)
+	b.waitScreen(ReadyMarker, 2) // drawn after the sentinel, the phase's last act
 
 	_, err := task.ReadArtifact(b.cwd, task.PhasePlan)
 	var ref *task.Refusal
@@ -275,6 +276,7 @@ func TestInvalidFirstIsFixedAfterRefusal(t *testing.T) {
 	require.NoError(t, os.Remove(filepath.Join(b.cwd, task.SentinelPath)))
 	b.send(task.RefusalPrefix + " " + ref.Error() + "\r")
 	b.waitScreen("after the refusal.", 1)
+	b.waitScreen(ReadyMarker, 3)
 
 	_, err = task.ReadArtifact(b.cwd, task.PhasePlan)
 	require.NoError(t, err)

@@ -86,29 +86,33 @@ func (a *agent) doPhase(j job) (code int, exit bool) {
 	if e.InvalidFirst {
 		art = InvalidArtifact
 	}
-	a.writeResult(b, art)
-
-	if b.Verify != "" {
+	// The tests run before the agent says it is done, as the repository
+	// rules ask, and only in the phases that change or judge code. Done
+	// is the last thing the agent does: the console stops the session
+	// soon after the sentinel appears, so anything drawn later would
+	// race that stop and make the pane's last screen (and the next
+	// brief's continuity) differ from run to run.
+	if b.Verify != "" && (b.Phase == task.PhaseImplement || b.Phase == task.PhaseReview) {
 		a.verify(b.Verify)
 	}
-	a.printf("● Phase %s done (attempt %d).\n", b.Phase, b.Attempt)
+	a.writeResult(b, art, fmt.Sprintf("● Phase %s done (attempt %d).", b.Phase, b.Attempt))
 	return 0, false
 }
 
 // writeResult writes the artifact and then the sentinel (whose content is
-// the phase name), announcing each.
-func (a *agent) writeResult(b Brief, artifact string) {
+// the phase name), announcing each; the closing line is drawn before the
+// sentinel is written, so the sentinel is the last thing the phase does.
+func (a *agent) writeResult(b Brief, artifact, closing string) {
 	if err := a.writeFile(b.Artifact, artifact); err != nil {
 		a.printf("✗ %v\n", err)
 		return
 	}
 	a.printf("● Write(%s)\n  ⎿  %d bytes\n", b.Artifact, len(artifact))
 	a.pause(2)
+	a.printf("● Write(%s)\n%s\n", b.Sentinel, closing)
 	if err := a.writeFile(b.Sentinel, string(b.Phase)); err != nil {
 		a.printf("✗ %v\n", err)
-		return
 	}
-	a.printf("● Write(%s)\n", b.Sentinel)
 }
 
 // fixAfterRefusal answers a refusal typed back by the console: it rewrites
@@ -129,8 +133,7 @@ func (a *agent) fixAfterRefusal(text string) {
 		a.printf("✗ %v\n", err)
 		return
 	}
-	a.writeResult(cur.brief, valid)
-	a.printf("● Rewrote %s and %s after the refusal.\n", cur.brief.Artifact, cur.brief.Sentinel)
+	a.writeResult(cur.brief, valid, fmt.Sprintf("● Rewrote %s and %s after the refusal.", cur.brief.Artifact, cur.brief.Sentinel))
 }
 
 // stall marks the agent stalled and sits silently until the process is
