@@ -33,35 +33,21 @@ var (
 	durRE   = regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s|m)\b`)
 	pidRE   = regexp.MustCompile(`pid \d+`)
 	hexRE   = regexp.MustCompile(`\b[0-9a-f]{7,64}\b`)
+	// renewalsRE matches the renewal count an expiry reports, which
+	// depends on how fast the machine ran the session.
+	renewalsRE = regexp.MustCompile(`\b\d+ renewal\(s\)`)
 )
 
 // Line renders one event without writing it.
 func (p *Printer) Line(ev task.Event) string {
-	text := ev.Text
 	tname := string(ev.TaskID)
+	text := ev.Text
 	if !p.timestamps {
 		tname = p.name(p.tasks, string(ev.TaskID), "T")
-		for id, name := range p.tasks {
-			text = strings.ReplaceAll(text, string(id), name)
-			text = strings.ReplaceAll(text, strings.ToLower(string(id)), strings.ToLower(name))
-			text = strings.ReplaceAll(text, task.ID(id).Short(), name)
-			text = strings.ReplaceAll(text, strings.ToLower(task.ID(id).Short()), strings.ToLower(name))
-		}
 		if ev.SessionID != "" {
 			p.name(p.sessions, ev.SessionID, "S")
 		}
-		for id, name := range p.sessions {
-			text = strings.ReplaceAll(text, id, name)
-			if len(id) > 8 {
-				text = strings.ReplaceAll(text, id[len(id)-8:], name)
-			}
-		}
-		text = pidRE.ReplaceAllString(text, "pid N")
-		text = clockRE.ReplaceAllString(text, "hh:mm:ss")
-		text = durRE.ReplaceAllString(text, "Ns")
-		text = hexRE.ReplaceAllStringFunc(text, func(s string) string {
-			return p.name(p.shas, s, "sha")
-		})
+		text = p.Rename(text)
 	}
 	kind := string(ev.Kind)
 	if ev.Reason != "" && ev.Kind == task.EvRefusal {
@@ -72,6 +58,37 @@ func (p *Printer) Line(ev task.Event) string {
 		line = ev.At.UTC().Format("2006-01-02T15:04:05.000Z") + " " + line
 	}
 	return line
+}
+
+// Rename replaces, in text, the task and session ids this printer has seen
+// by their stable names, and process ids, clock times, durations and hex
+// digests (and an expiry's renewal count) by placeholders, as every
+// line is; with timestamps it returns
+// text unchanged. Callers that print more than events (the demo's report)
+// use it so their lines are as stable as the events'.
+func (p *Printer) Rename(text string) string {
+	if p.timestamps {
+		return text
+	}
+	for id, name := range p.tasks {
+		text = strings.ReplaceAll(text, string(id), name)
+		text = strings.ReplaceAll(text, strings.ToLower(string(id)), strings.ToLower(name))
+		text = strings.ReplaceAll(text, task.ID(id).Short(), name)
+		text = strings.ReplaceAll(text, strings.ToLower(task.ID(id).Short()), strings.ToLower(name))
+	}
+	for id, name := range p.sessions {
+		text = strings.ReplaceAll(text, id, name)
+		if len(id) > 8 {
+			text = strings.ReplaceAll(text, id[len(id)-8:], name)
+		}
+	}
+	text = pidRE.ReplaceAllString(text, "pid N")
+	text = renewalsRE.ReplaceAllString(text, "N renewal(s)")
+	text = clockRE.ReplaceAllString(text, "hh:mm:ss")
+	text = durRE.ReplaceAllString(text, "Ns")
+	return hexRE.ReplaceAllStringFunc(text, func(s string) string {
+		return p.name(p.shas, s, "sha")
+	})
 }
 
 // Print writes one event's line.

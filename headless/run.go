@@ -17,6 +17,13 @@ type Options struct {
 	// OnEvent, if set, sees every event after it is printed; the demo uses
 	// it to act at scripted moments. It runs on the printing goroutine.
 	OnEvent func(ev task.Event)
+	// Skip, if set, leaves out the events it reports true for (OnEvent
+	// still sees them). The demo leaves out lease heartbeats, whose number
+	// depends on the machine's speed, so two runs print the same text.
+	Skip func(ev task.Event) bool
+	// Printer, if set, prints the lines instead of a new one on w, so the
+	// caller can rename its own text the same way afterwards.
+	Printer *Printer
 }
 
 // Run starts the coordinator, prints every event, and returns when every
@@ -30,7 +37,10 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 	defer unsub()
 	errc := make(chan error, 1)
 	go func() { errc <- c.Run(ctx) }()
-	p := New(w, o.Timestamps)
+	p := o.Printer
+	if p == nil {
+		p = New(w, o.Timestamps)
+	}
 	for {
 		select {
 		case err := <-errc:
@@ -41,7 +51,7 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 			// The coordinator closes every subscription on its way out,
 			// after the notices already queued; print those first.
 			for n := range notices {
-				if n.Event != nil {
+				if n.Event != nil && (o.Skip == nil || !o.Skip(*n.Event)) {
 					p.Print(*n.Event)
 				}
 			}
@@ -54,7 +64,9 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 			if n.Event == nil {
 				continue
 			}
-			p.Print(*n.Event)
+			if o.Skip == nil || !o.Skip(*n.Event) {
+				p.Print(*n.Event)
+			}
 			if o.OnEvent != nil {
 				o.OnEvent(*n.Event)
 			}
