@@ -148,6 +148,10 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 	needBaseline := c.verdicts[t.ID] == nil
 	c.async(func() func() {
 		dir, w, baseline, err := c.prepare(c.io, next, r, cast, needBaseline)
+		var fp launchPrint
+		if err == nil {
+			fp = c.fingerprint(next, r, dir)
+		}
 		return func() {
 			if baseline != nil && c.io.Err() == nil {
 				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ")
@@ -169,9 +173,10 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 			c.watchPane(r)
 			c.rebaseLease(ctx, r)
 			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
-				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d.",
-					short(r.sessionID), h, w.Session().Pid(), r.phase, r.attempt))
+				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
+					short(r.sessionID), h, w.Session().Pid(), r.phase, r.attempt, fp.note()))
 			ev.Data = launchedData(w.Session().Pid())
+			c.recordFingerprint(ctx, r, fp)
 			c.record(ctx, ev)
 		}
 	})
