@@ -1,0 +1,218 @@
+package usage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Follower follows the JSON-lines files under a directory as they grow and
+// hands each new usage record to its callback, once per reply. Files that
+// exist when it starts are followed from their current end, so only what is
+// written afterwards counts (a resumed conversation appends to its old
+// file); files created later are read from the start.
+//
+// It never polls: it reads when fsnotify reports a write or a create, and
+// once more, to the end of every file, when it is closed.
+type Follower struct {
+	root  string
+	match func(path string) bool
+	emit  func(Record)
+	w     *fsnotify.Watcher
+
+	mu      sync.Mutex
+	files   map[string]*followed
+	closed  bool            // the watcher is closed; addTree only registers files
+	seen    map[string]bool // message ids already counted
+	lastErr error
+
+	quit chan struct{}
+	done chan struct{}
+}
+
+// followed is one file's read position and its unfinished last line.
+type followed struct {
+	offset  int64
+	partial []byte
+}
+
+// Follow starts following the files under root (created if missing) for
+// which match returns true (nil matches every file). emit is called from
+// the follower's goroutine, or from Close, never concurrently.
+func Follow(root string, match func(path string) bool, emit func(Record)) (*Follower, error) {
+	if match == nil {
+		match = func(string) bool { return true }
+	}
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, fmt.Errorf("follow usage under %s: %w", root, err)
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, fmt.Errorf("follow usage under %s: %w", root, err)
+	}
+	f := &Follower{root: root, match: match, emit: emit, w: w, files: map[string]*followed{},
+		seen: map[string]bool{}, quit: make(chan struct{}), done: make(chan struct{})}
+	// Watch every directory first, then take the sizes: a write between
+	// the two is then both reported and beyond the recorded size, so it is
+	// read once, never lost.
+	f.mu.Lock()
+	err = f.addTree(root, true)
+	f.mu.Unlock()
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	go f.loop()
+	return f, nil
+}
+
+// addTree watches dir and its subdirectories and registers their files:
+// at their current end when existing is true, from the start otherwise.
+// The caller holds f.mu.
+func (f *Follower) addTree(dir string, existing bool) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // removed while we walked
+			}
+			return fmt.Errorf("follow usage: %w", err)
+		}
+		if d.IsDir() {
+			if f.closed {
+				return nil
+			}
+			if err := f.w.Add(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("follow usage: watch %s: %w", path, err)
+			}
+			return nil
+		}
+		if _, ok := f.files[path]; ok || !f.match(path) {
+			return nil
+		}
+		st := &followed{}
+		if existing {
+			if fi, err := d.Info(); err == nil {
+				st.offset = fi.Size()
+			}
+		}
+		f.files[path] = st
+		if !existing {
+			f.read(path, st)
+		}
+		return nil
+	})
+}
+
+func (f *Follower) loop() {
+	defer close(f.done)
+	for {
+		select {
+		case <-f.quit:
+			return
+		case ev, ok := <-f.w.Events:
+			if !ok {
+				return
+			}
+			f.handle(ev)
+		case err, ok := <-f.w.Errors:
+			if !ok {
+				return
+			}
+			f.mu.Lock()
+			f.lastErr = err
+			f.mu.Unlock()
+		}
+	}
+}
+
+func (f *Follower) handle(ev fsnotify.Event) {
+	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	fi, err := os.Stat(ev.Name)
+	if err != nil {
+		return
+	}
+	if fi.IsDir() {
+		if err := f.addTree(ev.Name, false); err != nil {
+			f.lastErr = err
+		}
+		return
+	}
+	st, ok := f.files[ev.Name]
+	if !ok {
+		if !f.match(ev.Name) {
+			return
+		}
+		st = &followed{}
+		f.files[ev.Name] = st
+	}
+	f.read(ev.Name, st)
+}
+
+// read reads path from st's offset to its end and emits every complete
+// line's record. The caller holds f.mu.
+func (f *Follower) read(path string, st *followed) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return
+	}
+	defer fh.Close()
+	if _, err := fh.Seek(st.offset, io.SeekStart); err != nil {
+		f.lastErr = err
+		return
+	}
+	data, err := io.ReadAll(fh)
+	if err != nil {
+		f.lastErr = err
+	}
+	st.offset += int64(len(data))
+	data = append(st.partial, data...)
+	last := bytes.LastIndexByte(data, '\n')
+	if last < 0 {
+		st.partial = data
+		return
+	}
+	st.partial = append([]byte(nil), data[last+1:]...)
+	for _, line := range bytes.Split(data[:last], []byte("\n")) {
+		r, ok := ParseTranscriptLine(line)
+		if !ok {
+			continue
+		}
+		if r.MessageID != "" {
+			if f.seen[r.MessageID] {
+				continue
+			}
+			f.seen[r.MessageID] = true
+		}
+		f.emit(r)
+	}
+}
+
+// Close stops following after reading every followed file (and any new
+// one under root) to its end, so nothing written before Close is missed.
+// It returns the last error the watcher reported, if any.
+func (f *Follower) Close() error {
+	close(f.quit)
+	<-f.done
+	err := f.w.Close()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.closed = true
+	if terr := f.addTree(f.root, false); terr != nil {
+		err = errors.Join(err, terr)
+	}
+	for path, st := range f.files {
+		f.read(path, st)
+	}
+	return errors.Join(err, f.lastErr)
+}
