@@ -93,6 +93,11 @@ type Usage struct {
 	CacheCreationTokens int64
 	CacheReadTokens     int64
 	CostUSD             float64
+	// Models are the model ids the usage records named: the models that
+	// really answered, whatever was asked for.
+	Models []string
+	// Phases splits the figures above by phase (their own Phases unset).
+	Phases map[task.Phase]Usage
 }
 
 // Detail is the slower, per-task view.

@@ -126,6 +126,7 @@ type run struct {
 	// rendered: typed after the brief unless the brief already has them.
 	held  []worker.Input
 	unsub func()
+	meter *meter // counts the usage the agent reports; nil when it reports none
 }
 
 // New builds a coordinator. Call Run to start it.
@@ -303,6 +304,9 @@ func (c *Coordinator) load(ctx context.Context) error {
 		}
 		for _, s := range ss {
 			c.noteModel(t.ID, s.Model)
+		}
+		if err := c.loadUsage(ctx, t.ID); err != nil {
+			return err
 		}
 	}
 	return nil

@@ -169,6 +169,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 				return
 			}
 			r.w = w
+			r.meter = c.startMeter(ctx, r)
 			c.live.Store(next.ID, w)
 			c.watchPane(r)
 			c.rebaseLease(ctx, r)

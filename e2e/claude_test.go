@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,10 +11,14 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
 	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
@@ -37,14 +42,27 @@ func TestClaudeRunsTaskInAPane(t *testing.T) {
 	}
 }
 
+// The stub answers as servedModel, not the model the task asks for, and
+// reports perReply on every scripted reply, so the usage the console
+// records can be checked against known figures.
+const servedModel = "claude-stub-served-1"
+
+var (
+	perReply    = modelstub.Usage{InputTokens: 1000, OutputTokens: 20, CacheCreationInputTokens: 300, CacheReadInputTokens: 4000}
+	servedPrice = config.Price{Input: 3, Output: 15, CacheCreation: 3.75, CacheRead: 0.3}
+)
+
 func runClaudeTask(t *testing.T, p task.Pipeline) {
 	rules := modelstub.PhaseScript(modelstub.ScriptOptions{
-		Code: modelstub.EditFile("calc.go", demo.CalcBroken, demo.CalcFixed),
+		Code:  modelstub.EditFile("calc.go", demo.CalcBroken, demo.CalcFixed),
+		Model: servedModel, Usage: perReply,
 	})
 	b, tk := claudeSetup(t, rules, task.Task{
 		Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance, Verify: demo.VerifyCommand,
 		Harness: "claude", Model: "claude-stub-asked", Pipeline: p,
-	}, append(os.Environ(), "MY_SECRET_TOKEN=s3cr3t", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"), nil)
+	}, append(os.Environ(), "MY_SECRET_TOKEN=s3cr3t", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"), func(cfg *config.Config) {
+		cfg.Prices = map[string]config.Price{servedModel: servedPrice}
+	})
 	started := time.Now()
 
 	last := b.waitEvent(t, tk.ID, 150*time.Second, ended)
@@ -73,6 +91,7 @@ func runClaudeTask(t *testing.T, p task.Pipeline) {
 	require.Equal(t, []task.Phase(p), sealed, "every phase's artifact is sealed, in order")
 
 	requireFingerprints(t, b, tk.ID, len(p))
+	requireUsage(t, b, tk.ID, p)
 
 	// The first scripted request carries the pasted brief, whole and in
 	// authority order.
@@ -131,4 +150,58 @@ func requireFingerprints(t *testing.T, b *bundle, id task.ID, n int) {
 		require.Equal(t, hashes[0], h, "every phase ran in the same worktree with the same launch")
 	}
 	require.Equal(t, n-1, sameNotes, "each later session is shown as launched like an earlier one")
+}
+
+// requireUsage checks the usage the console read from the CLI's
+// transcripts against what the stub reported: per session in the ledger,
+// per phase and per task in the snapshot, under the model that answered.
+func requireUsage(t *testing.T, b *bundle, id task.ID, p task.Pipeline) {
+	t.Helper()
+	replies := map[task.Phase]int64{}
+	for _, e := range b.srv.Exchanges() {
+		if ph, ok := strings.CutPrefix(e.Rule, "phase "); ok {
+			replies[task.Phase(ph)]++
+		}
+	}
+	times := func(n int64) usage.Tokens {
+		return usage.Tokens{Input: n * int64(perReply.InputTokens), Output: n * int64(perReply.OutputTokens),
+			CacheCreation: n * int64(perReply.CacheCreationInputTokens), CacheRead: n * int64(perReply.CacheReadInputTokens)}
+	}
+	evs, err := b.st.EventList(context.Background(), store.EventListParams{TaskID: id})
+	require.NoError(t, err)
+	var total int64
+	var phases []task.Phase
+	for _, e := range evs {
+		if e.Kind != task.EvUsage {
+			continue
+		}
+		var d coord.UsageData
+		require.NoError(t, json.Unmarshal(e.Data, &d), e.Text)
+		phases = append(phases, d.Phase)
+		require.Equal(t, []string{servedModel}, d.Totals.ModelIDs(), "the model is the one that answered: %s", e.Text)
+		m := d.Totals.Models[servedModel]
+		require.Equal(t, times(replies[d.Phase]), m.Tokens, "phase %s: %s", d.Phase, e.Text)
+		require.InDelta(t, usage.Cost(servedPrice, m.Tokens), m.CostUSD, 1e-9)
+		require.Contains(t, e.Text, servedModel)
+		total += replies[d.Phase]
+	}
+	require.Equal(t, []task.Phase(p), phases, "one usage event per session")
+
+	var tv coord.TaskView
+	for _, v := range b.c.Snapshot().Tasks {
+		if v.Task.ID == id {
+			tv = v
+		}
+	}
+	u := tv.Usage
+	want := times(total)
+	require.Equal(t, want, usage.Tokens{Input: u.InputTokens, Output: u.OutputTokens, CacheCreation: u.CacheCreationTokens, CacheRead: u.CacheReadTokens})
+	require.InDelta(t, usage.Cost(servedPrice, want), u.CostUSD, 1e-9)
+	require.Equal(t, []string{servedModel}, u.Models)
+	require.Len(t, u.Phases, len(p))
+	for _, ph := range p {
+		require.Equal(t, times(replies[ph]).Input, u.Phases[ph].InputTokens, "phase %s", ph)
+	}
+	require.Contains(t, tv.Models, servedModel)
+	t.Logf("usage: %d tokens in, %d out, $%.4f over %d replies", u.InputTokens, u.OutputTokens, u.CostUSD, total)
 }

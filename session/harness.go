@@ -89,7 +89,21 @@ type Spec struct {
 	// Capacity is how many sessions of this harness may run at once; 0
 	// means no limit of its own.
 	Capacity int `toml:"capacity"`
+	// Usage names where the program reports the tokens it spent; "" means
+	// it reports none the console can read.
+	Usage UsageSource `toml:"usage"`
 }
+
+// UsageSource names where an agent CLI reports its token usage.
+type UsageSource string
+
+// Usage sources a harness can name.
+const (
+	// UsageClaudeTranscript reads Claude Code's transcript: JSON lines
+	// under its config directory's projects/ folder, one file per
+	// conversation, found through the session's CLAUDE_CONFIG_DIR or HOME.
+	UsageClaudeTranscript UsageSource = "claude-transcript"
+)
 
 // Defaults used when a spec leaves a field empty.
 const (
@@ -130,6 +144,7 @@ func DefaultSpecs() map[string]Spec {
 			Resubmit:      ResubmitSubmit,
 			Volatile:      []string{`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*]\s*\S+…?\s*\(\d+s[^)]*\)`},
 			Capabilities:  []string{"code"},
+			Usage:         UsageClaudeTranscript,
 		},
 		"shell": {
 			Argv:          []string{"/bin/sh"},
@@ -204,6 +219,11 @@ func (s Spec) Validate() error {
 	}
 	if s.LaunchTimeout.Duration < 0 {
 		bad("launch_timeout", "is negative")
+	}
+	switch s.Usage {
+	case "", UsageClaudeTranscript:
+	default:
+		bad("usage", "unknown value %q; use %q or leave it out", s.Usage, UsageClaudeTranscript)
 	}
 	if s.Capacity < 0 {
 		bad("capacity", "is negative")
