@@ -203,5 +203,15 @@ func requireUsage(t *testing.T, b *bundle, id task.ID, p task.Pipeline) {
 		require.Equal(t, times(replies[ph]).Input, u.Phases[ph].InputTokens, "phase %s", ph)
 	}
 	require.Contains(t, tv.Models, servedModel)
+
+	// A restarted console reads the same figures back from the ledger.
+	b.stop()
+	b.start(t)
+	b.barrier(t)
+	for _, v := range b.c.Snapshot().Tasks {
+		if v.Task.ID == id {
+			require.Equal(t, u, v.Usage, "usage after a restart")
+		}
+	}
 	t.Logf("usage: %d tokens in, %d out, $%.4f over %d replies", u.InputTokens, u.OutputTokens, u.CostUSD, total)
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -55,7 +56,9 @@ type bundle struct {
 	st      *sqlite.Store
 	repo    *repo.Repo
 	cfg     config.Config
+	environ []string
 	c       *coord.Coordinator
+	stop    func() // stops c and waits until it has
 	notices <-chan coord.Notice
 	events  []task.Event
 }
@@ -112,21 +115,31 @@ func claudeSetup(t *testing.T, rules []modelstub.Rule, tk task.Task, environ []s
 		tweak(&b.cfg)
 	}
 
-	b.c, err = coord.New(coord.Params{
-		Store: b.st, Repo: b.repo, Config: b.cfg, Environ: environ,
+	b.environ = environ
+	b.start(t)
+	return b, tk
+}
+
+// start runs a fresh coordinator on the bundle's store.
+func (b *bundle) start(t *testing.T) {
+	t.Helper()
+	c, err := coord.New(coord.Params{
+		Store: b.st, Repo: b.repo, Config: b.cfg, Environ: b.environ,
 		StopGrace: 2 * time.Second, Settle: 50 * time.Millisecond, SampleEvery: 250 * time.Millisecond,
 	})
 	require.NoError(t, err)
 	ctx, cancel := context.WithCancel(context.Background())
-	notices, unsub := b.c.Subscribe()
-	b.notices = notices
-	go func() { _ = b.c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		unsub()
-		<-b.c.Done()
-	})
-	return b, tk
+	notices, unsub := c.Subscribe()
+	var once sync.Once
+	b.c, b.notices, b.stop = c, notices, func() {
+		once.Do(func() {
+			cancel()
+			unsub()
+			<-c.Done()
+		})
+	}
+	go func() { _ = c.Run(ctx) }()
+	t.Cleanup(b.stop)
 }
 
 func goEnv(t *testing.T, goBin, name string) string {
@@ -193,4 +206,12 @@ func requireAuthorityOrder(t *testing.T, text string, p task.Phase) {
 		require.Greater(t, i, at, "heading %q missing or out of order in:\n%s", h, text)
 		at = i
 	}
+}
+
+// barrier returns once the coordinator's loop is running: it answers a
+// command only from its loop, after loading the store.
+func (b *bundle) barrier(t *testing.T) {
+	t.Helper()
+	_, err := b.c.Do(context.Background(), coord.Command{Kind: "barrier"})
+	require.Error(t, err, "an unknown command is refused")
 }
