@@ -68,6 +68,7 @@ func runClaudeTask(t *testing.T, p task.Pipeline) {
 	last := b.waitEvent(t, tk.ID, 150*time.Second, ended)
 	t.Logf("task ended after %v:\n%s", time.Since(started), b.dump())
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	logPhaseTimings(t, b.events)
 
 	ctx := context.Background()
 	got, err := b.st.TaskGet(ctx, tk.ID)
@@ -214,4 +215,24 @@ func requireUsage(t *testing.T, b *bundle, id task.ID, p task.Pipeline) {
 		}
 	}
 	t.Logf("usage: %d tokens in, %d out, $%.4f over %d replies", u.InputTokens, u.OutputTokens, u.CostUSD, total)
+}
+
+// logPhaseTimings logs, per session, how long the launch took to confirm
+// (ready marker, then a quiet screen) and how long the CLI took from the
+// brief to the sealed artifact.
+func logPhaseTimings(t *testing.T, evs []task.Event) {
+	t.Helper()
+	var launched, briefed time.Time
+	for _, e := range evs {
+		switch e.Kind {
+		case task.EvSessionLaunched:
+			launched = e.At
+		case task.EvSessionConfirmed:
+			t.Logf("session %s: confirmed %v after launch", e.SessionID, e.At.Sub(launched).Round(time.Millisecond))
+		case task.EvBriefDelivered:
+			briefed = e.At
+		case task.EvArtifactSealed:
+			t.Logf("session %s: artifact sealed %v after the brief", e.SessionID, e.At.Sub(briefed).Round(time.Millisecond))
+		}
+	}
 }

@@ -98,12 +98,10 @@ func claudeSetup(t *testing.T, rules []modelstub.Rule, tk task.Task, environ []s
 	require.NoError(t, modelstub.SeedHome(b.home, worktree))
 
 	b.cfg = config.Default()
-	h := b.cfg.Harness["claude"]
-	h.Argv = append([]string{bin}, h.Argv[1:]...)
 	// The stub's address and the seeded home are the harness's own
 	// variables, not the console's: the console's environment stays as it
 	// is and the allow-list decides what else passes.
-	h.SetEnv = modelstub.ClaudeSetEnv(b.home, base)
+	h := modelstub.Harness(b.cfg.Harness["claude"], bin, b.home, base)
 	// The CLI runs the verify command through its Bash tool; a warm build
 	// cache keeps that to a second.
 	h.SetEnv["GOCACHE"] = goEnv(t, goBin, "GOCACHE")

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
 )
 
 // StubAPIKey is the API key ClaudeEnv hands the CLI. The stub ignores it;
@@ -129,6 +131,24 @@ func ClaudeSetEnv(home, baseURL string) map[string]string {
 		if k != "PATH" {
 			out[k] = v
 		}
+	}
+	return out
+}
+
+// Harness returns spec (the built-in "claude" harness, say) set up to run
+// the CLI at bin against the stub at baseURL with home as its seeded HOME:
+// argv[0] becomes bin and ClaudeSetEnv's variables become the harness's own
+// set_env, so the console's environment is left as it is and the
+// harness's allow-list still decides what else passes.
+func Harness(spec session.Spec, bin, home, baseURL string) session.Spec {
+	out := spec
+	out.Argv = append([]string{bin}, spec.Argv[1:]...)
+	out.SetEnv = map[string]string{}
+	for k, v := range spec.SetEnv {
+		out.SetEnv[k] = v
+	}
+	for k, v := range ClaudeSetEnv(home, baseURL) {
+		out.SetEnv[k] = v
 	}
 	return out
 }
