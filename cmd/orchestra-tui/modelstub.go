@@ -51,7 +51,8 @@ func serveModelStub(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else {
 		fmt.Fprintln(stdout, "pass --home DIR to seed a throwaway HOME; the values below name <home>")
 	}
-	fmt.Fprintln(stdout, "# environment for the claude CLI (e.g. eval the export lines):")
+	// HOME is among them: use them in a subshell, not the operator's own.
+	fmt.Fprintln(stdout, "# environment for the claude CLI; it sets HOME, so use it in a subshell: ( export ...; claude ... )")
 	h := *home
 	if h == "" {
 		h = "<home>"
