@@ -33,60 +33,81 @@ func (m *Model) refreshTabs() {
 	}
 	tv, _ := m.selected()
 	m.verdicts.SetContent(m.verdictContent(tv.Verdict, m.detail.Verdicts))
-	m.events.SetContent(m.eventsContent())
+	m.events.SetContent(m.eventsContent(w))
 	m.events.GotoBottom()
 }
 
 // briefContent highlights the brief's section headings and marks the human
-// decisions section, which outranks everything after it.
+// decisions section, which outranks everything after it. Lines are wrapped
+// at word boundaries here, to the tab's width, so a word is never split and
+// every line of a decision keeps its mark.
 func (m *Model) briefContent(w int) string {
 	if strings.TrimSpace(m.detail.Brief) == "" {
 		return m.st.dim.Render("no brief yet: one is rendered when a session launches")
 	}
-	lines := strings.Split(strings.TrimRight(m.detail.Brief, "\n"), "\n")
+	mark := m.st.warn.Render("┃ ")
+	var out []string
 	inDecisions := false
-	for i, l := range lines {
+	for _, l := range strings.Split(strings.TrimRight(m.detail.Brief, "\n"), "\n") {
 		l = ansiSafe(l)
 		switch {
 		case strings.HasPrefix(l, "## "):
 			inDecisions = strings.HasPrefix(l, task.HeadingDecisions)
 			if inDecisions {
-				l = m.st.decisions.Render(fit(l+"  ◆ outranks the plan", w))
-			} else {
-				l = m.st.heading.Render(l)
+				out = append(out, m.st.decisions.Render(fit(l+"  ◆ outranks the plan", w)))
+				continue
+			}
+			for _, part := range wrap(l, w) {
+				out = append(out, m.st.heading.Render(part))
 			}
 		case strings.HasPrefix(l, "### "):
-			l = m.st.heading.Render(l)
+			for _, part := range wrap(l, w) {
+				out = append(out, m.st.heading.Render(part))
+			}
 		case inDecisions:
-			l = m.st.warn.Render("┃ ") + l
+			for _, part := range wrap(l, max(w-2, 1)) {
+				out = append(out, mark+part)
+			}
+		default:
+			out = append(out, wrap(l, w)...)
 		}
-		lines[i] = l
 	}
-	return strings.Join(lines, "\n")
+	return strings.Join(out, "\n")
 }
 
-// eventsContent is the ledger, one event per line, refusals in red with the
-// reason's sentence.
-func (m *Model) eventsContent() string {
+// eventsContent is the ledger, one event per entry, refusals in red with
+// the reason's sentence. An entry longer than the tab's width w continues
+// on lines indented past its time, so the times stay a clean column.
+func (m *Model) eventsContent(w int) string {
 	if len(m.detail.Events) == 0 {
 		return m.st.dim.Render("no events yet")
 	}
-	var b strings.Builder
-	for i, ev := range m.detail.Events {
-		if i > 0 {
-			b.WriteByte('\n')
+	const indent = 9 // "15:04:05 "
+	pad := strings.Repeat(" ", indent)
+	var out []string
+	for _, ev := range m.detail.Events {
+		first := wrap(m.eventLine(ev), w)
+		out = append(out, first[0])
+		if len(first) > 1 {
+			rest := strings.Join(first[1:], " ")
+			for _, part := range wrap(rest, max(w-indent, 1)) {
+				out = append(out, pad+part)
+			}
 		}
-		b.WriteString(m.eventLine(ev))
 	}
-	return b.String()
+	return strings.Join(out, "\n")
 }
 
 func (m *Model) eventLine(ev task.Event) string {
 	at := ev.At.In(m.now().Location()).Format("15:04:05")
 	text := ansiSafe(ev.Text)
 	if ev.IsRefusal() {
+		// The event's text usually starts with the reason's sentence;
+		// say it once.
 		s := ev.Reason.Sentence()
-		if text != "" && text != s {
+		if strings.HasPrefix(text, s) {
+			s = text
+		} else if text != "" {
 			s += " " + text
 		}
 		return m.st.dim.Render(at) + " " + m.st.refusal.Render("REFUSED "+string(ev.Reason)+" · "+s)
