@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -18,7 +18,7 @@ import (
 // the phase, and the task is relaunched; the second attempt goes green.
 func TestCrashMidPhaseRequeuesAndRetries(t *testing.T) {
 	t.Parallel()
-	fixed := []agent.Edit{{Path: "calc.go", Content: demo.CalcFixed}}
+	fixed := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
 	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Attempt: 1, Behave: agent.BehaveCrash}, {Edits: fixed}},
 	}}, nil)

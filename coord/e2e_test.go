@@ -8,8 +8,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
 )
@@ -18,7 +18,7 @@ func TestScriptedTaskRunsEveryPhaseToGreen(t *testing.T) {
 	t.Parallel()
 	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhasePlan:      {{InvalidFirst: true}},
-		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: demo.CalcFixed}}}},
+		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 	}}, nil)
 	id := b.add(t)
 	last := b.waitEvent(t, 90*time.Second, ended)

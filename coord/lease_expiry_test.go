@@ -9,8 +9,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -22,8 +22,8 @@ func TestStalledSessionLosesLeaseAndRelaunchesWithContinuity(t *testing.T) {
 	t.Parallel()
 	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {
-			{Attempt: 1, Behave: agent.BehaveStall, Edits: []agent.Edit{{Path: "calc.go", Content: demo.CalcHalf}}},
-			{Edits: []agent.Edit{{Path: "calc.go", Content: demo.CalcFixed}}},
+			{Attempt: 1, Behave: agent.BehaveStall, Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcHalf}}},
+			{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}},
 		},
 	}}, shortLease)
 	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})

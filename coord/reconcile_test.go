@@ -14,8 +14,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -27,7 +27,7 @@ import (
 func TestStopRequeuesLiveTaskOnceAndRelaunchesWithContinuity(t *testing.T) {
 	t.Parallel()
 	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
-		task.PhaseImplement: {{Behave: agent.BehaveStall, Edits: []agent.Edit{{Path: "calc.go", Content: demo.CalcHalf}}}},
+		task.PhaseImplement: {{Behave: agent.BehaveStall, Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcHalf}}}},
 	}}, nil)
 	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
 	ctx := context.Background()
@@ -71,7 +71,7 @@ func TestStopRequeuesLiveTaskOnceAndRelaunchesWithContinuity(t *testing.T) {
 func TestRestartExpiresOrphanedLeaseOnce(t *testing.T) {
 	t.Parallel()
 	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
-		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: demo.CalcFixed}}}},
+		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 	}}, nil)
 	b.stop()
 
@@ -79,8 +79,8 @@ func TestRestartExpiresOrphanedLeaseOnce(t *testing.T) {
 	// instance that is gone, and a session that looks live.
 	ctx := context.Background()
 	now := time.Now()
-	tk, err := Prepare(task.Task{Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance,
-		Verify: demo.VerifyCommand, Harness: "scripted", Pipeline: task.Pipeline{task.PhaseImplement}}, b.repo, now)
+	tk, err := Prepare(task.Task{Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance,
+		Verify: project.VerifyCommand, Harness: "scripted", Pipeline: task.Pipeline{task.PhaseImplement}}, b.repo, now)
 	require.NoError(t, err)
 	require.NoError(t, b.st.TaskInsert(ctx, tk))
 	dead := fmt.Sprintf("console:%d:OLDINSTANCE", os.Getpid())

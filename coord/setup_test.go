@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
@@ -61,7 +61,7 @@ type bundle struct {
 func setup(t testing.TB, sc agent.Script, tweak func(*config.Config)) *bundle {
 	t.Helper()
 	root := t.TempDir()
-	require.NoError(t, demo.WriteProject(root))
+	require.NoError(t, project.WriteProject(root))
 	b := &bundle{root: root, record: filepath.Join(t.TempDir(), "record")}
 	zero := 0
 	if sc.PaceMS == nil {
@@ -126,7 +126,7 @@ func (b *bundle) stop() {
 func (b *bundle) add(t testing.TB) task.ID {
 	t.Helper()
 	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance, Verify: demo.VerifyCommand, Harness: "scripted",
+		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand, Harness: "scripted",
 	}})
 	require.NoError(t, err)
 	return res.TaskID
@@ -190,7 +190,7 @@ func gitShow(t testing.TB, dir, rev, path string) string {
 func (b *bundle) addPipeline(t testing.TB, p task.Pipeline) task.ID {
 	t.Helper()
 	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance, Verify: demo.VerifyCommand,
+		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
 		Harness: "scripted", Pipeline: p,
 	}})
 	require.NoError(t, err)

@@ -9,14 +9,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 func stuckScript() agent.Script {
 	return agent.Script{Phases: map[task.Phase][]agent.Entry{
-		task.PhaseImplement: {{Behave: agent.BehaveIgnoreFirst, Edits: []agent.Edit{{Path: "calc.go", Content: demo.CalcFixed}}}},
+		task.PhaseImplement: {{Behave: agent.BehaveIgnoreFirst, Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 	}}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"io"
 	"os"
 	"os/exec"
@@ -119,33 +120,33 @@ func (h *handoffRun) makeRepos() error {
 			return fmt.Errorf("make %s: %w", d, err)
 		}
 	}
-	if err := Git(h.origin, "init", "-q", "--bare", "-b", "main"); err != nil {
+	if err := project.Git(h.origin, "init", "-q", "--bare", "-b", "main"); err != nil {
 		return err
 	}
-	if err := WriteProject(h.a); err != nil {
+	if err := project.WriteProject(h.a); err != nil {
 		return err
 	}
-	if err := Git(h.a, "remote", "add", "origin", h.origin); err != nil {
+	if err := project.Git(h.a, "remote", "add", "origin", h.origin); err != nil {
 		return err
 	}
-	if err := Git(h.a, "push", "-q", "origin", "main"); err != nil {
+	if err := project.Git(h.a, "push", "-q", "origin", "main"); err != nil {
 		return err
 	}
 	// B clones before A's task branch exists, so resuming has to fetch it.
-	return Git(filepath.Dir(h.b), "clone", "-q", h.origin, h.b)
+	return project.Git(filepath.Dir(h.b), "clone", "-q", h.origin, h.b)
 }
 
 // machineA runs the task as model A until the verify gate stops it, then
 // exports the handoff and pushes the task branch.
 func (h *handoffRun) machineA(ctx context.Context) error {
 	h.say("Machine A: model %s fixes Add only; the tests stay red.", HandoffModelA)
-	o, err := h.open(h.a, agent.Entry{Edits: []agent.Edit{{Path: "calc.go", Content: CalcHalf}}})
+	o, err := h.open(h.a, agent.Entry{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcHalf}}})
 	if err != nil {
 		return err
 	}
 	defer o.Close()
 	now := time.Now()
-	t, err := coord.Prepare(task.Task{Title: "Fix calc", Goal: Goal, Acceptance: Acceptance, Verify: VerifyCommand,
+	t, err := coord.Prepare(task.Task{Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
 		Harness: "scripted", Model: HandoffModelA, Pipeline: task.Pipeline{task.PhaseImplement}}, o.Repo, now)
 	if err != nil {
 		return err
@@ -181,7 +182,7 @@ func (h *handoffRun) machineA(ctx context.Context) error {
 	if err := os.WriteFile(h.file, data, 0o644); err != nil {
 		return fmt.Errorf("write the handoff: %w", err)
 	}
-	if err := Git(h.a, "push", "-q", "origin", d.Repo.Branch); err != nil {
+	if err := project.Git(h.a, "push", "-q", "origin", d.Repo.Branch); err != nil {
 		return err
 	}
 	h.say("Exported %s (%d bytes): phase %s, files changed %v, verdict %s; pushed %s.",
@@ -193,7 +194,7 @@ func (h *handoffRun) machineA(ctx context.Context) error {
 // checks the proofs.
 func (h *handoffRun) machineB(ctx context.Context) error {
 	h.say("Machine B: resume from the file alone as model %s.", HandoffModelB)
-	o, err := h.open(h.b, agent.Entry{Edits: []agent.Edit{{Path: "calc.go", Content: CalcFixed}}})
+	o, err := h.open(h.b, agent.Entry{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}})
 	if err != nil {
 		return err
 	}
@@ -276,16 +277,16 @@ func (h *handoffRun) proveGate(ctx context.Context, st store.Store, id task.ID) 
 // fresh worktree, without the console.
 func (h *handoffRun) proveDirect(branch string) []string {
 	dir := filepath.Join(h.dir, "machine-b", "check")
-	if err := Git(h.b, "worktree", "add", "-q", "--detach", dir, branch); err != nil {
+	if err := project.Git(h.b, "worktree", "add", "-q", "--detach", dir, branch); err != nil {
 		return []string{err.Error()}
 	}
-	cmd := exec.Command("sh", "-c", VerifyCommand)
+	cmd := exec.Command("sh", "-c", project.VerifyCommand)
 	cmd.Dir = dir
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return []string{fmt.Sprintf("the tests on B's branch are not green (%v):\n%s", err, tailLines(string(out), 8))}
 	}
-	h.say("Proof: %s on B's branch passes.", VerifyCommand)
+	h.say("Proof: %s on B's branch passes.", project.VerifyCommand)
 	return nil
 }
 

@@ -12,8 +12,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/usage"
 )
@@ -32,7 +32,7 @@ func TestClaudePrintModeUsage(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, srv.Close()) })
 	work, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	require.NoError(t, demo.WriteProject(work))
+	require.NoError(t, project.WriteProject(work))
 	home := t.TempDir()
 	require.NoError(t, modelstub.SeedHome(home, work))
 	env := modelstub.ClaudeEnv(home, base)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -54,11 +54,11 @@ var (
 
 func runClaudeTask(t *testing.T, p task.Pipeline) {
 	rules := modelstub.PhaseScript(modelstub.ScriptOptions{
-		Code:  modelstub.EditFile("calc.go", demo.CalcBroken, demo.CalcFixed),
+		Code:  modelstub.EditFile("calc.go", project.CalcBroken, project.CalcFixed),
 		Model: servedModel, Usage: perReply,
 	})
 	b, tk := claudeSetup(t, rules, task.Task{
-		Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance, Verify: demo.VerifyCommand,
+		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
 		Harness: "claude", Model: "claude-stub-asked", Pipeline: p,
 	}, append(os.Environ(), "MY_SECRET_TOKEN=s3cr3t", "CLAUDECODE=1", "CLAUDE_CODE_ENTRYPOINT=cli"), func(cfg *config.Config) {
 		cfg.Prices = map[string]config.Price{servedModel: servedPrice}
@@ -81,7 +81,7 @@ func runClaudeTask(t *testing.T, p task.Pipeline) {
 	worktree := filepath.Join(b.root, ".orchestra", "worktrees", string(tk.ID))
 	code, err := os.ReadFile(filepath.Join(worktree, "calc.go"))
 	require.NoError(t, err)
-	require.Equal(t, demo.CalcFixed, string(code))
+	require.Equal(t, project.CalcFixed, string(code))
 
 	arts, err := b.st.ArtifactList(ctx, tk.ID)
 	require.NoError(t, err)
@@ -106,7 +106,7 @@ func runClaudeTask(t *testing.T, p task.Pipeline) {
 	require.NotNil(t, first, "the stub saw no implement request")
 	br, ok := modelstub.FindBrief(first.Request)
 	require.True(t, ok)
-	require.Equal(t, demo.VerifyCommand, br.Verify)
+	require.Equal(t, project.VerifyCommand, br.Verify)
 	requireAuthorityOrder(t, first.Request.Messages[br.Index].Text, task.PhaseImplement)
 	require.Equal(t, "claude-stub-asked", first.Request.Model, "the harness passes the task's model")
 }

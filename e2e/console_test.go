@@ -12,8 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -25,14 +25,14 @@ type fixture struct {
 	record string // the scripted agent's record_dir
 }
 
-// setup builds the binary, writes the calc project, the agent script and
+// newFixture builds the binary, writes the calc project, the agent script and
 // an orchestra.toml (extra is appended to it) pointing the scripted
 // harness at that script.
-func setup(t testing.TB, sc agent.Script, extra string) fixture {
+func newFixture(t testing.TB, sc agent.Script, extra string) fixture {
 	t.Helper()
 	needTmux(t)
 	f := fixture{bin: buildBinary(t, t.TempDir()), root: t.TempDir(), record: filepath.Join(t.TempDir(), "record")}
-	require.NoError(t, demo.WriteProject(f.root))
+	require.NoError(t, project.WriteProject(f.root))
 	sc.RecordDir = f.record
 	data, err := json.Marshal(sc)
 	require.NoError(t, err)
@@ -58,7 +58,7 @@ func (f fixture) orch(t testing.TB, args ...string) string {
 // addTask adds the calc task on the scripted harness with a pipeline.
 func (f fixture) addTask(t testing.TB, title, pipeline string) {
 	t.Helper()
-	f.orch(t, "add", "--title", title, "--goal", demo.Goal, "--verify", demo.VerifyCommand,
+	f.orch(t, "add", "--title", title, "--goal", project.Goal, "--verify", project.VerifyCommand,
 		"--harness", "scripted", "--pipeline", pipeline)
 }
 
@@ -83,7 +83,7 @@ func (f fixture) console(t testing.TB, args ...string) *tmuxTerm {
 func TestConsoleCorrectionResubmitQuit(t *testing.T) {
 	t.Parallel()
 	pace := 20
-	f := setup(t, agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{
+	f := newFixture(t, agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{
 		// The plan session sits at its prompt having ignored its brief: a
 		// stalled pane that a resubmit moves.
 		task.PhasePlan: {{Behave: agent.BehaveIgnoreFirst}},

@@ -14,8 +14,8 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
-	"github.com/orchestra-tui/orchestra-tui/demo"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -76,7 +76,7 @@ func claudeSetup(t *testing.T, rules []modelstub.Rule, tk task.Task, environ []s
 	}
 	root, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
-	require.NoError(t, demo.WriteProject(root))
+	require.NoError(t, project.WriteProject(root))
 	b := &bundle{root: root, home: t.TempDir()}
 
 	b.srv = modelstub.New(rules)

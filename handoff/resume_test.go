@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/brief"
-	"github.com/orchestra-tui/orchestra-tui/demo"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/handoff"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -65,7 +65,7 @@ func setup(t *testing.T) *machines {
 	m.origin = filepath.Join(t.TempDir(), "origin.git")
 	git(t, t.TempDir(), "init", "-q", "--bare", "-b", "main", m.origin)
 	m.a = t.TempDir()
-	require.NoError(t, demo.WriteProject(m.a))
+	require.NoError(t, project.WriteProject(m.a))
 	git(t, m.a, "remote", "add", "origin", m.origin)
 	git(t, m.a, "push", "-q", "origin", "main")
 	m.b = filepath.Join(t.TempDir(), "b")
@@ -82,7 +82,7 @@ func setup(t *testing.T) *machines {
 	require.NoError(t, err)
 	id := task.NewID(m.now)
 	m.task = task.Task{
-		ID: id, Title: "Fix calc", Goal: demo.Goal, Acceptance: demo.Acceptance, Verify: demo.VerifyCommand,
+		ID: id, Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
 		Repo: ".", Pipeline: task.Pipeline{task.PhasePlan, task.PhaseImplement, task.PhaseReview},
 		Harness: "scripted", Model: "model-a", Capabilities: []string{"go"},
 		State: task.StateFailed, Phase: task.PhaseImplement, Attempt: 1, BaseCommit: base,
@@ -91,7 +91,7 @@ func setup(t *testing.T) *machines {
 	}
 	wt, err := m.ra.WorktreeAdd(string(id), m.task.Branch, base)
 	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(filepath.Join(wt, "calc.go"), []byte(demo.CalcHalf), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(wt, "calc.go"), []byte(project.CalcHalf), 0o644))
 	require.NoError(t, os.MkdirAll(filepath.Join(wt, task.StateDir), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(wt, task.ArtifactPath(task.PhaseImplement)), []byte(task.Example(task.PhaseImplement)), 0o644))
 
@@ -164,7 +164,7 @@ func TestExportCarriesTheWorkAndNoPathsOfThisMachine(t *testing.T) {
 	require.NoError(t, err)
 	require.NotContains(t, string(data), m.a, "an absolute path of the exporting machine")
 	require.Equal(t, []string{"calc.go"}, d.FilesChanged, "the .orchestra state must not be committed")
-	require.Equal(t, demo.CalcHalf, git(t, m.a, "show", d.Repo.BranchHead+":calc.go")+"\n")
+	require.Equal(t, project.CalcHalf, git(t, m.a, "show", d.Repo.BranchHead+":calc.go")+"\n")
 	require.Empty(t, git(t, handoff.WorktreePath(m.ra, m.task.ID), "status", "--porcelain"))
 	require.Equal(t, m.origin, d.Repo.Origin)
 	require.Equal(t, task.PhaseImplement, d.PhaseReached)
@@ -207,7 +207,7 @@ func TestResumeRoundTripsEveryField(t *testing.T) {
 	require.NoError(t, err)
 	calc, err := os.ReadFile(filepath.Join(wt, "calc.go"))
 	require.NoError(t, err)
-	require.Equal(t, demo.CalcHalf, string(calc))
+	require.Equal(t, project.CalcHalf, string(calc))
 
 	evs, err := m.sb.EventList(m.ctx, store.EventListParams{TaskID: got.ID})
 	require.NoError(t, err)
