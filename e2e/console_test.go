@@ -31,7 +31,9 @@ type fixture struct {
 func newFixture(t testing.TB, sc agent.Script, extra string) fixture {
 	t.Helper()
 	needTmux(t)
-	f := fixture{bin: buildBinary(t, t.TempDir()), root: t.TempDir(), record: filepath.Join(t.TempDir(), "record")}
+	// The repository's folder name is what the console's header shows.
+	f := fixture{bin: buildBinary(t, t.TempDir()), root: filepath.Join(t.TempDir(), "calc"), record: filepath.Join(t.TempDir(), "record")}
+	require.NoError(t, os.Mkdir(f.root, 0o755))
 	require.NoError(t, project.WriteProject(f.root))
 	sc.RecordDir = f.record
 	data, err := json.Marshal(sc)

@@ -46,7 +46,7 @@ func BenchmarkIdleCPU(b *testing.B) {
 		{"grid", nil, []string{"g"}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
-			f := setup(b, agent.Script{Phases: map[task.Phase][]agent.Entry{
+			f := newFixture(b, agent.Script{Phases: map[task.Phase][]agent.Entry{
 				task.PhasePlan: {{Behave: agent.BehaveIgnoreFirst}},
 			}}, fmt.Sprintf("[[slots]]\nname = \"scripted\"\nharness = \"scripted\"\ncapacity = %d\n", idleSessions))
 			for i := range idleSessions {

@@ -1,0 +1,156 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// ScreenshotsEnv names the folder TestScreenshots writes its captures to;
+// unset, the test is skipped. docs/screenshots.sh sets it and renders the
+// captures to PNG.
+const ScreenshotsEnv = "ORCHESTRA_SCREENSHOTS"
+
+// greenHarness is a second scripted harness whose agent fixes calc in one
+// implement phase, so some tasks reach review while another is still live.
+const greenHarness = `
+[harness.green]
+argv = %s
+env = ["PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY"]
+delivery = "type"
+ready = "scripted-agent ❯"
+submit = '\r'
+quiet = "150ms"
+launch_timeout = "10s"
+resubmit = "submit"
+
+[[slots]]
+name = "scripted"
+harness = "scripted"
+capacity = 1
+
+[[slots]]
+name = "green"
+harness = "green"
+capacity = 1
+`
+
+// TestScreenshots stages a console an operator might look at mid-run —
+// one task live with a correction in its brief, two reviewed by the verify
+// gate, one approved, one parked — and captures the Live and Brief tabs of
+// the real binary from tmux, with and without colours.
+func TestScreenshots(t *testing.T) {
+	dir := os.Getenv(ScreenshotsEnv)
+	if dir == "" {
+		t.Skip("set " + ScreenshotsEnv + "=DIR to capture the console's screenshots (docs/screenshots.sh does)")
+	}
+	pace := 20
+	fix := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
+	f := newFixture(t, agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{
+		task.PhasePlan:      {{Behave: agent.BehaveIgnoreFirst}},
+		task.PhaseImplement: {{Behave: agent.BehaveStall, Edits: fix}},
+	}}, "")
+	green := agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{task.PhaseImplement: {{Edits: fix}}}}
+	data, err := json.Marshal(green)
+	require.NoError(t, err)
+	greenScript := filepath.Join(t.TempDir(), "green.json")
+	require.NoError(t, os.WriteFile(greenScript, data, 0o644))
+	argv, err := json.Marshal([]string{"{{self}}", "agent", "--script", greenScript})
+	require.NoError(t, err)
+	conf, err := os.OpenFile(filepath.Join(f.root, "orchestra.toml"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = fmt.Fprintf(conf, greenHarness, argv)
+	require.NoError(t, err)
+	require.NoError(t, conf.Close())
+
+	add := func(title, harness, pipeline string) {
+		f.orch(t, "add", "--title", title, "--goal", project.Goal, "--verify", project.VerifyCommand,
+			"--harness", harness, "--pipeline", pipeline)
+	}
+	add("Fix Add and Mul", "scripted", "plan,implement")
+	add("Make the calc tests green", "green", "implement")
+	add("Cover Mul by zero", "green", "implement")
+	add("Document package calc", "scripted", "plan")
+
+	tm := f.console(t)
+	tm.waitText(90*time.Second, "plan · running", strings.TrimSpace(agent.ReadyMarker))
+	tm.keys("c")
+	tm.waitText(5*time.Second, "correction: ")
+	tm.typeText("keep the public API as it is; Mul(0, x) must be 0")
+	tm.keys("Enter")
+	tm.waitText(10*time.Second, "received human decision")
+	tm.keys("r")
+	tm.waitText(30*time.Second, "implement · running", "Thinking…")
+	tm.waitText(90*time.Second, "2 awaiting review")
+
+	selectTask(tm, "Cover Mul by zero")
+	tm.keys("a")
+	tm.waitText(10*time.Second, "1 awaiting review")
+	selectTask(tm, "Document package calc")
+	tm.keys("p")
+	tm.waitScreen("the parked task", 10*time.Second, func(s string) bool { return selectedLine(s, "parked") })
+	selectTask(tm, "Fix Add and Mul")
+	tm.keys("1")
+	tm.waitText(10*time.Second, "Fix Add and Mul · implement · running", "Thinking…")
+	capture(t, tm, dir, "console-live")
+
+	tm.keys("2")
+	tm.waitText(10*time.Second, task.HeadingDecisions, "by operator", task.HeadingPhasePrefix+"implement")
+	capture(t, tm, dir, "console-brief")
+}
+
+// selectTask moves the selection to the task titled title, as a person
+// would: up to the top, then down until the marker sits on it.
+func selectTask(tm *tmuxTerm, title string) {
+	tm.t.Helper()
+	for range 10 {
+		tm.keys("k")
+	}
+	for range 10 {
+		s := tm.screen()
+		if strings.Contains(s, " "+title+" · ") {
+			// The selected task's header names it in full; the list
+			// may have shortened the title.
+			return
+		}
+		before := selectedRow(s)
+		tm.keys("j")
+		tm.waitScreen("the selection to move down from "+before, 5*time.Second, func(s string) bool { return selectedRow(s) != before })
+	}
+	tm.t.Fatalf("no task titled %q in the list:\n%s", title, tm.screen())
+}
+
+// selectedRow is the task list's selected row.
+func selectedRow(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "▸") {
+			row, _, _ := strings.Cut(l, "│")
+			return row
+		}
+	}
+	return ""
+}
+
+// selectedLine reports whether the task list's selected row contains text.
+func selectedLine(screen, text string) bool {
+	return strings.Contains(selectedRow(screen), text)
+}
+
+// capture writes the screen as NAME.txt (plain) and NAME.ans (with its
+// colours as escape sequences) into dir.
+func capture(t *testing.T, tm *tmuxTerm, dir, name string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".txt"), []byte(tm.screen()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".ans"), []byte(tm.screenANSI()), 0o644))
+}
