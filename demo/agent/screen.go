@@ -54,8 +54,8 @@ func (a *agent) pause(units int) {
 // banner draws the start-up box.
 func (a *agent) banner() {
 	a.print(styleDim + "╭──────────────────────────────────────────╮\n" +
-		"│ ✻ scripted-agent — orchestra-tui's demo   │\n" +
-		"│   reads a brief, follows its script       │\n" +
+		"│ ✻ scripted-agent — orchestra-tui's demo  │\n" +
+		"│   reads a brief, follows its script      │\n" +
 		"╰──────────────────────────────────────────╯" + styleReset + "\n\n")
 }
 
