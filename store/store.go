@@ -103,6 +103,34 @@ type DeadEnd struct {
 	At      time.Time  `json:"at"`
 }
 
+// Base is a trained base conversation: an agent session that was given a
+// task's background once, which later blocks and phases resume as forks so
+// they read it from the prompt cache instead of being taught again.
+type Base struct {
+	// ID is the agent's own conversation id, the one a fork resumes
+	// (claude --resume ID --fork-session).
+	ID      string  `json:"id"`
+	TaskID  task.ID `json:"task_id"`
+	Harness string  `json:"harness"`
+	// Model is the model that answered the training, as it reported.
+	Model string `json:"model,omitempty"`
+	// Fingerprint is the session.Launch JSON the base ran with; a fork is
+	// launched only on an equal fingerprint (FingerprintHash).
+	Fingerprint     string `json:"fingerprint"`
+	FingerprintHash string `json:"fingerprint_hash"`
+	// Training is the usage.Totals JSON of the training run: what a
+	// retrain would pay again.
+	Training  string    `json:"training"`
+	CreatedAt time.Time `json:"created_at"`
+	// LastHitAt is when a fork last read the base from the prompt cache;
+	// CreatedAt until one does. The cache clock runs from it.
+	LastHitAt time.Time `json:"last_hit_at"`
+	Forks     int       `json:"forks"`
+	// RetiredAt is set when the base was replaced by a retrain or dropped;
+	// zero while it is in use.
+	RetiredAt time.Time `json:"retired_at,omitzero"`
+}
+
 // TaskListParams filters TaskList. Zero values mean "any".
 type TaskListParams struct {
 	States []task.State
@@ -235,6 +263,18 @@ type Store interface {
 
 	DeadEndInsert(ctx context.Context, d DeadEnd, events ...task.Event) error
 	DeadEndList(ctx context.Context, taskID task.ID) ([]DeadEnd, error)
+
+	// BaseInsert stores a newly trained base and its events.
+	BaseInsert(ctx context.Context, b Base, events ...task.Event) error
+	// BaseGet returns one base, or ErrNotFound.
+	BaseGet(ctx context.Context, id string) (Base, error)
+	// BaseList returns the bases of a task (every task's when taskID is
+	// empty), oldest first.
+	BaseList(ctx context.Context, taskID task.ID) ([]Base, error)
+	// BaseUpdate rewrites a base's LastHitAt, Forks and RetiredAt with its
+	// events; ErrNotFound when there is no such base. What a base was
+	// trained with never changes: a different training is a new base.
+	BaseUpdate(ctx context.Context, b Base, events ...task.Event) error
 
 	Close() error
 }

@@ -135,6 +135,23 @@ CREATE INDEX artifacts_task ON artifacts (task_id, id);
 CREATE INDEX verdicts_task ON verdicts (task_id, id);
 CREATE INDEX dead_ends_task ON dead_ends (task_id, id);
 `,
+	// 3: trained bases that later sessions fork from (package fork).
+	`
+CREATE TABLE bases (
+	id               TEXT PRIMARY KEY, -- the agent's conversation id
+	task_id          TEXT NOT NULL REFERENCES tasks (id),
+	harness          TEXT NOT NULL,
+	model            TEXT NOT NULL,
+	fingerprint      TEXT NOT NULL, -- JSON session.Launch
+	fingerprint_hash TEXT NOT NULL,
+	training         TEXT NOT NULL, -- JSON usage.Totals
+	created_at       TEXT NOT NULL,
+	last_hit_at      TEXT NOT NULL,
+	forks            INTEGER NOT NULL,
+	retired_at       TEXT NOT NULL
+) STRICT;
+CREATE INDEX bases_task ON bases (task_id, created_at);
+`,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE
