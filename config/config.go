@@ -39,6 +39,24 @@ type Config struct {
 	Slots []Slot `toml:"slots"`
 	// Prices are per-model prices in US dollars per million tokens.
 	Prices map[string]Price `toml:"prices"`
+	// Fork configures trained bases and the forks started from them.
+	Fork Fork `toml:"fork"`
+}
+
+// Fork configures the keep-warm / let-expire / retrain policy of trained
+// bases (package fork).
+type Fork struct {
+	// CacheLifetime is how long the model service keeps a conversation's
+	// prompt cache after its last read: 5 minutes by default, 1 hour on
+	// plans that offer it. A fork that reads the cache resets the clock.
+	CacheLifetime Duration `toml:"cache_lifetime"`
+	// ExpectedGap is how long after a base's last use the next fork is
+	// expected; the policy weighs keep-warm pings over that gap against a
+	// retrain.
+	ExpectedGap Duration `toml:"expected_gap"`
+	// PingLead is how long before the cache expires a keep-warm ping is
+	// sent, so a slow ping still lands while the cache is warm.
+	PingLead Duration `toml:"ping_lead"`
 }
 
 // Lease configures the lease policy and the attempt limit.
@@ -103,6 +121,11 @@ func Default() Config {
 		Verify: Verify{Timeout: Duration{Duration: 10 * time.Minute}},
 		Pane:   Pane{Cols: 120, Rows: 40},
 		Prices: map[string]Price{},
+		Fork: Fork{
+			CacheLifetime: Duration{Duration: 5 * time.Minute},
+			ExpectedGap:   Duration{Duration: 15 * time.Minute},
+			PingLead:      Duration{Duration: 30 * time.Second},
+		},
 	}
 }
 
@@ -214,6 +237,15 @@ func (c Config) Validate(name string) error {
 	}
 	if c.Pane.Cols < 20 || c.Pane.Rows < 5 {
 		errs = append(errs, fmt.Errorf("%s: pane must be at least 20x5", name))
+	}
+	if c.Fork.CacheLifetime.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("%s: fork.cache_lifetime must be positive", name))
+	}
+	if c.Fork.PingLead.Duration < 0 || c.Fork.PingLead.Duration >= c.Fork.CacheLifetime.Duration {
+		errs = append(errs, fmt.Errorf("%s: fork.ping_lead must be at least 0 and shorter than fork.cache_lifetime", name))
+	}
+	if c.Fork.ExpectedGap.Duration < 0 {
+		errs = append(errs, fmt.Errorf("%s: fork.expected_gap must not be negative", name))
 	}
 	for i, s := range c.Slots {
 		if _, ok := c.Harness[s.Harness]; !ok {

@@ -70,3 +70,22 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 	_, err = Parse("orchestra.toml", "[lease]\nlength = \"soon\"\n")
 	require.ErrorContains(t, err, "soon")
 }
+
+func TestForkPolicyDefaultsAndOverrides(t *testing.T) {
+	t.Parallel()
+	cfg := Default()
+	require.Equal(t, 5*time.Minute, cfg.Fork.CacheLifetime.Duration)
+	require.Equal(t, 15*time.Minute, cfg.Fork.ExpectedGap.Duration)
+	require.Equal(t, 30*time.Second, cfg.Fork.PingLead.Duration)
+
+	// A plan with the one-hour cache changes one key; the rest keep their defaults.
+	cfg, err := Parse("orchestra.toml", "[fork]\ncache_lifetime = \"1h\"\n")
+	require.NoError(t, err)
+	require.Equal(t, time.Hour, cfg.Fork.CacheLifetime.Duration)
+	require.Equal(t, 30*time.Second, cfg.Fork.PingLead.Duration)
+
+	_, err = Parse("orchestra.toml", "[fork]\ncache_lifetime = \"20s\"\n")
+	require.ErrorContains(t, err, "fork.ping_lead")
+	_, err = Parse("orchestra.toml", "[fork]\ncache_lifetime = \"0s\"\n")
+	require.ErrorContains(t, err, "fork.cache_lifetime must be positive")
+}
