@@ -3,12 +3,16 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/vt"
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
@@ -82,7 +86,7 @@ func TestScreenshots(t *testing.T) {
 	add("Cover Mul by zero", "green", "implement")
 	add("Document package calc", "scripted", "plan")
 
-	tm := f.console(t)
+	tm, raw := f.consolePiped(t)
 	tm.waitText(90*time.Second, "plan · running", strings.TrimSpace(agent.ReadyMarker))
 	tm.keys("c")
 	tm.waitText(5*time.Second, "correction: ")
@@ -102,11 +106,11 @@ func TestScreenshots(t *testing.T) {
 	selectTask(tm, "Fix Add and Mul")
 	tm.keys("1")
 	tm.waitText(10*time.Second, "Fix Add and Mul · implement · running", "Thinking…")
-	capture(t, tm, dir, "console-live")
+	capture(t, tm, raw, dir, "console-live")
 
 	tm.keys("2")
 	tm.waitText(10*time.Second, task.HeadingDecisions, "by operator", task.HeadingPhasePrefix+"implement")
-	capture(t, tm, dir, "console-brief")
+	capture(t, tm, raw, dir, "console-brief")
 }
 
 // selectTask moves the selection to the task titled title, as a person
@@ -146,11 +150,90 @@ func selectedLine(screen, text string) bool {
 	return strings.Contains(selectedRow(screen), text)
 }
 
-// capture writes the screen as NAME.txt (plain) and NAME.ans (with its
-// colours as escape sequences) into dir.
-func capture(t *testing.T, tm *tmuxTerm, dir, name string) {
+// consolePiped opens the console like console does, with every byte it
+// writes to the terminal also copied to a file by tmux (pipe-pane). The
+// console starts only once the copy runs, so the file holds the whole
+// stream from the first frame.
+func (f fixture) consolePiped(t *testing.T) (*tmuxTerm, string) {
+	t.Helper()
+	raw := filepath.Join(t.TempDir(), "console.raw")
+	cmdline := "read -r go; cd " + shellQuote(f.root) + " && exec " + shellQuote(f.bin)
+	tm := startTerm(t, cmdline, "COLORTERM=truecolor", "USER=operator")
+	tm.run("pipe-pane", "-o", "-t", "main", "cat > "+shellQuote(raw))
+	tm.keys("Enter")
+	return tm, raw
+}
+
+// capture writes the screen as NAME.txt (plain, from tmux capture-pane) and
+// NAME.ans (with its colours as escape sequences) into dir. The coloured
+// copy replays the console's byte stream into a terminal emulator of the
+// same size: tmux capture-pane -e leaves out cells cleared to a background
+// colour (the header bar, the selected row), which the replay keeps.
+func capture(t *testing.T, tm *tmuxTerm, raw, dir, name string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".txt"), []byte(tm.screen()), 0o644))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".ans"), []byte(tm.screenANSI()), 0o644))
+	stream, err := os.ReadFile(raw)
+	require.NoError(t, err)
+	emu := vt.NewEmulator(termCols, termRows)
+	drained := make(chan struct{})
+	go func() {
+		// The console's queries (colours, keyboard modes) are answered
+		// through the emulator's reader; nobody needs the answers.
+		defer close(drained)
+		_, _ = io.Copy(io.Discard, emu)
+	}()
+	_, err = emu.Write(stream)
+	require.NoError(t, err)
+	ans := fullStyleANSI(emu)
+	require.NoError(t, emu.Close())
+	<-drained
+	require.Equal(t, plainLines(tm.screen()), plainLines(ansi.Strip(ans)), "the replayed stream shows what tmux shows")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".ans"), []byte(ans+"\n"), 0o644))
+}
+
+// fullStyleANSI writes the emulator's screen with a reset before every
+// change of style, so a converter that knows only set-and-reset colour
+// codes (aha has no "reverse off") reads it right.
+func fullStyleANSI(emu *vt.Emulator) string {
+	var b strings.Builder
+	for y := range termRows {
+		if y > 0 {
+			b.WriteByte('\n')
+		}
+		var cur *uv.Style
+		for x := range termCols {
+			c := emu.CellAt(x, y)
+			if c == nil || c.Width == 0 && c.Content == "" && x > 0 {
+				continue // off screen, or the tail of a wide character
+			}
+			if cur == nil || !cur.Equal(&c.Style) {
+				b.WriteString(ansi.ResetStyle)
+				if !c.Style.IsZero() {
+					b.WriteString(c.Style.String())
+				}
+				st := c.Style
+				cur = &st
+			}
+			if c.Content == "" {
+				b.WriteByte(' ')
+			} else {
+				b.WriteString(c.Content)
+			}
+		}
+		b.WriteString(ansi.ResetStyle)
+	}
+	return b.String()
+}
+
+// plainLines is s's lines without trailing spaces or trailing empty lines.
+func plainLines(s string) []string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	for len(lines) > 0 && lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	return lines
 }

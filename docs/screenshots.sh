@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Captures the console's screenshots from the real binary in tmux and
+# renders them to PNG: e2e's TestScreenshots stages a run and writes
+# docs/console-{live,brief}.{txt,ans} (plain text, and tmux capture-pane -e
+# with its colours); aha turns the colours into HTML and headless Chromium
+# photographs it.
+#
+#   bash docs/screenshots.sh     # from anywhere in the repository
+#
+# Needs tmux, aha and chromium (Debian: apt-get install tmux aha chromium).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+for tool in tmux aha chromium perl; do
+	command -v "$tool" >/dev/null || { echo "docs/screenshots.sh needs $tool (apt-get install tmux aha chromium)" >&2; exit 1; }
+done
+ORCHESTRA_SCREENSHOTS="$PWD/docs" go test -count=1 -run '^TestScreenshots$' ./e2e
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+for name in console-live console-brief; do
+	{
+		printf '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
+		printf 'body{margin:0;background:#1d1f21}'
+		printf 'pre{margin:0;padding:12px 14px;font:14px/17px "DejaVu Sans Mono",monospace;color:#d8d8d8;background:#1d1f21}'
+		# Glyphs the monospace font lacks come from a proportional
+		# fallback; a one-cell box keeps the columns aligned.
+		printf '.c{display:inline-block;width:1ch;text-align:center;overflow:hidden;vertical-align:bottom}'
+		printf '</style></head><body><pre>'
+		# Every character outside ASCII, Latin-1 and box drawing goes in
+		# its own cell.
+		aha --no-header <"docs/$name.ans" |
+			perl -CSD -pe 's/([^\x{00}-\x{FF}\x{2500}-\x{257F}])/<span class="c">$1<\/span>/g'
+		printf '</pre></body></html>'
+	} >"$tmp/$name.html"
+	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
+		--window-size=1040,710 --screenshot="$PWD/docs/$name.png" "file://$tmp/$name.html" 2>/dev/null
+	echo "docs/$name.png: $(stat -c %s "docs/$name.png") bytes"
+done
