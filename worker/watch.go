@@ -112,6 +112,7 @@ func (r *Run) sampleLoop(ctx context.Context) {
 	defer tick.Stop()
 	lastScreen := r.Sample().Screen
 	lastChange := r.p.Now()
+	lastWorktree := lastChange
 	stuck := false
 	for {
 		select {
@@ -120,9 +121,13 @@ func (r *Run) sampleLoop(ctx context.Context) {
 		case <-tick.C:
 		}
 		prev := r.Sample()
-		s := r.takeSample()
-		r.sample.Store(&s)
 		now := r.p.Now()
+		refresh := now.Sub(lastWorktree) >= r.p.WorktreeEvery
+		if refresh {
+			lastWorktree = now
+		}
+		s := r.takeSample(prev, refresh)
+		r.sample.Store(&s)
 		if s.Advanced(prev) {
 			r.progressAt.Store(now.UnixNano())
 		}
@@ -150,14 +155,18 @@ func (r *Run) sampleLoop(ctx context.Context) {
 	}
 }
 
-// takeSample fingerprints the screen (volatile parts masked), the worktree's
-// changed files and the artifacts present.
-func (r *Run) takeSample() lease.Progress {
-	p := lease.Progress{
-		Screen: lease.ScreenFingerprint(r.sess.View().Text(), r.volatile),
-		At:     r.p.Now(),
+// takeSample fingerprints the screen (volatile parts masked) when it has
+// changed since prev, the worktree's changed files when refresh is set
+// (that runs git, so not on every sample), and the artifacts present.
+func (r *Run) takeSample(prev lease.Progress, refresh bool) lease.Progress {
+	p := prev
+	p.At = r.p.Now()
+	view := r.sess.View()
+	if v := view.Version(); v != r.screenVersion || prev.Screen == "" {
+		r.screenVersion = v
+		p.Screen = lease.ScreenFingerprint(view.Text(), r.volatile)
 	}
-	if r.p.Changed != nil {
+	if refresh && r.p.Changed != nil {
 		if files, err := r.p.Changed(r.p.Dir, r.p.Base); err == nil {
 			entries := make([]string, 0, len(files))
 			for _, f := range files {

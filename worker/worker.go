@@ -82,6 +82,10 @@ type Params struct {
 	Brief string
 	// SampleEvery is how often progress is sampled and stuck is checked.
 	SampleEvery time.Duration
+	// WorktreeEvery is how often a sample also fingerprints the worktree,
+	// which runs git; zero means five samples. The screen is sampled every
+	// time: it is in memory.
+	WorktreeEvery time.Duration
 	// StuckAfter is how long a still screen counts as stuck; 0 disables.
 	StuckAfter time.Duration
 	// Settle is how long the state directory must be quiet before the
@@ -112,9 +116,12 @@ type Run struct {
 	// progressAt is when a sample last differed from the one before it
 	// (unix ns): the operator's "last seen working".
 	progressAt atomic.Int64
-	stopOnce   sync.Once
-	cancel     context.CancelFunc
-	done       chan struct{}
+	// screenVersion is the screen version the last sample fingerprinted;
+	// only the sampling goroutine (and Start, before it runs) touches it.
+	screenVersion uint64
+	stopOnce      sync.Once
+	cancel        context.CancelFunc
+	done          chan struct{}
 }
 
 // Start prepares the state directory and launches the session. The returned
@@ -125,6 +132,9 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	}
 	if p.SampleEvery <= 0 {
 		p.SampleEvery = time.Second
+	}
+	if p.WorktreeEvery < p.SampleEvery {
+		p.WorktreeEvery = 5 * p.SampleEvery
 	}
 	if p.Settle <= 0 {
 		p.Settle = 100 * time.Millisecond
@@ -174,7 +184,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Run{p: p, sess: sess, volatile: volatile, cancel: cancel, done: make(chan struct{})}
 	r.in = newInputQueue()
-	first := r.takeSample()
+	first := r.takeSample(lease.Progress{}, true)
 	r.sample.Store(&first)
 	r.progressAt.Store(p.Now().UnixNano())
 	if spec.Delivery == session.DeliveryArg {
