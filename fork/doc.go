@@ -35,6 +35,9 @@
 //     the conversation, but adds an "Environment update" system message
 //     naming the new directory: the prefix changes, which is one more reason
 //     the working directory is part of the fingerprint a fork must match.
+//   - A prompt as the last argument after --allowedTools is taken for a
+//     tool name; the prompt is given on stdin instead, which works for
+//     --resume as well.
 //   - The result's usage and modelUsage count the fork's own requests only,
 //     but its total_cost_usd includes the base's cost (the CLI carries the
 //     conversation's cost state over), so it is not a per-fork figure.

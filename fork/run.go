@@ -68,14 +68,21 @@ type printJSON struct {
 	Subtype string `json:"subtype"`
 }
 
-// exec runs argv (the launch's resolved binary, the spec's flags, extra,
-// then prompt) and reads its result and usage. Records whose message id is
-// in exclude belong to the base the run forked from and are not counted.
+// execPrint runs the launch's resolved binary with the spec's flags and
+// extra, gives it prompt on stdin, and reads its result and usage. Records
+// whose message id is in exclude belong to the base the run forked from and
+// are not counted.
+//
+// The prompt goes on stdin rather than as the last argument: Claude Code's
+// --allowedTools takes every following word, so a prompt after it is read
+// as a tool name ("was read as a value of --allowedTools, not as a
+// prompt"), and a brief can be longer than one argument may be.
 func execPrint(ctx context.Context, r Run, l session.Launch, extra []string, prompt string,
 	exclude map[string]bool, prices map[string]config.Price) (outcome, error) {
-	args := append(append(append([]string(nil), r.Spec.Argv[1:]...), extra...), prompt)
+	args := append(append([]string(nil), r.Spec.Argv[1:]...), extra...)
 	cmd := exec.CommandContext(ctx, l.Binary, args...)
 	cmd.Dir, cmd.Env = r.Dir, r.env()
+	cmd.Stdin = strings.NewReader(prompt)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
