@@ -44,6 +44,9 @@ type Snapshot struct {
 	At    time.Time
 	Tasks []TaskView // sorted by task id (creation order)
 	Slots []SlotView
+	// Bases are the trained bases in use, oldest first, with their cache
+	// clocks computed at read time.
+	Bases []BaseView
 }
 
 // TaskView is one task as the UI shows it.

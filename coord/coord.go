@@ -13,6 +13,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/brief"
 	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/fork"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
@@ -81,6 +82,11 @@ type Coordinator struct {
 	idle     chan struct{}
 
 	snap atomic.Pointer[Snapshot]
+	// forks is the registry of trained bases; bases is its latest list,
+	// read by Snapshot, whose cache clocks are computed at read time.
+	forks *fork.Registry
+	bases atomic.Pointer[[]fork.Base]
+
 	live sync.Map // task.ID -> *worker.Run, for Pane and Input from other goroutines
 	// started holds every worker started and not yet stopped by us, from
 	// the moment worker.Start returns, so shutdown stops each agent it
@@ -169,6 +175,7 @@ func New(p Params) (*Coordinator, error) {
 		c.slots = append(c.slots, &slot{Slot: s})
 	}
 	c.snap.Store(&Snapshot{})
+	c.forks = c.newForks()
 	return c, nil
 }
 
@@ -192,6 +199,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return err
 	}
 	if err := c.reconcile(ctx); err != nil {
+		return err
+	}
+	if err := c.RefreshBases(ctx); err != nil {
 		return err
 	}
 	if c.p.Control != "" {

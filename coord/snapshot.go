@@ -64,5 +64,6 @@ func (c *Coordinator) Snapshot() Snapshot {
 		}
 	}
 	s.Tasks = tasks
+	s.Bases = c.baseViews(now)
 	return s
 }
