@@ -68,6 +68,7 @@ func (m *Model) layout() layout {
 	if l.rightW < 100 && l.rightH >= 12 {
 		l.leaseH = 2
 	}
+	l.leaseH += m.baseLines() // the selected task's trained bases, one line each
 	// task header, tab bar, lease strip, verdict strip
 	l.contentH = max(l.rightH-3-l.leaseH, 1)
 	return l

@@ -43,7 +43,7 @@ func (m *Model) renderLease(tv coord.TaskView, ok bool, w, maxLines int) []strin
 	}
 	l := tv.Lease
 	if l == nil {
-		return block([]string{m.st.dim.Render("lease · none (" + string(tv.Task.State) + ")")}, w, maxLines)
+		return m.withBases(tv, []string{m.st.dim.Render("lease · none (" + string(tv.Task.State) + ")")}, w, maxLines)
 	}
 	c := m.leaseClocks(*l)
 	remain := "lease " + clock(c.remaining) + " left"
@@ -72,7 +72,7 @@ func (m *Model) renderLease(tv coord.TaskView, ok bool, w, maxLines int) []strin
 		}
 		parts = append(parts, last)
 	}
-	return block(wrapParts(parts, w, maxLines), w, maxLines)
+	return m.withBases(tv, wrapParts(parts, w, maxLines-m.baseLines()), w, maxLines)
 }
 
 // anyLiveLease reports whether some lease is running, which is the only time

@@ -84,7 +84,7 @@ func (m *Model) eventsContent(w int) string {
 	}
 	const indent = 9 // "15:04:05 "
 	pad := strings.Repeat(" ", indent)
-	var out []string
+	out := m.sessionsContent(w)
 	for _, ev := range m.detail.Events {
 		first := wrap(m.eventLine(ev), w)
 		out = append(out, first[0])
@@ -153,10 +153,17 @@ func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
 	if !ok {
 		return fit("", w)
 	}
-	if tv.Verdict == nil {
-		return m.st.dim.Render(fit("verdict · · not run yet", w))
+	spent := ""
+	if u := taskUsageLine(tv.Usage); u != "" {
+		spent = m.st.dim.Render(" · spent ") + u
 	}
-	return fit(m.st.dim.Render("verdict ")+m.styleVerdict(tv.Verdict, verdictLine(*tv.Verdict)), w)
+	if tv.Verdict == nil {
+		if spent == "" {
+			return m.st.dim.Render(fit("verdict · · not run yet", w))
+		}
+		return fit(m.st.dim.Render("verdict · · not run yet")+spent, w)
+	}
+	return fit(m.st.dim.Render("verdict ")+m.styleVerdict(tv.Verdict, verdictLine(*tv.Verdict))+spent, w)
 }
 
 // renderRight is everything about the selected task: header, tabs, lease

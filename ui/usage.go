@@ -1,0 +1,213 @@
+package ui
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/fork"
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
+)
+
+// usageLine is a task's or a session's spending in a few words: the models
+// that answered, the tokens in all four columns, and the cost. Empty when
+// nothing was reported, so a screen without usage is unchanged.
+func usageLine(models []string, tk usage.Tokens, cost float64) string {
+	if tk.IsZero() && cost == 0 {
+		return ""
+	}
+	parts := []string{fmt.Sprintf("$%.4f", cost)}
+	if len(models) > 0 {
+		parts = append(parts, strings.Join(models, "+"))
+	}
+	parts = append(parts, fmt.Sprintf("%s in %s out %s cw %s cr", count(tk.Input), count(tk.Output), count(tk.CacheCreation), count(tk.CacheRead)))
+	return strings.Join(parts, " · ")
+}
+
+// totalsLine is a session's usage from its ledger totals; a model without
+// a configured price shows as such rather than as free.
+func totalsLine(t usage.Totals) string {
+	tk, cost := t.Sum()
+	line := usageLine(t.ModelIDs(), tk, cost)
+	for _, m := range t.Models {
+		if !m.Priced && line != "" {
+			return strings.Replace(line, fmt.Sprintf("$%.4f", cost), "no price", 1)
+		}
+	}
+	return line
+}
+
+// taskUsageLine is the usage of a task from its snapshot view.
+func taskUsageLine(u coord.Usage) string {
+	return usageLine(u.Models, usage.Tokens{Input: u.InputTokens, Output: u.OutputTokens,
+		CacheCreation: u.CacheCreationTokens, CacheRead: u.CacheReadTokens}, u.CostUSD)
+}
+
+// count renders a token count compactly: 950, 12.3k, 4.1M.
+func count(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d", n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	default:
+		return fmt.Sprintf("%.1fM", float64(n)/1e6)
+	}
+}
+
+// baseLines is how many lines the selected task's trained bases take in
+// the lease strip: one each, at most two; none leaves the layout as it was.
+func (m *Model) baseLines() int {
+	tv, ok := m.selected()
+	if !ok {
+		return 0
+	}
+	n := 0
+	for _, b := range m.snap.Bases {
+		if b.TaskID == tv.Task.ID {
+			n++
+		}
+	}
+	return min(n, 2)
+}
+
+// withBases is the lease strip's lines with one line per trained base of
+// the task below them, in maxLines lines.
+func (m *Model) withBases(tv coord.TaskView, lease []string, w, maxLines int) []string {
+	bases := m.baseParts(tv)
+	n := min(len(bases), maxLines-1, 2)
+	if n <= 0 {
+		return block(lease, w, maxLines)
+	}
+	lease = block(lease, w, maxLines-n)
+	for _, b := range bases[:n] {
+		lease = append(lease, fit(b, w))
+	}
+	return lease
+}
+
+// baseParts are the trained bases of the task, one line each, with their
+// cache clocks moved forward from the snapshot's instant like the lease's,
+// and the policy's next action.
+func (m *Model) baseParts(tv coord.TaskView) []string {
+	var out []string
+	elapsed := time.Duration(0)
+	if !m.snap.At.IsZero() {
+		elapsed = max(m.now().Sub(m.snap.At), 0)
+	}
+	for _, b := range m.snap.Bases {
+		if b.TaskID != tv.Task.ID {
+			continue
+		}
+		left := b.ExpiresIn - elapsed
+		cache := "cache " + clock(left) + " left"
+		if left <= 0 {
+			cache = m.st.warn.Render("cache expired")
+		}
+		next := string(b.Next.Action)
+		if !b.Next.Due.IsZero() && b.Next.Action != fork.ActionWait {
+			next += " at " + b.Next.Due.In(m.now().Location()).Format("15:04:05")
+		}
+		out = append(out, strings.Join([]string{fmt.Sprintf("base %s", shortID(b.ID)), cache,
+			"last hit " + ago(m.now().Sub(b.LastHit)) + " ago",
+			fmt.Sprintf("%d forks", b.Forks), "next " + next}, " · "))
+	}
+	return out
+}
+
+// sessionsContent lists the task's sessions above its events: each with
+// its phase and attempt, launch fingerprint (and the earlier session it
+// matches), the model and what it spent, then the bases and forks the
+// ledger's usage events name. Nothing when the task has no sessions and no
+// usage.
+func (m *Model) sessionsContent(w int) []string {
+	spent := map[string]fork.UsageData{}
+	var extra []fork.UsageData // bases and forks: conversations without a pane session
+	known := map[string]bool{}
+	for _, s := range m.detail.Sessions {
+		known[s.ID] = true
+	}
+	for _, ev := range m.detail.Events {
+		if ev.Kind != task.EvUsage || len(ev.Data) == 0 {
+			continue
+		}
+		var d fork.UsageData
+		if json.Unmarshal(ev.Data, &d) != nil || d.SessionID == "" {
+			continue
+		}
+		if known[d.SessionID] {
+			spent[d.SessionID] = d
+		} else {
+			extra = append(extra, d)
+		}
+	}
+	if len(m.detail.Sessions) == 0 && len(extra) == 0 {
+		return nil
+	}
+	var out []string
+	out = append(out, m.st.heading.Render(fit("SESSIONS", w)))
+	firstOf := map[string]string{} // fingerprint hash -> first session with it
+	for _, s := range m.detail.Sessions {
+		l, _ := session.ParseLaunch(s.Fingerprint)
+		// Pane sessions have ULIDs, whose tail tells them apart (as in the
+		// ledger's sentences); conversations are UUIDs, shown by their head.
+		parts := []string{fmt.Sprintf("%s %s #%d", task.ID(s.ID).Short(), s.Phase, s.Attempt)}
+		if l.Hash != "" {
+			fp := "launch " + l.Short()
+			if first, ok := firstOf[l.Hash]; ok {
+				fp += " = " + task.ID(first).Short()
+			} else {
+				firstOf[l.Hash] = s.ID
+			}
+			parts = append(parts, fp)
+		}
+		if u := totalsLine(spent[s.ID].Totals); u != "" {
+			parts = append(parts, u)
+		} else if s.Model != "" {
+			parts = append(parts, s.Model+" (asked)")
+		}
+		out = append(out, wrapIndented(strings.Join(parts, " · "), w)...)
+	}
+	for _, d := range extra {
+		what := d.Role + " " + shortID(d.SessionID)
+		if d.Role == fork.RoleFork {
+			what += " of base " + shortID(d.BaseID)
+			if d.Hit {
+				what += " (cache hit)"
+			}
+		}
+		line := what + " " + string(d.Phase) + " · " + totalsLine(d.Totals)
+		if d.Delta != nil {
+			_, own := d.Delta.Own.Sum()
+			line += fmt.Sprintf(" · block $%.4f beyond the base", own)
+		}
+		out = append(out, wrapIndented(line, w)...)
+	}
+	return append(out, "")
+}
+
+// wrapIndented wraps s to w, continuation lines indented by two.
+func wrapIndented(s string, w int) []string {
+	lines := wrap(s, w)
+	if len(lines) <= 1 {
+		return lines
+	}
+	out := lines[:1]
+	for _, part := range wrap(strings.Join(lines[1:], " "), max(w-2, 1)) {
+		out = append(out, "  "+part)
+	}
+	return out
+}
+
+// shortID abbreviates an agent's conversation id (a UUID) to its first
+// eight characters, as package fork's ledger sentences do.
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
