@@ -49,8 +49,10 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 				return 1
 			}
 			// The coordinator closes every subscription on its way out,
-			// after the notices already queued; print those first.
-			for n := range notices {
+			// after the notices already queued; print those first. If
+			// the close was already seen, notices is nil and ranging over
+			// it would block forever.
+			for n := range drain(notices) {
 				if n.Event != nil && (o.Skip == nil || !o.Skip(*n.Event)) {
 					p.Print(*n.Event)
 				}
@@ -117,4 +119,15 @@ func summary(w io.Writer, p *Printer, s coord.Snapshot) int {
 		fmt.Fprintf(w, "%-4s %-32s %s (%s, phase %s)\n", name, "verdict", line, tv.Task.State, tv.Task.Phase)
 	}
 	return status
+}
+
+// drain returns ch, or a closed channel when ch is nil (already seen
+// closed), so ranging over the result always ends.
+func drain(ch <-chan coord.Notice) <-chan coord.Notice {
+	if ch != nil {
+		return ch
+	}
+	done := make(chan coord.Notice)
+	close(done)
+	return done
 }
