@@ -44,4 +44,14 @@ func (r *castRecorder) Fd() uintptr {
 	return ^uintptr(0)
 }
 
+// Read completes term.File: bubbletea treats an output as a terminal (and
+// asks it for its size) only when it is a whole term.File, and without a
+// size the console never draws. Nothing reads from it.
+func (r *castRecorder) Read(p []byte) (int, error) {
+	if f, ok := r.out.(*os.File); ok {
+		return f.Read(p)
+	}
+	return 0, io.EOF
+}
+
 func (r *castRecorder) Close() error { return r.cast.Close() }
