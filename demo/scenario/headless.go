@@ -1,0 +1,57 @@
+package scenario
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/orchestra-tui/orchestra-tui/headless"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// RunHeadless runs the scenario without the console: one stable line per
+// event, the operator acting on events as they are printed, then the
+// proofs and the list of pane recordings. It returns the exit status: 0
+// only when the run ended green and every proof held.
+func RunHeadless(ctx context.Context, s *Scenario, w io.Writer) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	op := s.NewOperator()
+	added := make(chan error, 1)
+	go func() {
+		_, err := s.AddTask(ctx)
+		if err != nil {
+			cancel() // nothing will happen: do not wait for it
+		}
+		added <- err
+	}()
+	p := headless.New(w, false)
+	var actErr error
+	code := headless.Run(ctx, s.Opened.Coordinator, w, headless.Options{Printer: p, Skip: Heartbeat, OnEvent: func(ev task.Event) {
+		for _, a := range op.On(ev) {
+			if err := s.WaitPane(ctx, op.TaskID(), a.When); err != nil && actErr == nil {
+				actErr = fmt.Errorf("the operator's %s: %w", a.Kind, err)
+			}
+			s.pause(ctx)
+			// The coordinator loop answers commands between iterations
+			// and queues its events without bound, so waiting here holds
+			// up only the printing.
+			if _, err := s.Opened.Do(ctx, a.Command(op.TaskID())); err != nil && actErr == nil {
+				actErr = fmt.Errorf("the operator's %s: %w", a.Kind, err)
+			}
+		}
+	}})
+	if err := <-added; err != nil {
+		fmt.Fprintf(w, "FAILED: %v\n", err)
+		return 1
+	}
+	return s.Finish(ctx, w, p, op, code, actErr)
+}
+
+// Heartbeat reports whether an event is a lease heartbeat: a renewal, or a
+// renewal refused for want of progress. How many there are depends on how
+// fast the machine runs the agent, so the demo's text leaves them out; the
+// expiry that matters is printed, and the console shows them all.
+func Heartbeat(ev task.Event) bool {
+	return ev.Kind == task.EvLeaseRenewed || (ev.Kind == task.EvRefusal && ev.Reason == task.ReasonRenewalNoProgress)
+}
