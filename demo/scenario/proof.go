@@ -130,25 +130,16 @@ func CheckRelaunchedBrief(brief, correction, file string) error {
 }
 
 // Section returns a brief's section under heading, up to the next heading
-// of the same or a higher level, and whether it was there.
+// of any level (so the continuity section ends where its dead ends begin),
+// and whether it was there.
 func Section(brief, heading string) (string, bool) {
 	i := strings.Index(brief, heading+"\n")
 	if i < 0 {
 		return "", false
 	}
 	rest := brief[i+len(heading)+1:]
-	level := heading[:strings.Index(heading, " ")+1] // "## " or "### "
-	for off := 0; off < len(rest); {
-		j := strings.Index(rest[off:], "\n#")
-		if j < 0 {
-			break
-		}
-		at := off + j + 1
-		line := rest[at:]
-		if strings.HasPrefix(line, "# ") || strings.HasPrefix(line, "## ") || (level == "### " && strings.HasPrefix(line, "### ")) {
-			return rest[:at], true
-		}
-		off = at
+	if j := strings.Index(rest, "\n#"); j >= 0 {
+		return rest[:j+1], true
 	}
 	return rest, true
 }

@@ -145,7 +145,7 @@ func pacingFor(fast bool) pacing {
 	// Slow enough to watch (about 30 seconds in all): the operator reads
 	// before acting and types at a person's speed, and the lease strip
 	// visibly drains during the stall.
-	return pacing{agentPaceMS: 40, pause: 900 * time.Millisecond, keystroke: 35 * time.Millisecond, linger: 4 * time.Second,
+	return pacing{agentPaceMS: 50, pause: 1200 * time.Millisecond, keystroke: 40 * time.Millisecond, linger: 5 * time.Second,
 		lease: 4 * time.Second, window: 2 * time.Second, stuck: 1200 * time.Millisecond}
 }
 
@@ -217,7 +217,9 @@ func (s *Scenario) tweak(cfg *config.Config) {
 	cfg.Lease.Length.Duration = s.pace.lease
 	cfg.Lease.Window.Duration = s.pace.window
 	cfg.Lease.Tick.Duration = 100 * time.Millisecond
-	cfg.Lease.MaxRenewals = 1000
+	// Enough for the slowest phase at the realistic pace; the operator
+	// sees the cap on the lease strip, so keep it believable.
+	cfg.Lease.MaxRenewals = 20
 	cfg.Lease.MaxAttempts = 3
 	cfg.Stuck.After.Duration = s.pace.stuck
 	cfg.Stuck.AutoResubmit = 0
