@@ -140,7 +140,7 @@ func pacingFor(fast bool) pacing {
 		// longer than the agent's own test run (a still screen), and the
 		// stuck research pane must be resubmitted well before its lease
 		// runs out. The end lingers only long enough to be seen.
-		return pacing{linger: 500 * time.Millisecond, lease: 2500 * time.Millisecond, window: 1500 * time.Millisecond, stuck: time.Second}
+		return pacing{linger: 500 * time.Millisecond, lease: 2500 * time.Millisecond, window: 2 * time.Second, stuck: time.Second}
 	}
 	// Slow enough to watch (about 30 seconds in all): the operator reads
 	// before acting and types at a person's speed, and the lease strip
