@@ -1,7 +1,8 @@
-// Package demo holds what the demo and the end-to-end tests run: a small Go
-// project with genuinely failing tests, the scripted agent (demo/agent), the
-// scripted model server (demo/modelstub) and the demo scenarios.
-package demo
+// Package project is the demo's throwaway Go project: a calculator with
+// genuinely failing tests, written as a git repository. The demo, the
+// handoff demo and the end-to-end tests all run their tasks on it. It
+// imports nothing of orchestra's, so every package's tests can use it.
+package project
 
 import (
 	"fmt"
