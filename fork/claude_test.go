@@ -142,6 +142,8 @@ func TestClaudeBaseAndForks(t *testing.T) {
 	b := setupClaude(t)
 	ctx := t.Context()
 	t0 := b.clock.now()
+	var emitted []task.Event
+	b.reg.OnEvent = func(ev task.Event) { emitted = append(emitted, ev) }
 
 	base, err := b.reg.Train(ctx, b.run, "## Goal\nThe task's background. "+backgroundTag+"\nWait for blocks.")
 	require.NoError(t, err)
@@ -226,6 +228,12 @@ func TestClaudeBaseAndForks(t *testing.T) {
 		t.Log(ev.Text)
 	}
 	require.Equal(t, []string{RoleBase, RoleFork, RoleFork}, roles)
+	// The console was handed each event as the ledger holds it.
+	require.Len(t, emitted, len(evs))
+	for i := range evs {
+		require.Equal(t, evs[i].ID, emitted[i].ID)
+		require.Equal(t, evs[i].Text, emitted[i].Text)
+	}
 }
 
 // requireFork checks one fork's figures against the stub's and the base's.

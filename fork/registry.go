@@ -23,6 +23,11 @@ type Registry struct {
 	// OnChange, if set, is called after a base was stored or changed, so
 	// a console can refresh what it shows.
 	OnChange func()
+	// OnEvent, if set, is called with each ledger event the registry has
+	// written (usage of a training or a fork, a refused fork), after the
+	// write, so a console tells its subscribers and counts the usage at
+	// once instead of at its next start.
+	OnEvent func(task.Event)
 }
 
 // NewRegistry returns a registry on st; now is the clock (nil: time.Now).
@@ -51,6 +56,8 @@ type UsageData struct {
 	// Hit reports whether the fork read the cache.
 	Hit   bool   `json:"hit,omitempty"`
 	Delta *Delta `json:"delta,omitempty"`
+	// Ping marks a keep-warm ping: a fork that did no block's work.
+	Ping bool `json:"ping,omitempty"`
 }
 
 // Roles of a usage event.
@@ -92,7 +99,7 @@ func (r *Registry) Train(ctx context.Context, run Run, brief string) (Base, erro
 	if err := r.st.BaseInsert(ctx, b.Row(), ev); err != nil {
 		return Base{}, fmt.Errorf("record base %s of %s: %w", short(b.ID), run.TaskID, err)
 	}
-	r.changed()
+	r.changed(ev)
 	return b, nil
 }
 
@@ -117,6 +124,10 @@ type ForkResult struct {
 // is refused before anything runs, with a refusal event naming the fields,
 // and the error is a *task.Refusal with task.ReasonForkFingerprint.
 func (r *Registry) Fork(ctx context.Context, baseID string, run Run, prompt string) (ForkResult, error) {
+	return r.fork(ctx, baseID, run, prompt, false)
+}
+
+func (r *Registry) fork(ctx context.Context, baseID string, run Run, prompt string, ping bool) (ForkResult, error) {
 	b, err := r.Get(ctx, baseID)
 	if err != nil {
 		return ForkResult{}, err
@@ -136,6 +147,7 @@ func (r *Registry) Fork(ctx context.Context, baseID string, run Run, prompt stri
 		if err := r.st.EventAppend(ctx, ev); err != nil {
 			return ForkResult{}, errors.Join(ref, fmt.Errorf("record the refusal: %w", err))
 		}
+		r.emit(ev)
 		return ForkResult{}, ref
 	}
 	baseRecs, err := transcript(run.env(), run.Dir, b.ID)
@@ -160,17 +172,18 @@ func (r *Registry) Fork(ctx context.Context, baseID string, run Run, prompt stri
 	}
 	res.Base = b
 	ev := r.event(b.TaskID, o.sessionID, task.EvUsage, forkText(res, run.Phase),
-		UsageData{SessionID: o.sessionID, Phase: run.Phase, Totals: o.totals, BaseID: b.ID, Role: RoleFork, Hit: res.Hit, Delta: &res.Delta})
+		UsageData{SessionID: o.sessionID, Phase: run.Phase, Totals: o.totals, BaseID: b.ID, Role: RoleFork, Hit: res.Hit, Delta: &res.Delta, Ping: ping})
 	if err := r.st.BaseUpdate(ctx, b.Row(), ev); err != nil {
 		return res, fmt.Errorf("record fork %s of base %s: %w", short(o.sessionID), short(b.ID), err)
 	}
-	r.changed()
+	r.changed(ev)
 	return res, nil
 }
 
 // Ping is a keep-warm ping: the smallest fork, which renews the cache.
+// Its usage event is marked Ping.
 func (r *Registry) Ping(ctx context.Context, baseID string, run Run) (ForkResult, error) {
-	return r.Fork(ctx, baseID, run, pingPrompt)
+	return r.fork(ctx, baseID, run, pingPrompt, true)
 }
 
 // Retire marks a base as no longer used (replaced by a retrain, or its
@@ -217,15 +230,30 @@ func (r *Registry) List(ctx context.Context, taskID task.ID) ([]Base, error) {
 // Decide returns the policy's decision about b now.
 func (r *Registry) Decide(b Base) Decision { return Decide(b, r.policy, r.now()) }
 
-func (r *Registry) changed() {
+// changed tells the console a base changed, then hands it the events
+// written with the change.
+func (r *Registry) changed(evs ...task.Event) {
 	if r.OnChange != nil {
 		r.OnChange()
+	}
+	r.emit(evs...)
+}
+
+func (r *Registry) emit(evs ...task.Event) {
+	if r.OnEvent == nil {
+		return
+	}
+	for _, ev := range evs {
+		r.OnEvent(ev)
 	}
 }
 
 // event builds a ledger event on taskID with data as its JSON.
 func (r *Registry) event(taskID task.ID, sessionID string, kind task.Kind, text string, data any) task.Event {
-	ev := task.Event{TaskID: taskID, SessionID: sessionID, Kind: kind, Text: text, At: r.now()}
+	// The id is set here, not left to the store, so the event a console
+	// publishes is the row the ledger holds.
+	now := r.now()
+	ev := task.Event{ID: task.NewULID(now), TaskID: taskID, SessionID: sessionID, Kind: kind, Text: text, At: now}
 	ev.Data, _ = json.Marshal(data) // plain structs and maps
 	return ev
 }
