@@ -38,6 +38,11 @@ const (
 	EvDeadEnd           Kind = "dead-end.recorded"
 	EvUsage             Kind = "session.usage"
 	EvRefusal           Kind = "refusal" // always carries a Reason
+
+	// EvBasePolicy records what the console did about a trained base's
+	// prompt cache (pinged it warm, retrained it, let it expire, retired
+	// it), with the keep-warm policy's reason.
+	EvBasePolicy Kind = "base.policy"
 )
 
 // Kinds lists every event kind, for tests that enumerate them.
@@ -46,7 +51,7 @@ var Kinds = []Kind{
 	EvTaskCompleted, EvTaskFailed, EvTaskCancelled, EvSessionLaunched, EvSessionConfirmed,
 	EvSessionExited, EvSessionStuck, EvBriefDelivered, EvResubmitted, EvArtifactSealed,
 	EvPhaseAdvanced, EvVerifyStarted, EvVerifyFinished, EvLeaseRenewed, EvLeaseExtended,
-	EvLeaseExpired, EvDecisionRecorded, EvDecisionDelivered, EvDeadEnd, EvUsage, EvRefusal,
+	EvLeaseExpired, EvDecisionRecorded, EvDecisionDelivered, EvDeadEnd, EvUsage, EvRefusal, EvBasePolicy,
 }
 
 // Event is one append-only ledger row.
