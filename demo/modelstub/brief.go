@@ -3,6 +3,7 @@ package modelstub
 import (
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -16,6 +17,9 @@ type Brief struct {
 	Artifact string
 	Sentinel string
 	Verify   string
+	// Attempt is the attempt the brief is for (its Attempt line); 0 when
+	// the brief does not say.
+	Attempt int
 	// Index is the position of the brief's message in Request.Messages.
 	Index int
 }
@@ -69,6 +73,8 @@ func ParseBrief(text string) (Brief, bool) {
 			b.Sentinel = labelValue(t, task.LabelSentinel)
 		case strings.HasPrefix(t, task.LabelVerify):
 			b.Verify = labelValue(t, task.LabelVerify)
+		case strings.HasPrefix(t, task.LabelAttempt):
+			b.Attempt, _ = strconv.Atoi(labelValue(t, task.LabelAttempt))
 		}
 	}
 	return b, in

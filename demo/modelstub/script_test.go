@@ -60,7 +60,7 @@ func TestParseBriefReadsLabelsFromPhaseSection(t *testing.T) {
 	b, ok := ParseBrief("<pasted_content id=1>" + renderBrief(task.PhaseReview) + "</pasted_content>")
 	require.True(t, ok)
 	require.Equal(t, Brief{Phase: task.PhaseReview, Artifact: task.ArtifactPath(task.PhaseReview),
-		Sentinel: task.SentinelPath, Verify: "go vet ./..."}, b)
+		Sentinel: task.SentinelPath, Verify: "go vet ./...", Attempt: 1}, b)
 
 	_, ok = ParseBrief("no brief here\n" + task.HeadingPhasePrefix + "nonsense\n")
 	require.False(t, ok)

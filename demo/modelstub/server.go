@@ -28,11 +28,16 @@ type Server struct {
 
 	rules []Rule
 
+	quitOnce sync.Once
+
 	mu        sync.Mutex
 	exchanges []Exchange
 	ids       int
 	srv       *http.Server
 	done      chan struct{}
+	// quit is closed when Close begins, releasing held replies: Shutdown
+	// waits for handlers to return but does not cancel their requests.
+	quit chan struct{}
 }
 
 // New returns a server that answers message requests with rules, in order.
@@ -62,7 +67,7 @@ func (s *Server) Start() (string, error) {
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
 	mux.HandleFunc("/", s.handleOther)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
-	s.done = make(chan struct{})
+	s.done, s.quit = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(s.done)
 		_ = s.srv.Serve(ln)
@@ -70,11 +75,14 @@ func (s *Server) Start() (string, error) {
 	return "http://" + ln.Addr().String(), nil
 }
 
-// Close stops the server, waiting briefly for replies in flight.
+// Close stops the server, waiting briefly for replies in flight. Held
+// replies (Reply.Hold) are released at once, so a stalled client never
+// keeps Close from returning.
 func (s *Server) Close() error {
 	if s.srv == nil {
 		return nil
 	}
+	s.quitOnce.Do(func() { close(s.quit) })
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	err := s.srv.Shutdown(ctx)
@@ -149,11 +157,26 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	s.store(Exchange{Request: req, Rule: name, Reply: reply})
 	s.logf("modelstub: %s %s model=%s stream=%v tools=%d messages=%d -> %s (%d tool uses, %s)",
 		r.Method, r.URL.Path, req.Model, req.Stream, len(req.Tools), len(req.Messages), name, len(reply.ToolUses), reply.StopReason)
+	if reply.Hold {
+		s.hold(r)
+		return
+	}
 	if req.Stream {
 		s.writeStream(w, reply)
 		return
 	}
 	writeJSON(w, http.StatusOK, s.messageJSON(reply, true))
+}
+
+// hold keeps a request open, sending nothing, until the client cancels it
+// or the server closes.
+func (s *Server) hold(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+		s.logf("modelstub: held %s %s released: the client went away", r.Method, r.URL.Path)
+	case <-s.quit:
+		s.logf("modelstub: held %s %s released: the server is closing", r.Method, r.URL.Path)
+	}
 }
 
 // answer picks the first matching rule, or the fallback.
@@ -169,6 +192,9 @@ func (s *Server) answer(req Request) (string, Reply) {
 // complete fills a reply's defaults: stop reason, model and usage.
 func (s *Server) complete(req Request, r Reply) Reply {
 	r.ToolUses = append([]ToolUse(nil), r.ToolUses...)
+	if r.Hold {
+		return Reply{Hold: true, Model: req.Model}
+	}
 	if r.StopReason == "" {
 		r.StopReason = "end_turn"
 		if len(r.ToolUses) > 0 {

@@ -3,11 +3,13 @@ package modelstub
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -180,4 +182,50 @@ func TestNonStreamingReplyAndSideRequests(t *testing.T) {
 	require.Equal(t, "fallback", ex[0].Rule)
 	require.Equal(t, "/v1/messages/count_tokens", ex[1].Request.Path)
 	require.Equal(t, "/api/something/new", ex[2].Request.Path)
+}
+
+// A held reply sends nothing until the client goes away or the server
+// closes; Close releases it at once instead of waiting out Shutdown's grace.
+func TestHeldReplyIsReleasedByCancelAndByClose(t *testing.T) {
+	t.Parallel()
+	asked := make(chan struct{}, 2)
+	srv := New([]Rule{{Name: "stall", When: func(Request) bool { return true },
+		Reply: func(Request) Reply { asked <- struct{}{}; return Reply{Hold: true} }}})
+	srv.Logf = t.Logf
+	base, err := srv.Start()
+	require.NoError(t, err)
+	body := `{"model":"m","max_tokens":1,"stream":true,"messages":[{"role":"user","content":"hi"}]}`
+	send := func(ctx context.Context) <-chan error {
+		done := make(chan error, 1)
+		go func() {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/messages", strings.NewReader(body))
+			if err == nil {
+				var resp *http.Response
+				if resp, err = http.DefaultClient.Do(req); err == nil {
+					_, err = io.ReadAll(resp.Body)
+					resp.Body.Close()
+				}
+			}
+			done <- err
+		}()
+		return done
+	}
+
+	// The client gives up: its request ends with the cancellation.
+	ctx, cancel := context.WithCancel(t.Context())
+	first := send(ctx)
+	<-asked
+	cancel()
+	require.ErrorIs(t, <-first, context.Canceled)
+
+	// The server closes while a reply is held: Close returns well before
+	// its two-second grace, and the client's request ends.
+	second := send(t.Context())
+	<-asked
+	start := time.Now()
+	require.NoError(t, srv.Close())
+	require.Less(t, time.Since(start), time.Second, "a held reply does not hold Close up")
+	<-second
+	require.Len(t, srv.Exchanges(), 2, "held requests are recorded")
+	require.True(t, srv.Exchanges()[1].Reply.Hold)
 }

@@ -27,6 +27,11 @@ type Reply struct {
 	Model string
 	// Usage defaults to an estimate from the request and reply sizes.
 	Usage Usage
+	// Hold makes the reply a stall: the server sends nothing at all and
+	// keeps the request open until the client goes away or the server
+	// closes. It is what a model that hangs mid-reply looks like to the
+	// CLI, which sits at its spinner; the other fields are ignored.
+	Hold bool
 }
 
 // ToolUse is one tool call, e.g. {"Write", {"file_path": p, "content": c}}
