@@ -127,6 +127,9 @@ const (
 	CmdPark     CommandKind = "park"
 	CmdUnpark   CommandKind = "unpark"
 	CmdApprove  CommandKind = "approve"
+	// CmdResume creates a task from a handoff file (Path) and starts it
+	// from the phase it reached, optionally on another Harness or Model.
+	CmdResume CommandKind = "resume"
 )
 
 // Command is one operator command.
@@ -137,6 +140,9 @@ type Command struct {
 	Author   string        // who gave the command
 	Duration time.Duration // for extend
 	Task     *task.Task    // for add
+	Path     string        // for resume: the handoff file
+	Harness  string        // for resume: replaces the file's harness
+	Model    string        // for resume: replaces the file's model
 }
 
 // Result is what the coordinator did with a command, in a sentence.

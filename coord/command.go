@@ -23,6 +23,9 @@ type cmdReply struct {
 	// wait, when set, completes the command off the loop: the decision is
 	// recorded as delivered and is being typed into the pane.
 	wait <-chan error
+	// later, when set, carries the whole reply of a command that
+	// completes off the loop (a resume).
+	later <-chan cmdReply
 }
 
 // ErrStopped means the coordinator is not running.
@@ -44,6 +47,16 @@ func (c *Coordinator) Do(ctx context.Context, cmd Command) (Result, error) {
 	case rep = <-req.reply:
 	case <-ctx.Done():
 		return Result{}, ctx.Err()
+	}
+	if rep.later != nil {
+		select {
+		case rep = <-rep.later:
+			return rep.res, rep.err
+		case <-c.stopped:
+			return Result{}, fmt.Errorf("%w; a task the resume created, if any, starts on the next start", ErrStopped)
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
 	}
 	if rep.err != nil || rep.wait == nil {
 		return rep.res, rep.err
@@ -71,6 +84,9 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 			return cmdReply{err: err}
 		}
 		return cmdReply{res: Result{TaskID: t.ID, Message: "added task " + t.ID.Short() + ": " + t.Title}}
+	}
+	if cmd.Kind == CmdResume {
+		return c.resumeCommand(ctx, cmd)
 	}
 	id, err := c.resolve(cmd.TaskID)
 	if err != nil {
