@@ -32,6 +32,10 @@ const ThinkingMarker = "Thinking…"
 // safe for concurrent use: feed it from one goroutine.
 type Operator struct {
 	engine interface{ Snapshot() coord.Snapshot }
+	// correctWhen is what the pane shows when the correction is typed.
+	correctWhen string
+	// unscripted: no script drives the model, so nothing is forced.
+	unscripted bool
 
 	taskID      task.ID
 	resubmitted bool
@@ -42,7 +46,11 @@ type Operator struct {
 
 // NewOperator returns the operator for this scenario's coordinator.
 func (s *Scenario) NewOperator() *Operator {
-	return &Operator{engine: s.Opened.Coordinator}
+	when := s.opts.Harness.CorrectWhen
+	if when == "" {
+		when = ThinkingMarker
+	}
+	return &Operator{engine: s.Opened.Coordinator, correctWhen: when, unscripted: s.opts.Harness.Unscripted}
 }
 
 // AddTask adds the demo task through the coordinator's command path, as an
@@ -57,10 +65,13 @@ func (s *Scenario) AddTask(ctx context.Context) (task.ID, error) {
 
 // On looks at one event and returns what the operator does about it:
 //
-//   - the pane is flagged stuck → resubmit it (once);
+//   - the research pane is flagged stuck → resubmit it (once);
 //   - implement attempt 1 got its brief → type the correction (once);
 //   - the task awaits review → approve it (once).
 //
+// With an unscripted model (the real service) nothing happens on cue, so
+// the operator resubmits whichever pane is flagged stuck, types no
+// correction, and approves.
 // Done reports, after On, whether the scenario has ended.
 func (op *Operator) On(ev task.Event) []Act {
 	if op.taskID == "" && ev.Kind == task.EvTaskAdded {
@@ -70,12 +81,16 @@ func (op *Operator) On(ev task.Event) []Act {
 		return nil
 	}
 	switch {
-	case ev.Kind == task.EvRefusal && ev.Reason == task.ReasonStuck && !op.resubmitted:
+	case ev.Kind == task.EvRefusal && ev.Reason == task.ReasonStuck && op.unscripted:
+		return []Act{{Kind: coord.CmdResubmit}}
+	case ev.Kind == task.EvRefusal && ev.Reason == task.ReasonStuck && !op.resubmitted && op.inPhase(task.PhaseResearch):
+		// Only the research pane is meant to stall; a slow moment
+		// elsewhere that trips the stuck clock is left to the lease.
 		op.resubmitted = true
 		return []Act{{Kind: coord.CmdResubmit}}
-	case ev.Kind == task.EvBriefDelivered && !op.corrected && op.isImplementAttempt1(ev.SessionID):
+	case ev.Kind == task.EvBriefDelivered && !op.unscripted && !op.corrected && op.isImplementAttempt1(ev.SessionID):
 		op.corrected = true
-		return []Act{{Kind: coord.CmdCorrect, Text: Correction, When: ThinkingMarker}}
+		return []Act{{Kind: coord.CmdCorrect, Text: Correction, When: op.correctWhen}}
 	case ev.Kind == task.EvTaskAwaiting && !op.approved:
 		op.approved = true
 		return []Act{{Kind: coord.CmdApprove}}
@@ -99,6 +114,16 @@ func (op *Operator) isImplementAttempt1(sessionID string) bool {
 	for _, tv := range op.engine.Snapshot().Tasks {
 		if tv.Task.ID == op.taskID {
 			return tv.SessionID == sessionID && tv.Task.Phase == task.PhaseImplement && tv.Task.Attempt == 1
+		}
+	}
+	return false
+}
+
+// inPhase reports whether the task is in phase p now.
+func (op *Operator) inPhase(p task.Phase) bool {
+	for _, tv := range op.engine.Snapshot().Tasks {
+		if tv.Task.ID == op.taskID {
+			return tv.Task.Phase == p
 		}
 	}
 	return false

@@ -48,14 +48,19 @@ func (s *Scenario) Finish(ctx context.Context, w io.Writer, p *headless.Printer,
 		failed = append(failed, "the demo task was never added")
 	} else {
 		for _, pr := range []struct {
-			claim string
-			check func(context.Context, task.ID) error
+			claim    string
+			check    func(context.Context, task.ID) error
+			scripted bool // needs a scripted model to happen at all
 		}{
-			{ClaimContinuity, s.proveContinuity},
-			{ClaimDirect, s.proveDirect},
-			{ClaimGate, s.proveGate},
-			{ClaimBeats, s.proveBeats},
+			{ClaimContinuity, s.proveContinuity, true},
+			{ClaimDirect, s.proveDirect, false},
+			{ClaimGate, s.proveGate, false},
+			{ClaimBeats, s.proveBeats, true},
 		} {
+			if pr.scripted && s.opts.Harness.Unscripted {
+				fmt.Fprintf(w, "proof: %s skipped: the real model is not scripted, so its beats cannot be forced\n", pr.claim)
+				continue
+			}
 			if err := pr.check(ctx, id); err != nil {
 				fmt.Fprintf(w, "proof: %s FAILED: %s\n", pr.claim, rename(err.Error()))
 				failed = append(failed, pr.claim+": "+rename(err.Error()))
@@ -76,10 +81,14 @@ func (s *Scenario) Finish(ctx context.Context, w io.Writer, p *headless.Printer,
 	return 0
 }
 
-// RelaunchedBrief returns the brief the scripted agent recorded for the
-// second implement attempt (the first one it received), or an error saying
-// why there is none.
+// RelaunchedBrief returns the brief the agent received for the second
+// implement attempt (the first one, if it got more), or an error saying
+// why there is none. The scripted agent records its briefs; another
+// harness says where it finds them (Harness.RelaunchedBrief).
 func (s *Scenario) RelaunchedBrief() (string, error) {
+	if s.opts.Harness.RelaunchedBrief != nil {
+		return s.opts.Harness.RelaunchedBrief(s)
+	}
 	names, err := filepath.Glob(filepath.Join(s.RecordDir, "brief-"+string(task.PhaseImplement)+"-2-*.md"))
 	if err != nil || len(names) == 0 {
 		return "", errors.New("the agent recorded no brief for implement attempt 2 (was there a relaunch?)")

@@ -18,6 +18,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	project "github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -94,6 +95,18 @@ type Harness struct {
 	// Tweak, if set, adjusts the configuration after the scenario's own
 	// settings (e.g. to pass more environment to the agent).
 	Tweak func(*config.Config)
+	// CorrectWhen is what the implement pane shows when the operator types
+	// the correction; "" means ThinkingMarker, the scripted agent's.
+	CorrectWhen string
+	// RelaunchedBrief, if set, returns the brief of implement attempt 2 as
+	// the agent received it; nil reads the scripted agent's record.
+	RelaunchedBrief func(s *Scenario) (string, error)
+	// Unscripted says no script drives the model (the real service): the
+	// beats that need one cannot be forced, so the operator only resubmits
+	// a stuck pane and approves, and only the verify proofs are checked.
+	Unscripted bool
+	// Close, if set, releases what Setup started; Scenario.Close calls it.
+	Close func() error
 }
 
 // Scripted returns the scripted-agent harness: {{self}} agent --script
@@ -161,10 +174,12 @@ type Scenario struct {
 	RecordDir string
 	// Opened is the coordinator on Project.
 	Opened *coord.Opened
+	// ID is the demo task's id, chosen before the task is added so a
+	// harness's Setup can prepare for its worktree (see Worktree).
+	ID task.ID
 
-	opts   Options
-	pace   pacing
-	taskID chan task.ID
+	opts Options
+	pace pacing
 }
 
 // Prepare makes the demo directory, writes the project and the harness's
@@ -178,9 +193,17 @@ func Prepare(opts Options) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("make the demo directory: %w", err)
 	}
+	// The real path: an agent CLI keys what it trusts by the directory it
+	// finds itself in, which has its symlinks resolved.
+	if real, err := filepath.EvalSymlinks(dir); err == nil {
+		dir = real
+	}
 	s := &Scenario{Dir: dir, Project: filepath.Join(dir, "calc"), RecordDir: filepath.Join(dir, "agent-record"),
-		opts: opts, pace: pacingFor(opts.Fast), taskID: make(chan task.ID, 1)}
+		ID: task.NewID(time.Now()), opts: opts, pace: pacingFor(opts.Fast)}
 	if err := s.open(); err != nil {
+		if opts.Harness.Close != nil {
+			err = errors.Join(err, opts.Harness.Close())
+		}
 		return nil, errors.Join(err, os.RemoveAll(dir))
 	}
 	return s, nil
@@ -256,7 +279,7 @@ func (s *Scenario) AgentScript() agent.Script {
 
 // NewTask is the demo task as the operator adds it.
 func (s *Scenario) NewTask() *task.Task {
-	return &task.Task{Title: TaskTitle, Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand, Harness: s.opts.Harness.Name}
+	return &task.Task{ID: s.ID, Title: TaskTitle, Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand, Harness: s.opts.Harness.Name}
 }
 
 // Close closes the store and removes the demo directory unless
@@ -266,10 +289,18 @@ func (s *Scenario) Close() error {
 	if s.Opened != nil {
 		err = s.Opened.Close()
 	}
+	if s.opts.Harness.Close != nil {
+		err = errors.Join(err, s.opts.Harness.Close())
+	}
 	if s.opts.Keep {
 		return err
 	}
 	return errors.Join(err, os.RemoveAll(s.Dir))
+}
+
+// Worktree is the directory the demo task's sessions run in.
+func (s *Scenario) Worktree() string {
+	return filepath.Join(s.Project, filepath.FromSlash(repo.WorktreesDir), string(s.ID))
 }
 
 // Kept reports whether Close leaves the demo directory in place.
