@@ -132,6 +132,20 @@ const (
 	CmdResume CommandKind = "resume"
 )
 
+// Fork commands: trained bases and forks of them (package fork). They run
+// in the caller's goroutine, never on the loop, because the agent takes
+// seconds to answer; what they write reaches subscribers through the loop.
+const (
+	// CmdForkTrain trains a base for TaskID from its background; Text
+	// names the harness (empty: the task's).
+	CmdForkTrain CommandKind = "fork-train"
+	// CmdForkRun runs Text as a block in a fork of TaskID's newest base.
+	CmdForkRun CommandKind = "fork-run"
+	// CmdForkList lists the trained bases with their cache clocks and the
+	// policy's next action; TaskID, if set, narrows it to one task.
+	CmdForkList CommandKind = "fork-list"
+)
+
 // Command is one operator command.
 type Command struct {
 	Kind     CommandKind

@@ -41,6 +41,7 @@ func (c *Coordinator) newForks() *fork.Registry {
 		// change or start-up reads again.
 		_ = c.RefreshBases(context.Background())
 	}
+	r.OnEvent = c.forkEvent
 	return r
 }
 

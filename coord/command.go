@@ -34,6 +34,9 @@ var ErrStopped = errors.New("the coordinator is not running")
 // Do sends an operator command to the loop and waits for its result. A
 // correction to a live session returns once it has been typed into the pane.
 func (c *Coordinator) Do(ctx context.Context, cmd Command) (Result, error) {
+	if isForkCommand(cmd.Kind) {
+		return c.ForkCommand(ctx, cmd) // the agent takes seconds: off the loop
+	}
 	req := cmdRequest{cmd: cmd, reply: make(chan cmdReply, 1)}
 	select {
 	case c.cmds <- req:

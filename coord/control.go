@@ -79,7 +79,7 @@ func (c *Coordinator) serveConn(ctx context.Context, conn net.Conn) {
 		_ = json.NewEncoder(conn).Encode(controlReply{Error: "bad request: " + err.Error()})
 		return
 	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	ctx, cancel := context.WithTimeout(ctx, commandTimeout(req.Kind))
 	defer cancel()
 	res, err := c.Do(ctx, Command{Kind: req.Kind, TaskID: req.TaskID, Text: req.Text, Author: req.Author, Duration: req.Duration, Task: req.Task})
 	rep := controlReply{Result: res}

@@ -86,6 +86,8 @@ type Coordinator struct {
 	// read by Snapshot, whose cache clocks are computed at read time.
 	forks *fork.Registry
 	bases atomic.Pointer[[]fork.Base]
+	// keep publishes the registry's events and keeps bases warm.
+	keep keeper
 
 	live sync.Map // task.ID -> *worker.Run, for Pane and Input from other goroutines
 	// started holds every worker started and not yet stopped by us, from
@@ -255,6 +257,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		case <-tick.C:
 			c.tickLeases(work)
 		}
+		c.tickForks(work)
 		c.place(work)
 		c.publish()
 	}
