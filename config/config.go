@@ -210,6 +210,9 @@ func overlay(base, s session.Spec) session.Spec {
 	if s.Capacity == 0 {
 		s.Capacity = base.Capacity
 	}
+	if s.Usage == "" {
+		s.Usage = base.Usage // else an argv override stops counting usage and forking
+	}
 	return s
 }
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
 )
 
 func TestNoFileGivesDefaults(t *testing.T) {
@@ -53,6 +55,7 @@ capacity = 2
 	// Overriding one field of a built-in harness keeps the rest.
 	require.Equal(t, 3*time.Second, cfg.Harness["claude"].Quiet.Duration)
 	require.Equal(t, "claude", cfg.Harness["claude"].Argv[0])
+	require.Equal(t, session.UsageClaudeTranscript, cfg.Harness["claude"].Usage)
 	require.Equal(t, []Slot{{Name: "fast", Harness: "aider", Capacity: 2}}, cfg.EffectiveSlots())
 }
 
