@@ -55,11 +55,10 @@ func (c *Coordinator) ForkCommand(ctx context.Context, cmd Command) (Result, err
 		if err != nil {
 			return Result{TaskID: t.ID}, err
 		}
-		_, cost := b.Training.Sum()
 		return Result{TaskID: t.ID, SessionID: b.ID, Message: fmt.Sprintf(
-			"Trained base %s for task %s on %s (launch %s): %s, $%.4f. Cache warm until %s.",
-			b.ID, t.ID.Short(), b.Model, b.Launch.Short(), b.Training, cost,
-			b.LastHitAt.Add(c.forks.Policy().CacheLifetime).Local().Format("15:04:05"))}, nil
+			"Trained base %s for task %s on %s (launch %s): %s. Cache warm until %s.",
+			b.ID, t.ID.Short(), b.Model, b.Launch.Short(), b.Training,
+			b.LastHitAt.Add(c.forks.Policy().CacheLifetime).UTC().Format("15:04:05"))}, nil
 	case CmdForkRun:
 		t, err := c.findTask(ctx, cmd.TaskID)
 		if err != nil {
@@ -238,7 +237,7 @@ func (c *Coordinator) forkList(ctx context.Context, ref task.ID) (Result, error)
 		}
 		next := string(d.Action)
 		if !d.Due.IsZero() {
-			next += " at " + d.Due.Local().Format("15:04:05")
+			next += " at " + d.Due.UTC().Format("15:04:05") // as the reasons say it
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t$%.4f\t%s\t%s\n", b.ID, b.TaskID.Short(), b.Model, b.Forks, cost, cache, next)
 		reasons = append(reasons, baseShort(b.ID)+": "+d.Reason)

@@ -24,6 +24,9 @@ Usage:
   orchestra-tui resubmit|expire|cancel|park|unpark|approve TASK
   orchestra-tui extend TASK DURATION     extend a task's lease (e.g. 10m)
   orchestra-tui handoff export TASK --out FILE
+  orchestra-tui fork train TASK [--harness H]   train a base for the task from its background (Claude Code)
+  orchestra-tui fork run TASK --prompt TEXT     run a block as a fork of the task's base; prints its delta cost
+  orchestra-tui fork list [TASK]                trained bases with cache clocks and the policy's next action
   orchestra-tui demo [--headless] [--fast] [--keep] [--record F.cast] [--agent claude]
   orchestra-tui demo handoff [--fast] [--keep]
   orchestra-tui model-stub [--addr 127.0.0.1:0]
@@ -55,6 +58,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return opCmd(cmd, rest, stdout, stderr)
 	case "handoff":
 		return handoffCmd(rest, stdout, stderr)
+	case "fork":
+		return forkCmd(rest, stdout, stderr)
 	case "demo":
 		return demoCmd(rest, stdout, stderr)
 	case "model-stub":
