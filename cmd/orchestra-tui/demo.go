@@ -27,8 +27,13 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	fast := fs.Bool("fast", false, "no pauses: the agent's pacing and the operator's are zero")
 	keep := fs.Bool("keep", false, "keep the demo directory (the repository, its state and the pane recordings) and print where")
 	record := fs.String("record", "", "write the console's screen to `FILE.cast` (asciicast v2) and copy the panes' recordings next to it")
-	agentName := fs.String("agent", "scripted", "the agent in the panes: `scripted`")
+	agentName := fs.String("agent", "scripted", "the agent in the panes: `scripted` or claude (the real Claude Code CLI against a scripted model server; see below)")
 	noAnim := fs.Bool("no-anim", os.Getenv("ORCHESTRA_NO_ANIM") == "1", "no spinners or repainting status line (also ORCHESTRA_NO_ANIM=1)")
+	fs.Usage = func() {
+		fmt.Fprintln(stderr, "usage: orchestra-tui demo [flags]   (or: orchestra-tui demo handoff [--fast] [--keep])")
+		fs.PrintDefaults()
+		fmt.Fprint(stderr, demoClaudeHelp)
+	}
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -44,8 +49,14 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	switch *agentName {
 	case "scripted":
 		h = scenario.Scripted()
+	case "claude":
+		useReal := os.Getenv(scenario.RealEnv) == "1"
+		h = scenario.Claude(scenario.ClaudeOptions{Real: useReal, Model: os.Getenv("ORCHESTRA_DEMO_MODEL")})
+		if useReal {
+			fmt.Fprintln(stderr, "orchestra-tui: demo: "+scenario.RealEnv+"=1: Claude Code talks to the real service with your own login; the scripted beats cannot be forced, so this is the plain task and its verify gate")
+		}
 	default:
-		fmt.Fprintf(stderr, "orchestra-tui: demo: --agent %s is not built yet (available: scripted)\n", *agentName)
+		fmt.Fprintf(stderr, "orchestra-tui: demo: unknown --agent %q (available: scripted, claude)\n", *agentName)
 		return 2
 	}
 	if *record != "" {
@@ -101,3 +112,19 @@ func demoHandoffCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	return 0
 }
+
+// demoClaudeHelp is the part of `demo --help` about --agent claude.
+const demoClaudeHelp = `
+--agent claude runs the same scenario with the real Claude Code CLI in the
+panes (found as $ORCHESTRA_CLAUDE_BIN, else "claude" on PATH) against a
+scripted model server on 127.0.0.1: every beat is played by the server's
+replies and done by the CLI's own tools. Claude Code runs with a temporary
+HOME inside the demo directory; your ~/.claude is never read or written.
+
+With ORCHESTRA_DEMO_REAL=1 it uses the real service and your own HOME and
+login instead (ORCHESTRA_DEMO_MODEL picks the model). A real model cannot be
+made to stall, to ignore its brief or to write an invalid plan, so that run
+is the plain task: the operator resubmits a stuck pane and approves, and
+only the verify proofs are checked. Claude Code may first ask you to trust
+the demo's worktree, which only the console (not --headless) lets you answer.
+`

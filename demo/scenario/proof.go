@@ -77,6 +77,10 @@ func (s *Scenario) Finish(ctx context.Context, w io.Writer, p *headless.Printer,
 		fmt.Fprintf(w, "FAILED: %s\n", strings.Join(failed, "; "))
 		return 1
 	}
+	if s.opts.Harness.Unscripted {
+		fmt.Fprintln(w, "demo: ok, every proof a real model allows held")
+		return 0
+	}
 	fmt.Fprintln(w, "demo: ok, every proof held")
 	return 0
 }
