@@ -17,7 +17,9 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/fork"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
 )
 
 // claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
@@ -163,4 +165,51 @@ func TestKeepWarmPingAtItsDueTime(t *testing.T) {
 		}
 	}
 	require.GreaterOrEqual(t, pings, 1)
+}
+
+// Without running an agent: a base whose pings would cost more than a
+// retrain is let go once, with the policy's reason, and a base whose task
+// has ended is retired and drops from the snapshot.
+func TestKeeperLetsExpireOnceAndRetiresEndedTasks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{}, func(cfg *config.Config) {
+		cfg.Fork.ExpectedGap.Duration = 10 * time.Hour // hundreds of pings: a retrain is cheaper
+		cfg.Slots = []config.Slot{{Name: "scripted", Harness: "scripted", Capacity: 1}}
+	})
+	b.stop()
+	ctx := context.Background()
+	now := time.Now().UTC()
+	insert := func(title string, state task.State, baseID string) task.ID {
+		tk := task.Task{ID: task.ID(task.NewULID(now)), Title: title, Goal: "g", Verify: "true", Repo: b.root,
+			Pipeline: task.Pipeline{task.PhaseImplement}, Harness: "claude", State: state,
+			Phase: task.PhaseImplement, CreatedAt: now, UpdatedAt: now}
+		require.NoError(t, b.st.TaskInsert(ctx, tk))
+		var training usage.Totals
+		training.Add(usage.Record{Model: "m", Tokens: usage.Tokens{Input: 1000, CacheCreation: 4000}}, nil)
+		base := fork.Base{ID: baseID, TaskID: tk.ID, Harness: "claude", Model: "m",
+			Launch: session.Launch{Binary: "/nonexistent/claude", Hash: "0123456789abcdef"}, Training: training,
+			CreatedAt: now, LastHitAt: now}
+		require.NoError(t, b.st.BaseInsert(ctx, base.Row()))
+		return tk.ID
+	}
+	queued := insert("queued", task.StateQueued, "conv-queued")
+	insert("done", task.StateCancelled, "conv-done")
+	b.start(t)
+
+	seen := map[string]task.Event{}
+	b.waitEvent(t, 5*time.Second, func(e task.Event) bool {
+		if e.Kind == task.EvBasePolicy {
+			seen[e.SessionID] = e
+		}
+		return len(seen) == 2
+	})
+	require.Contains(t, seen["conv-queued"].Text, "Letting base conv-que expire: Let expire at")
+	require.Equal(t, "Base conv-don retired: its task is cancelled.", seen["conv-done"].Text)
+	b.barrier(t)
+	b.barrier(t)
+	require.Len(t, b.ledger(t, queued, kindIs(task.EvBasePolicy)), 1, "let go once")
+	bases := b.c.Snapshot().Bases
+	require.Len(t, bases, 1)
+	require.Equal(t, "conv-queued", bases[0].ID)
+	require.Equal(t, fork.ActionLetExpire, bases[0].Next.Action)
 }
