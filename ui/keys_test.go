@@ -215,3 +215,31 @@ func TestPaneIsRenderedOnlyWhenItChangesAndIsShown(t *testing.T) {
 	_ = b.view()
 	require.Equal(t, base+1, v.renders.Load(), "a hidden pane is not rendered")
 }
+
+func TestNewSessionNeverShowsThePreviousSessionsScreen(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning)
+	id := b.m.selID
+	old := b.eng.panes[id]
+	require.Contains(t, ansi.Strip(b.view()), "Reading auth/login_test.go")
+	// The next phase's session counts its screen versions from zero; at
+	// some frame its count equals the one the old screen was cached at.
+	next := newStubView(120, 40, "review: reading the diff")
+	for next.Version() < old.Version() {
+		next.write("")
+	}
+	require.Equal(t, old.Version(), next.Version())
+	b.eng.mu.Lock()
+	b.eng.panes[id] = next
+	for i, tv := range b.eng.snap.Tasks {
+		if tv.Task.ID == id {
+			b.eng.snap.Tasks[i].Task.Phase = task.PhaseReview
+			b.eng.snap.Tasks[i].SessionID = "01JQ8Z4SESSREVIEW0000000"
+		}
+	}
+	b.eng.mu.Unlock()
+	b.send(panesMsg{ids: []task.ID{id}})
+	out := ansi.Strip(b.view())
+	require.Contains(t, out, "review: reading the diff")
+	require.NotContains(t, out, "Reading auth/login_test.go")
+}

@@ -11,10 +11,15 @@ import (
 // scrollbackLines is how much history scroll mode asks a pane for.
 const scrollbackLines = 2000
 
-// paneCacheEntry is a pane's fitted screen, valid while the session's screen
-// version and the drawn size stay the same. Rendering an emulator costs far
-// more than the rest of a frame, so a frame redraws only changed panes.
+// paneCacheEntry is a pane's fitted screen, valid while the session, its
+// screen version and the drawn size stay the same. Rendering an emulator
+// costs far more than the rest of a frame, so a frame redraws only changed
+// panes. The view itself is part of the key: the cache is per task, and
+// each new session of the task counts its versions from zero again, so a
+// version alone would, once the new session's count reached the old one's,
+// show the previous phase's screen under the new phase's name.
 type paneCacheEntry struct {
+	view    session.View
 	version uint64
 	w, h    int
 	lines   []string
@@ -28,11 +33,11 @@ func (m *Model) paneLines(id task.ID, w, h int) []string {
 		return block([]string{m.st.dim.Render("no live session")}, w, h)
 	}
 	ver := v.Version()
-	if c, ok := m.paneCache[id]; ok && c.version == ver && c.w == w && c.h == h {
+	if c, ok := m.paneCache[id]; ok && c.view == v && c.version == ver && c.w == w && c.h == h {
 		return c.lines
 	}
 	lines := fitScreen(v, w, h)
-	m.paneCache[id] = paneCacheEntry{version: ver, w: w, h: h, lines: lines}
+	m.paneCache[id] = paneCacheEntry{view: v, version: ver, w: w, h: h, lines: lines}
 	return lines
 }
 
