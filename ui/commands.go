@@ -113,13 +113,15 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 	switch {
 	case msg.err != nil:
 		m.setStatus(fmt.Sprintf("%s failed: %v", describe(msg.cmd), msg.err), false)
+		m.reopenForm(msg)
 	case msg.res.Message != "":
 		m.setStatus(msg.res.Message, true)
 	default:
 		m.setStatus(describe(msg.cmd)+": done", true)
 	}
 	cmd := m.refresh()
-	if msg.cmd.Kind == coord.CmdAdd && msg.err == nil && msg.res.TaskID != "" {
+	created := msg.cmd.Kind == coord.CmdAdd || msg.cmd.Kind == coord.CmdResume
+	if created && msg.err == nil && msg.res.TaskID != "" {
 		m.selID = msg.res.TaskID
 		m.fixSelection()
 		cmd = tea.Batch(cmd, m.selectionChanged())
@@ -127,6 +129,19 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 		cmd = tea.Batch(cmd, m.fetchDetail())
 	}
 	return cmd
+}
+
+// reopenForm brings back the form a refused add or resume came from, with
+// what was typed and the whole reason, wrapped: the status bar has one line,
+// and the reason (a field of the handoff file, an unknown harness) is what
+// the operator needs to fix it. Only when nothing else was started since.
+func (m *Model) reopenForm(msg doneMsg) {
+	created := msg.cmd.Kind == coord.CmdAdd || msg.cmd.Kind == coord.CmdResume
+	if !created || m.mode != modeNormal || m.form.resume != (msg.cmd.Kind == coord.CmdResume) {
+		return
+	}
+	m.mode = modeForm
+	m.form.err = msg.err.Error()
 }
 
 // describe names a command for the status bar.
@@ -139,6 +154,8 @@ func describe(c coord.Command) string {
 			title = c.Task.Title
 		}
 		return fmt.Sprintf("add %q", title)
+	case coord.CmdResume:
+		return fmt.Sprintf("resume from %q", c.Path)
 	case coord.CmdExtend:
 		return fmt.Sprintf("extend %s by %s", id, c.Duration)
 	}

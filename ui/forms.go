@@ -22,45 +22,88 @@ func newInput(prompt, placeholder string) textinput.Model {
 	return ti
 }
 
-// newTaskForm is the small form n opens: title, goal, verify command and
-// harness.
-type newTaskForm struct {
-	fields []textinput.Model
-	active int
-	err    string
-}
+// resumeKey switches the new-task form between a task typed in and a task
+// resumed from a handoff file. A control key, because every printable key
+// types into a field.
+const resumeKey = "ctrl+r"
 
-var formLabels = []string{"title", "goal", "verify", "harness"}
+// newTaskForm is the small form n opens: title, goal, verify command and
+// harness; or, switched with resumeKey, the handoff file to resume a task
+// from, with an optional harness and model to finish it on.
+type newTaskForm struct {
+	fields       []textinput.Model // a new task
+	resumeFields []textinput.Model // a task from a handoff file
+	resume       bool              // which of the two is shown
+	active       int
+	err          string
+}
 
 func newTaskFormModel() newTaskForm {
-	return newTaskForm{fields: []textinput.Model{
-		newInput("title   ", "fix the flaky login test"),
-		newInput("goal    ", "what done looks like, in a sentence or two"),
-		newInput("verify  ", "go test ./..."),
-		newInput("harness ", "default"),
-	}}
+	return newTaskForm{
+		fields: []textinput.Model{
+			newInput("title   ", "fix the flaky login test"),
+			newInput("goal    ", "what done looks like, in a sentence or two"),
+			newInput("verify  ", "go test ./..."),
+			newInput("harness ", "default"),
+		},
+		resumeFields: []textinput.Model{
+			newInput("file    ", "handoff.json (from orchestra-tui handoff export)"),
+			newInput("harness ", "the file's"),
+			newInput("model   ", "the file's, or the harness's default"),
+		},
+	}
 }
 
-// open clears the form and focuses its first field.
-func (f *newTaskForm) open() tea.Cmd {
-	for i := range f.fields {
-		f.fields[i].Reset()
-		f.fields[i].Blur()
+// shown is the field set on screen; its elements are the form's own.
+func (f *newTaskForm) shown() []textinput.Model {
+	if f.resume {
+		return f.resumeFields
 	}
-	f.active, f.err = 0, ""
+	return f.fields
+}
+
+// all is every field of both sets, for sizing.
+func (f *newTaskForm) all() []*textinput.Model {
+	var out []*textinput.Model
+	for i := range f.fields {
+		out = append(out, &f.fields[i])
+	}
+	for i := range f.resumeFields {
+		out = append(out, &f.resumeFields[i])
+	}
+	return out
+}
+
+// open clears the form and focuses the first field of the new-task set.
+func (f *newTaskForm) open() tea.Cmd {
+	for _, fl := range f.all() {
+		fl.Reset()
+		fl.Blur()
+	}
+	f.resume, f.active, f.err = false, 0, ""
 	return f.fields[0].Focus()
 }
 
+// toggle switches between the two field sets, keeping what was typed in
+// each.
+func (f *newTaskForm) toggle() tea.Cmd {
+	f.shown()[f.active].Blur()
+	f.resume, f.active, f.err = !f.resume, 0, ""
+	return f.shown()[0].Focus()
+}
+
 func (f *newTaskForm) move(delta int) tea.Cmd {
-	f.fields[f.active].Blur()
-	f.active = (f.active + delta + len(f.fields)) % len(f.fields)
-	return f.fields[f.active].Focus()
+	fs := f.shown()
+	fs[f.active].Blur()
+	f.active = (f.active + delta + len(fs)) % len(fs)
+	return fs[f.active].Focus()
 }
 
 // update gives a message to the focused field.
 func (f *newTaskForm) update(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
-	f.fields[f.active], cmd = f.fields[f.active].Update(msg)
+	fs := f.shown()
+	fs[f.active], cmd = fs[f.active].Update(msg)
 	return cmd
 }
 
@@ -77,39 +120,72 @@ func (f *newTaskForm) task() (task.Task, error) {
 	return t, t.Validate()
 }
 
+// command is what enter sends: add the typed task, or resume the file's.
+// The file is read and checked by the coordinator; here only its absence
+// is caught.
+func (f *newTaskForm) command() (coord.Command, string) {
+	if f.resume {
+		v := func(i int) string { return strings.TrimSpace(f.resumeFields[i].Value()) }
+		if v(0) == "" {
+			return coord.Command{}, "file: name the handoff file to resume from"
+		}
+		return coord.Command{Kind: coord.CmdResume, Path: v(0), Harness: v(1), Model: v(2)}, ""
+	}
+	t, err := f.task()
+	if err != nil {
+		return coord.Command{}, strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
+	return coord.Command{Kind: coord.CmdAdd, Task: &t}, ""
+}
+
 func (m *Model) formKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "esc":
 		m.mode = modeNormal
 		return nil
+	case resumeKey:
+		return m.form.toggle()
 	case "tab", "down":
 		return m.form.move(1)
 	case "shift+tab", "up":
 		return m.form.move(-1)
 	case "enter":
-		t, err := m.form.task()
-		if err != nil {
-			m.form.err = strings.ReplaceAll(err.Error(), "\n", "; ")
+		c, problem := m.form.command()
+		if problem != "" {
+			m.form.err = problem
 			return nil
 		}
 		m.mode = modeNormal
-		return m.do(coord.Command{Kind: coord.CmdAdd, Task: &t})
+		return m.do(c)
 	}
 	return m.form.update(msg)
 }
 
 // renderForm draws the new-task form in w×h.
 func (m *Model) renderForm(w, h int) []string {
-	lines := []string{
-		m.st.prompt.Render("NEW TASK") + m.st.dim.Render(" · tab/shift+tab moves · enter adds · esc cancels"),
-		"",
+	var lines []string
+	if m.form.resume {
+		lines = append(lines,
+			m.st.prompt.Render("RESUME FROM A HANDOFF FILE")+m.st.dim.Render(" · tab moves · enter resumes · esc cancels"),
+			m.st.dim.Render("resumes at the phase reached · blank harness/model: the file's"),
+			"")
+		for i := range m.form.resumeFields {
+			lines = append(lines, m.form.resumeFields[i].View())
+		}
+	} else {
+		lines = append(lines,
+			m.st.prompt.Render("NEW TASK")+m.st.dim.Render(" · tab/shift+tab moves · enter adds · esc cancels"),
+			m.st.dim.Render(resumeKey+" resumes a task from a handoff file instead"),
+			"")
+		for i := range m.form.fields {
+			lines = append(lines, m.form.fields[i].View())
+		}
+		lines = append(lines, "", m.st.dim.Render("pipeline: "+task.DefaultPipeline().String()))
 	}
-	for i := range m.form.fields {
-		lines = append(lines, m.form.fields[i].View())
-	}
-	lines = append(lines, "", m.st.dim.Render("pipeline: "+task.DefaultPipeline().String()))
 	if m.form.err != "" {
-		lines = append(lines, m.st.statusErr.Render(m.form.err))
+		for _, l := range wrap(m.form.err, w) {
+			lines = append(lines, m.st.statusErr.Render(l))
+		}
 	}
 	return block(lines, w, h)
 }

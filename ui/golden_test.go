@@ -28,6 +28,9 @@ var scenarios = []struct {
 	{"correction", everyState, func(b *bundle) {
 		b.selectState(task.StateRunning).press("c").typeText("keep the public API unchanged")
 	}},
+	{"resume", everyState, func(b *bundle) {
+		b.selectState(task.StateRunning).press("n", "ctrl+r").typeText("handoff.json")
+	}},
 	{"brief", everyState, func(b *bundle) { b.selectState(task.StateRunning).press("2") }},
 	{"verdict", everyState, func(b *bundle) { b.selectState(task.StateRunning).press("3") }},
 	{"events", everyState, func(b *bundle) { b.selectState(task.StateRunning).press("4") }},

@@ -43,7 +43,7 @@ func newKeyMap(leave string) keyMap {
 		focus:    b([]string{"enter", "i"}, "enter/i", "focus: type into the selected agent"),
 		scroll:   b([]string{"s", "pgup"}, "s/pgup", "scroll the pane's history (Live) or the tab"),
 		pageDown: b([]string{"pgdown"}, "pgdn", "scroll the tab down"),
-		add:      b([]string{"n"}, "n", "new task"),
+		add:      b([]string{"n"}, "n", "new task · ctrl+r resumes"),
 		correct:  b([]string{"c"}, "c", "correct: a human decision for the selected task"),
 		resubmit: b([]string{"r"}, "r", "resubmit the stuck pane"),
 		extend:   b([]string{"e"}, "e", "extend the lease by 10m"),

@@ -54,7 +54,9 @@ func (m *Model) layout() layout {
 	}
 	l.side = w >= 110
 	if l.side {
-		l.listW = min(max(w*38/100, 44), 80)
+		// Wide enough for a readable title, the phase and the state at
+		// 120 columns; the rest goes to the agent's pane.
+		l.listW = min(max(w*42/100, 46), 76)
 		l.listH = l.bodyH
 		l.rightW = w - l.listW - 1
 		l.rightH = l.bodyH
@@ -82,8 +84,7 @@ func (m *Model) relayout() tea.Cmd {
 		vp.SetWidth(max(l.rightW, 1))
 		vp.SetHeight(max(l.contentH, 1))
 	}
-	for i := range m.form.fields {
-		f := &m.form.fields[i]
+	for _, f := range m.form.all() {
 		f.SetWidth(max(l.rightW-len(f.Prompt)-2, 4))
 	}
 	m.correct.SetWidth(max(m.width-len(m.correct.Prompt)-2, 4))

@@ -138,13 +138,25 @@ func (m *Model) renderHints(w int) string {
 	case modeScroll:
 		hints = []string{"pgup/pgdn page", "k/j line", "g/G top/bottom", "esc leave"}
 	case modeForm:
-		hints = []string{"tab next field", "enter add", "esc cancel"}
+		hints = []string{"tab next field", "enter add", resumeKey + " resume from a file", "esc cancel"}
+		if m.form.resume {
+			hints = []string{"tab next field", "enter resume", resumeKey + " new task", "esc cancel"}
+		}
 	case modeCorrect:
 		hints = []string{"enter send", "esc cancel"}
 	case modeConfirm:
 		hints = []string{"y yes", "n no"}
 	default:
-		hints = []string{"j/k select", "enter focus", "g grid", "tab tabs", "f filter", "c correct", "r resubmit", "e extend", "x expire", "n new", "? help", "q quit"}
+		// Most used first: the ones at the end give way on a narrow
+		// terminal (help and quit excepted).
+		hints = []string{"j/k select", "enter focus", "tab tabs", "n new", "c correct", "r resubmit", "e extend", "x expire", "g grid", "f filter", "? help", "q quit"}
+	}
+	// Hints that do not fit give way from the middle: the last ones
+	// (help and quit in normal mode) always show, since help lists the
+	// rest.
+	keep := 2
+	for len(hints) > keep+1 && ansi.StringWidth(strings.Join(hints, " · ")) > w {
+		hints = append(hints[:len(hints)-keep-1], hints[len(hints)-keep:]...)
 	}
 	var b strings.Builder
 	for i, h := range hints {

@@ -1,8 +1,11 @@
 package ui
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -117,6 +120,10 @@ func (m *Model) eventLine(ev task.Event) string {
 
 // renderTabBar draws the tab names with the active one highlighted.
 func (m *Model) renderTabBar(w int) string {
+	return fit(m.tabBar(), w)
+}
+
+func (m *Model) tabBar() string {
 	var b strings.Builder
 	for i, name := range tabNames {
 		label := " " + string(rune('1'+i)) + " " + name + " "
@@ -129,41 +136,112 @@ func (m *Model) renderTabBar(w int) string {
 	if m.mode == modeScroll {
 		b.WriteString(m.st.warn.Render(" SCROLL · pgup/pgdn · esc leaves"))
 	}
-	return fit(b.String(), w)
+	return b.String()
 }
 
-// renderTaskHeader names the selected task and its flag.
-func (m *Model) renderTaskHeader(tv coord.TaskView, ok bool, w int) string {
+// renderTaskTop is the selected task's first two lines: its id, title and
+// flag over the tab bar, with its phase, state (in full: the list may show a
+// short form) and attempt at the tab bar's right end, where they leave the
+// title the most room. When the tab bar has no room for them they follow
+// the title instead.
+func (m *Model) renderTaskTop(tv coord.TaskView, ok bool, w int) (header, tabs string) {
+	bar := m.tabBar()
 	if !ok {
-		return m.st.dim.Render(fit("no task selected", w))
+		return m.st.dim.Render(fit("no task selected", w)), fit(bar, w)
 	}
 	t := tv.Task
-	s := m.st.bold.Render(t.ID.Short()+" "+t.Title) + m.st.dim.Render(" · "+string(t.Phase)+" · "+string(t.State))
+	where := string(t.Phase) + " · " + string(t.State)
+	forms := []string{where}
 	if t.Attempt > 0 {
-		s += m.st.dim.Render(" · attempt " + strconv.Itoa(t.Attempt))
+		n := strconv.Itoa(t.Attempt)
+		forms = []string{where + " · attempt " + n, where + " · #" + n} // # as in the list
 	}
+	for _, f := range forms {
+		if gap := w - ansi.StringWidth(bar) - ansi.StringWidth(f) - 1; gap >= 2 {
+			return m.renderTaskHeader(tv, "", w), bar + strings.Repeat(" ", gap) + m.st.dim.Render(f) + " "
+		}
+	}
+	return m.renderTaskHeader(tv, " · "+forms[0], w), fit(bar, w)
+}
+
+// renderTaskHeader names the selected task, then tail (its phase and state
+// when the tab bar has no room for them), then its flag. When the line is
+// too long the title gives way, so the flag is never cut off.
+func (m *Model) renderTaskHeader(tv coord.TaskView, tail string, w int) string {
+	t := tv.Task
+	flag := ""
 	if f := taskFlag(tv); f != "" {
-		s += " " + m.st.warn.Render("⚑ "+f)
+		flag = " ⚑ " + f
+	}
+	head := t.ID.Short() + " "
+	room := w - ansi.StringWidth(head+tail+flag)
+	if room < minTitleW {
+		// Too narrow to keep everything: the flag is cut last.
+		room = max(w-ansi.StringWidth(head+tail)-minFlagW, minTitleW)
+	}
+	title := strings.TrimRight(padRight(t.Title, room), " ")
+	s := m.st.bold.Render(head+title) + m.st.dim.Render(tail)
+	if flag != "" {
+		s += m.st.warn.Render(flag)
 	}
 	return fit(s, w)
 }
 
-// renderVerdictStrip is the latest verdict in one line.
+// renderVerdictStrip is the latest verdict and what the task spent, in one
+// line. When that does not fit, the spend gives up its detail (tokens, then
+// models), then the verdict its duration, before anything is cut; the
+// Verdict and Events tabs have it all.
 func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
 	if !ok {
 		return fit("", w)
 	}
-	spent := ""
-	if u := taskUsageLine(tv.Usage); u != "" {
-		spent = m.st.dim.Render(" · spent ") + u
-	}
-	if tv.Verdict == nil {
-		if spent == "" {
-			return m.st.dim.Render(fit("verdict · · not run yet", w))
+	verdicts := []string{m.st.dim.Render("verdict · · not run yet")}
+	if v := tv.Verdict; v != nil {
+		verdicts = []string{m.st.dim.Render("verdict ") + m.styleVerdict(v, verdictLine(*v))}
+		if v.Duration > 0 {
+			verdicts = append(verdicts, m.st.dim.Render("verdict ")+m.styleVerdict(v, v.Line()))
 		}
-		return fit(m.st.dim.Render("verdict · · not run yet")+spent, w)
 	}
-	return fit(m.st.dim.Render("verdict ")+m.styleVerdict(tv.Verdict, verdictLine(*tv.Verdict))+spent, w)
+	spends := spendForms(tv.Usage)
+	if len(spends) == 0 {
+		return fit(verdicts[0], w)
+	}
+	for _, v := range verdicts {
+		for i, sp := range spends {
+			line := v + m.st.dim.Render(" · spent ") + sp
+			if ansi.StringWidth(line) <= w {
+				return fit(line, w)
+			}
+			// On a wide pane the token counts may run off the end, as
+			// long as the cost and the models and a few counts show.
+			if i == 0 && len(spends) > 2 && ansi.StringWidth(v+" · spent "+spends[1])+12 <= w {
+				return fit(line, w)
+			}
+		}
+	}
+	// Still too long: the verdict's line gives way to the cost, which is
+	// short.
+	cost := m.st.dim.Render(" · spent ") + spends[len(spends)-1]
+	short := verdicts[len(verdicts)-1]
+	if sw := ansi.StringWidth(cost); sw < w-16 {
+		short = ansi.Truncate(short, w-sw, "…")
+	}
+	return fit(short+cost, w)
+}
+
+// spendForms are a task's spend from the fullest to the shortest: cost,
+// models and tokens; cost and models; cost. None when nothing was reported.
+func spendForms(u coord.Usage) []string {
+	full := taskUsageLine(u)
+	if full == "" {
+		return nil
+	}
+	cost := fmt.Sprintf("$%.4f", u.CostUSD)
+	out := []string{full}
+	if len(u.Models) > 0 {
+		out = append(out, cost+" · "+strings.Join(u.Models, "+"))
+	}
+	return append(out, cost)
 }
 
 // renderRight is everything about the selected task: header, tabs, lease
@@ -172,7 +250,8 @@ func (m *Model) renderRight(l layout) []string {
 	tv, ok := m.selected()
 	w := l.rightW
 	out := make([]string, 0, l.rightH)
-	out = append(out, m.renderTaskHeader(tv, ok, w), m.renderTabBar(w))
+	header, tabs := m.renderTaskTop(tv, ok, w)
+	out = append(out, header, tabs)
 	out = append(out, m.renderLease(tv, ok, w, l.leaseH)...)
 	out = append(out, m.renderVerdictStrip(tv, ok, w))
 	var content []string

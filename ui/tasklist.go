@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -92,33 +94,89 @@ func (m *Model) moveSelection(delta int) bool {
 	return true
 }
 
-// listColumns decides which columns fit in width w: the list drops the
-// least important ones first as it narrows.
+// listColumns decides which columns fit in width w. The title is what
+// tells tasks apart, so it keeps a readable width and the other columns
+// give way as the list narrows: first the long state names shorten (the
+// tab bar still shows the full one), then the flag goes (a ⚑ mark stays),
+// then the attempt, the lease clock (the lease strip shows the selected
+// task's) and last the phase.
 type listColumns struct {
 	phase, attempt, lease, flag bool
+	shortState                  bool
 	titleW, flagW               int
 }
 
+const (
+	minTitleW  = 16 // below this a title stops being readable
+	roomyTitle = 20 // below this, long state names shorten
+	minFlagW   = 10
+	maxFlagW   = 28
+)
+
 func columnsFor(w int) listColumns {
-	// marker(2) glyph(2) id(9) state(16) are always there.
-	c := listColumns{lease: w >= 44, phase: w >= 58, attempt: w >= 64, flag: w >= 78}
-	fixed := 2 + 2 + 9 + 16
-	if c.lease {
-		fixed += 6
+	c := listColumns{phase: true, attempt: true, lease: true, flag: true}
+	steps := []struct {
+		below int // the title width under which this step is taken
+		take  func()
+	}{
+		{roomyTitle, func() { c.shortState = true }},
+		{minTitleW, func() { c.flag = false }},
+		{minTitleW, func() { c.attempt = false }},
+		{minTitleW, func() { c.lease = false }},
+		{minTitleW, func() { c.phase = false }},
 	}
+	c.layOut(w)
+	for _, s := range steps {
+		if c.titleW >= s.below {
+			continue
+		}
+		s.take()
+		c.layOut(w)
+	}
+	c.titleW = max(c.titleW, 4)
+	return c
+}
+
+// layOut gives the flag, when shown, two fifths of what the fixed columns
+// leave, and the title the rest.
+func (c *listColumns) layOut(w int) {
+	rest := w - c.fixedW() - 1 // one space after the title
+	c.flagW = 0
+	if c.flag { // the last column: no space after it
+		c.flagW = min(maxFlagW, max(minFlagW, rest*2/5))
+		rest -= c.flagW
+	}
+	c.titleW = rest
+}
+
+// fixedW is the width of every column but the title and the flag.
+func (c listColumns) fixedW() int {
+	n := 2 + 2 + 9 + stateW(c.shortState) + 1 // marker, glyph, id, state
 	if c.phase {
-		fixed += 10
+		n += 10
 	}
 	if c.attempt {
-		fixed += 4
+		n += 4
 	}
-	rest := w - fixed
-	if c.flag {
-		c.flagW = min(28, rest/2)
-		rest -= c.flagW + 1
+	if c.lease {
+		n += 6
 	}
-	c.titleW = max(rest-1, 4)
-	return c
+	return n
+}
+
+func stateW(short bool) int {
+	if short {
+		return 9 // "completed", "cancelled"
+	}
+	return 15 // "awaiting-review"
+}
+
+// stateLabel is a state's name, or its short form in a narrow list.
+func stateLabel(s task.State, short bool) string {
+	if short && s == task.StateAwaitingReview {
+		return "awaiting"
+	}
+	return string(s)
 }
 
 // renderTaskList draws the list header and as many rows as fit, scrolled so
@@ -169,7 +227,7 @@ func (m *Model) listHeader(c listColumns) string {
 	if c.phase {
 		b.WriteString("PHASE     ")
 	}
-	b.WriteString("STATE           ")
+	b.WriteString(padRight("STATE", stateW(c.shortState)) + " ")
 	if c.attempt {
 		b.WriteString("#   ")
 	}
@@ -187,9 +245,17 @@ func (m *Model) listHeader(c listColumns) string {
 func (m *Model) taskRow(tv coord.TaskView, c listColumns) string {
 	var b strings.Builder
 	t := tv.Task
-	marker := "  "
+	// The marker column: the selection, and a flag mark when the flag
+	// column has given way, so a stuck or unplaceable task still stands
+	// out. (An ended task's reason is no alarm; its state says enough.)
+	marker := " "
 	if tv.Task.ID == m.selID {
-		marker = "▸ "
+		marker = "▸"
+	}
+	if !c.flag && tv.Flag != "" {
+		marker += "⚑"
+	} else {
+		marker += " "
 	}
 	b.WriteString(marker)
 	b.WriteString(verdictGlyph(tv.Verdict) + " ")
@@ -198,7 +264,7 @@ func (m *Model) taskRow(tv coord.TaskView, c listColumns) string {
 	if c.phase {
 		b.WriteString(padRight(string(t.Phase), 9) + " ")
 	}
-	b.WriteString(padRight(string(t.State), 15) + " ")
+	b.WriteString(padRight(stateLabel(t.State, c.shortState), stateW(c.shortState)) + " ")
 	if c.attempt {
 		b.WriteString(padRight(fmt.Sprintf("%d", t.Attempt), 3) + " ")
 	}
@@ -228,5 +294,12 @@ func taskFlag(tv coord.TaskView) string {
 	return ""
 }
 
-// padRight pads or truncates plain text to exactly w cells.
-func padRight(s string, w int) string { return fit(s, w) }
+// padRight pads or truncates plain text to exactly w cells; a cut ends in
+// an ellipsis right after the last word's letters ("migrate sessions…",
+// never "migrate sessions …").
+func padRight(s string, w int) string {
+	if w > 1 && ansi.StringWidth(s) > w {
+		s = strings.TrimRight(ansi.Truncate(s, w-1, ""), " ") + "…"
+	}
+	return fit(s, w)
+}
