@@ -1,0 +1,97 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/demo/scenario"
+)
+
+// TestDemoWithClaude runs `orchestra-tui demo --agent claude --headless
+// --fast` end to end: the real Claude Code CLI in every pane against the
+// scripted model server, through every beat of the scenario (the research
+// brief left unanswered → stuck → resubmitted; an invalid plan refused and
+// rewritten; the correction typed into implement attempt 1, whose model
+// then stalls until the lease expires; the relaunch, whose brief the proof
+// reads from the stub's request log; the fix and the tests run with Bash;
+// verify red → green; approval), and the demo's own proofs all hold.
+//
+// Every beat is kept: each one came out reliable with Claude Code 2.1.332
+// (about 30 s on an idle 2-core machine; see the logged wall time).
+//
+// The demo runs with a HOME and a TMPDIR of its own, so the test can check
+// that Claude Code left nothing in the user's home and the demo removed its
+// directory.
+func TestDemoWithClaude(t *testing.T) {
+	t.Parallel()
+	claude := claudeBin(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the demo's project tests need the go tool on PATH")
+	}
+	bin := buildBinary(t, t.TempDir())
+	home, tmp := t.TempDir(), t.TempDir()
+
+	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, bin, "demo", "--agent", "claude", "--headless", "--fast")
+	cmd.Env = append(os.Environ(),
+		scenario.ClaudeBinEnv+"="+claude,
+		"HOME="+home, "TMPDIR="+tmp,
+		// The user's caches, named outright: the fresh HOME would move
+		// them and every test run would build cold.
+		"GOCACHE="+goEnv(t, goBin, "GOCACHE"),
+		"GOMODCACHE="+goEnv(t, goBin, "GOMODCACHE"),
+		"GOPATH="+goEnv(t, goBin, "GOPATH"),
+	)
+	// A real run is not what this test is for, whatever the caller's
+	// environment says.
+	cmd.Env = append(cmd.Env, scenario.RealEnv+"=")
+	started := time.Now()
+	out, err := cmd.CombinedOutput()
+	took := time.Since(started)
+	t.Logf("demo --agent claude --headless --fast took %v:\n%s", took.Round(100*time.Millisecond), out)
+	require.NoError(t, err, "the demo exits 0")
+
+	text := string(out)
+	for _, claim := range []string{scenario.ClaimContinuity, scenario.ClaimDirect, scenario.ClaimGate, scenario.ClaimBeats} {
+		require.Contains(t, text, "proof: "+claim+" ok\n")
+	}
+	require.Contains(t, text, "demo: ok, every proof held\n")
+	require.NotContains(t, text, "FAILED")
+	for _, beat := range []string{
+		"Resubmitted session S2 (brief, by " + scenario.OperatorName + ")",
+		"refusal:artifact-schema",
+		"Decision delivered to session S4.",
+		"Session S4 killed",
+		"for phase implement, attempt 2",
+		"Verify gate: ✓ ok",
+		"Approved by " + scenario.OperatorName,
+	} {
+		require.Contains(t, text, beat)
+	}
+	require.Contains(t, text, "  implement attempt 2  .orchestra/runs/T1/S5.cast\n")
+
+	// Claude Code kept its state in the demo's own home: nothing of it
+	// reached HOME, and the demo directory went with the run.
+	for _, name := range []string{".claude", ".claude.json"} {
+		_, err := os.Stat(filepath.Join(home, name))
+		require.True(t, os.IsNotExist(err), "%s appeared in HOME", name)
+	}
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range left {
+		if strings.HasPrefix(e.Name(), "orchestra-demo-") {
+			names = append(names, e.Name())
+		}
+	}
+	require.Empty(t, names, "the demo directory was removed")
+}
