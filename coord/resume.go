@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,6 +121,15 @@ func (c *Coordinator) checkHarness(field, name string) error {
 // all of it.
 func readLimited(path string, limit int64) ([]byte, error) {
 	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		where := ""
+		if !filepath.IsAbs(path) {
+			if wd, err := os.Getwd(); err == nil {
+				where = " (a relative path starts at " + wd + ")"
+			}
+		}
+		return nil, fmt.Errorf("path: no such file%s", where)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("path: %w", err)
 	}

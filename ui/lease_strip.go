@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -67,12 +68,25 @@ func (m *Model) renderLease(tv coord.TaskView, ok bool, w, maxLines int) []strin
 	}
 	if l.LastDecision != "" {
 		last := "last: " + l.LastDecision
-		if l.LastReasonText != "" {
-			last += " (" + l.LastReasonText + ")"
+		if r := reasonAfterDecision(l.LastReasonText); r != "" {
+			last += " (" + r + ")"
 		}
 		parts = append(parts, last)
 	}
 	return m.withBases(tv, wrapParts(parts, w, maxLines-m.baseLines()), w, maxLines)
+}
+
+// reasonAfterDecision shortens a refusal sentence that follows the
+// decision it explains: "refuse (The lease was not renewed: the pane made
+// no real progress since the last renewal.)" says "not renewed" twice and
+// is cut off on a narrow strip, so it becomes "refuse (the pane made no real
+// progress since the last renewal)".
+func reasonAfterDecision(s string) string {
+	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
+	if _, rest, ok := strings.Cut(s, "The lease was not renewed: "); ok {
+		s = rest
+	}
+	return s
 }
 
 // anyLiveLease reports whether some lease is running, which is the only time

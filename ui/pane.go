@@ -30,7 +30,7 @@ type paneCacheEntry struct {
 func (m *Model) paneLines(id task.ID, w, h int) []string {
 	v, ok := m.eng.Pane(id)
 	if !ok {
-		return block([]string{m.st.dim.Render("no live session")}, w, h)
+		return block([]string{m.st.dim.Render(m.noPane(id))}, w, h)
 	}
 	ver := v.Version()
 	if c, ok := m.paneCache[id]; ok && c.view == v && c.version == ver && c.w == w && c.h == h {
@@ -39,6 +39,17 @@ func (m *Model) paneLines(id task.ID, w, h int) []string {
 	lines := fitScreen(v, w, h)
 	m.paneCache[id] = paneCacheEntry{view: v, version: ver, w: w, h: h, lines: lines}
 	return lines
+}
+
+// noPane says why a live task has no screen to show: a leased task's
+// session is still being prepared (worktree, baseline tests, launch).
+func (m *Model) noPane(id task.ID) string {
+	for _, tv := range m.snap.Tasks {
+		if tv.Task.ID == id && tv.Task.State == task.StateLeased {
+			return "starting a session for phase " + string(tv.Task.Phase) + "…"
+		}
+	}
+	return "no live session"
 }
 
 // fitScreen crops a screen to w×h. When the emulator is taller than the

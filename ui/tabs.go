@@ -151,17 +151,21 @@ func (m *Model) renderTaskTop(tv coord.TaskView, ok bool, w int) (header, tabs s
 	}
 	t := tv.Task
 	where := string(t.Phase) + " · " + string(t.State)
-	forms := []string{where}
 	if t.Attempt > 0 {
+		// "attempt N" where a running implement phase's would fit, else
+		// "#N" as in the list: chosen by width alone, so the word does
+		// not come and go as the phase changes.
 		n := strconv.Itoa(t.Attempt)
-		forms = []string{where + " · attempt " + n, where + " · #" + n} // # as in the list
-	}
-	for _, f := range forms {
-		if gap := w - ansi.StringWidth(bar) - ansi.StringWidth(f) - 1; gap >= 2 {
-			return m.renderTaskHeader(tv, "", w), bar + strings.Repeat(" ", gap) + m.st.dim.Render(f) + " "
+		if ansi.StringWidth(bar+"  implement · running · attempt "+n+" ") <= w {
+			where += " · attempt " + n
+		} else {
+			where += " · #" + n
 		}
 	}
-	return m.renderTaskHeader(tv, " · "+forms[0], w), fit(bar, w)
+	if gap := w - ansi.StringWidth(bar) - ansi.StringWidth(where) - 1; gap >= 2 {
+		return m.renderTaskHeader(tv, "", w), bar + strings.Repeat(" ", gap) + m.st.dim.Render(where) + " "
+	}
+	return m.renderTaskHeader(tv, " · "+where, w), fit(bar, w)
 }
 
 // renderTaskHeader names the selected task, then tail (its phase and state
