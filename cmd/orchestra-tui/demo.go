@@ -125,6 +125,8 @@ With ORCHESTRA_DEMO_REAL=1 it uses the real service and your own HOME and
 login instead (ORCHESTRA_DEMO_MODEL picks the model). A real model cannot be
 made to stall, to ignore its brief or to write an invalid plan, so that run
 is the plain task: the operator resubmits a stuck pane and approves, and
-only the verify proofs are checked. Claude Code may first ask you to trust
-the demo's worktree, which only the console (not --headless) lets you answer.
+only the verify proofs are checked. Claude Code asks to trust a directory
+it has not seen: set TMPDIR to a directory you have trusted in Claude Code
+(a trusted parent counts) so the demo directory is made inside it; see
+docs/RECORDING.md.
 `
