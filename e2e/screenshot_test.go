@@ -105,7 +105,9 @@ func TestScreenshots(t *testing.T) {
 	tm.waitScreen("the parked task", 10*time.Second, func(s string) bool { return selectedLine(s, "parked") })
 	selectTask(tm, "Fix Add and Mul")
 	tm.keys("1")
-	tm.waitText(10*time.Second, "Fix Add and Mul · implement · running", "Thinking…")
+	tm.waitScreen("the live task selected", 10*time.Second, func(s string) bool {
+		return headerNames(s, "Fix Add and Mul") && strings.Contains(s, "implement · running") && strings.Contains(s, "Thinking…")
+	})
 	capture(t, tm, raw, dir, "console-live")
 
 	tm.keys("2")
@@ -120,9 +122,15 @@ func selectTask(tm *tmuxTerm, title string) {
 	for range 10 {
 		tm.keys("k")
 	}
+	// Wait for the keys to land, or a later j would be read against a
+	// screen from before them and land after the check.
+	tm.waitScreen("the selection at the top", 5*time.Second, func(s string) bool {
+		lines := strings.Split(s, "\n")
+		return len(lines) > 3 && strings.HasPrefix(lines[3], "▸")
+	})
 	for range 10 {
 		s := tm.screen()
-		if strings.Contains(s, " "+title+" · ") {
+		if headerNames(s, title) {
 			// The selected task's header names it in full; the list
 			// may have shortened the title.
 			return
@@ -132,6 +140,22 @@ func selectTask(tm *tmuxTerm, title string) {
 		tm.waitScreen("the selection to move down from "+before, 5*time.Second, func(s string) bool { return selectedRow(s) != before })
 	}
 	tm.t.Fatalf("no task titled %q in the list:\n%s", title, tm.screen())
+}
+
+// headerNames reports whether the selected task's header (the right-hand
+// pane's first line) names the task titled title: its id, the title, then
+// the end of the line, its flag or its phase.
+func headerNames(screen, title string) bool {
+	lines := strings.Split(screen, "\n")
+	if len(lines) < 2 {
+		return false
+	}
+	_, h, ok := strings.Cut(lines[1], "│")
+	if !ok {
+		h = lines[1]
+	}
+	h = strings.TrimRight(h, " ")
+	return strings.HasSuffix(h, " "+title) || strings.Contains(h, " "+title+" ⚑") || strings.Contains(h, " "+title+" · ")
 }
 
 // selectedRow is the task list's selected row.
