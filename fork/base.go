@@ -27,8 +27,11 @@ type Base struct {
 	// LastHitAt is the last time a fork read the base from the cache;
 	// the cache clock runs from it.
 	LastHitAt time.Time
-	Forks     int
-	RetiredAt time.Time
+	// LastUsedAt is the last real use (training or a block's fork); pings
+	// do not move it. The next fork is expected from it.
+	LastUsedAt time.Time
+	Forks      int
+	RetiredAt  time.Time
 }
 
 // Row returns b as the store keeps it.
@@ -37,7 +40,7 @@ func (b Base) Row() store.Base {
 	return store.Base{
 		ID: b.ID, TaskID: b.TaskID, Harness: b.Harness, Model: b.Model,
 		Fingerprint: b.Launch.JSON(), FingerprintHash: b.Launch.Hash, Training: string(training),
-		CreatedAt: b.CreatedAt, LastHitAt: b.LastHitAt, Forks: b.Forks, RetiredAt: b.RetiredAt,
+		CreatedAt: b.CreatedAt, LastHitAt: b.LastHitAt, LastUsedAt: b.LastUsedAt, Forks: b.Forks, RetiredAt: b.RetiredAt,
 	}
 }
 
@@ -53,8 +56,12 @@ func FromRow(r store.Base) (Base, error) {
 			return Base{}, fmt.Errorf("base %s: read its training cost: %w", r.ID, err)
 		}
 	}
+	used := r.LastUsedAt
+	if used.IsZero() {
+		used = r.LastHitAt // a base stored before last use was kept
+	}
 	return Base{
 		ID: r.ID, TaskID: r.TaskID, Harness: r.Harness, Model: r.Model, Launch: l, Training: tot,
-		CreatedAt: r.CreatedAt, LastHitAt: r.LastHitAt, Forks: r.Forks, RetiredAt: r.RetiredAt,
+		CreatedAt: r.CreatedAt, LastHitAt: r.LastHitAt, LastUsedAt: used, Forks: r.Forks, RetiredAt: r.RetiredAt,
 	}, nil
 }

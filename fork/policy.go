@@ -109,8 +109,23 @@ func Decide(b Base, p Policy, now time.Time) Decision {
 	if priced && trainingCost > 0 {
 		d.RetrainCost = trainingCost // what the service really charged, all models
 	}
-	next := b.LastHitAt.Add(p.ExpectedGap)
+	// The next fork is expected a gap after the last real use. Counting
+	// from the last hit would let each keep-warm ping push the expected
+	// fork later, and the base would be pinged for ever.
+	used := b.LastUsedAt
+	if used.IsZero() {
+		used = b.LastHitAt
+	}
+	next := used.Add(p.ExpectedGap)
 
+	if !now.Before(d.ExpiresAt) && next.Before(d.ExpiresAt) {
+		// The fork it was kept for never came: retraining now would pay
+		// for a base nobody has asked for. The next fork retrains it.
+		d.Action, d.Due = ActionLetExpire, d.ExpiresAt
+		d.Reason = fmt.Sprintf("Expired at %s; the fork expected at %s never came, so it is not retrained ahead of time.",
+			clock(d.ExpiresAt), clock(next))
+		return d
+	}
 	if !now.Before(d.ExpiresAt) {
 		d.Action, d.Due = ActionRetrain, later(now, next.Add(-p.PingLead))
 		d.Reason = fmt.Sprintf("The cache expired at %s (no hit for %s); retrain by %s, before the next fork expected at %s, for about %s.",

@@ -46,7 +46,7 @@ func TestDecide(t *testing.T) {
 		{"gap of 2h: 26 pings cost more than a retrain", base("claude-m"), policy(five, 2*time.Hour), time.Minute, ActionLetExpire, five, 26},
 		{"expired: retrain ahead of the next fork", base("claude-m"), policy(five, 15*time.Minute), 6 * time.Minute, ActionRetrain, 14*time.Minute + 30*time.Second, 0},
 		{"expired and the fork is overdue: retrain now", base("claude-m"), policy(five, 15*time.Minute), 20 * time.Minute, ActionRetrain, 20 * time.Minute, 0},
-		{"expires exactly now", base("claude-m"), policy(five, 4*time.Minute), five, ActionRetrain, five, 0},
+		{"expires exactly now, its expected fork never came", base("claude-m"), policy(five, 4*time.Minute), five, ActionLetExpire, five, 0},
 		{"one-hour cache covers a 15m gap", base("claude-m"), policy(hour, 15*time.Minute), 50 * time.Minute, ActionWait, hour, 0},
 		{"unpriced model weighs relative units", base("claude-unpriced"), policy(five, 15*time.Minute), time.Minute, ActionKeepWarm, 4*time.Minute + 30*time.Second, 3},
 		{"unpriced, long gap", base("claude-unpriced"), policy(five, 3*time.Hour), time.Minute, ActionLetExpire, five, 39},
@@ -69,6 +69,27 @@ func TestDecide(t *testing.T) {
 }
 
 // TestDecideCosts checks the figures the decision weighs and says.
+// TestPingsDoNotPostponeTheNextFork checks the expected next fork runs from
+// the last real use: a base kept warm by pings is not pinged for ever.
+func TestPingsDoNotPostponeTheNextFork(t *testing.T) {
+	t.Parallel()
+	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)
+	prices := map[string]config.Price{"claude-m": {Input: 3, Output: 15, CacheCreation: 3.75, CacheRead: 0.3}}
+	var tot usage.Totals
+	tot.Add(usage.Record{Model: "claude-m", Tokens: usage.Tokens{Input: 1000, CacheCreation: 40000, Output: 2000}}, prices)
+	p := Policy{CacheLifetime: 5 * time.Minute, ExpectedGap: 15 * time.Minute, PingLead: 30 * time.Second, Prices: prices}
+	// Used at t0, kept warm by pings until 14m: the fork expected at 15m
+	// comes before the cache expires at 19m, so there is nothing to ping.
+	b := Base{Model: "claude-m", Training: tot, CreatedAt: t0, LastUsedAt: t0, LastHitAt: t0.Add(14 * time.Minute)}
+	d := Decide(b, p, t0.Add(14*time.Minute+30*time.Second))
+	require.Equal(t, ActionWait, d.Action, d.Reason)
+	// The expected fork never came and the cache ran out: nothing is
+	// retrained ahead of a fork nobody has asked for.
+	d = Decide(b, p, t0.Add(20*time.Minute))
+	require.Equal(t, ActionLetExpire, d.Action, d.Reason)
+	require.Contains(t, d.Reason, "never came")
+}
+
 func TestDecideCosts(t *testing.T) {
 	t.Parallel()
 	t0 := time.Date(2026, 3, 14, 15, 0, 0, 0, time.UTC)

@@ -91,7 +91,7 @@ func (r *Registry) Train(ctx context.Context, run Run, brief string) (Base, erro
 	now := r.now()
 	b := Base{
 		ID: o.sessionID, TaskID: run.TaskID, Harness: run.Spec.Name, Model: mainModel(o.totals),
-		Launch: l, Training: o.totals, CreatedAt: now, LastHitAt: now,
+		Launch: l, Training: o.totals, CreatedAt: now, LastHitAt: now, LastUsedAt: now,
 	}
 	ev := r.event(run.TaskID, b.ID, task.EvUsage,
 		fmt.Sprintf("Base %s trained for phase %s (launch %s): %s.", short(b.ID), run.Phase, l.Short(), o.totals),
@@ -169,6 +169,9 @@ func (r *Registry) fork(ctx context.Context, baseID string, run Run, prompt stri
 	b.Forks++
 	if res.Hit {
 		b.LastHitAt = r.now() // a read of the cache restarts its clock
+	}
+	if !ping {
+		b.LastUsedAt = r.now() // a ping keeps the cache, it is not a use
 	}
 	res.Base = b
 	ev := r.event(b.TaskID, o.sessionID, task.EvUsage, forkText(res, run.Phase),

@@ -125,7 +125,11 @@ type Base struct {
 	// LastHitAt is when a fork last read the base from the prompt cache;
 	// CreatedAt until one does. The cache clock runs from it.
 	LastHitAt time.Time `json:"last_hit_at"`
-	Forks     int       `json:"forks"`
+	// LastUsedAt is when the base last did real work: its training or a
+	// fork that ran a block. Keep-warm pings do not move it, so the policy
+	// expects the next fork from real use, not from its own pings.
+	LastUsedAt time.Time `json:"last_used_at"`
+	Forks      int       `json:"forks"`
 	// RetiredAt is set when the base was replaced by a retrain or dropped;
 	// zero while it is in use.
 	RetiredAt time.Time `json:"retired_at,omitzero"`

@@ -11,15 +11,15 @@ import (
 )
 
 const baseColumns = `id, task_id, harness, model, fingerprint, fingerprint_hash, training,
-created_at, last_hit_at, forks, retired_at`
+created_at, last_hit_at, forks, retired_at, last_used_at`
 
 // BaseInsert stores a newly trained base and its events.
 func (s *Store) BaseInsert(ctx context.Context, b store.Base, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO bases (`+baseColumns+`)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			b.ID, string(b.TaskID), b.Harness, b.Model, b.Fingerprint, b.FingerprintHash, b.Training,
-			timeText(b.CreatedAt), timeText(b.LastHitAt), b.Forks, timeText(b.RetiredAt))
+			timeText(b.CreatedAt), timeText(b.LastHitAt), b.Forks, timeText(b.RetiredAt), timeText(b.LastUsedAt))
 		if err != nil {
 			return fmt.Errorf("insert base %s of task %s: %w", b.ID, b.TaskID, err)
 		}
@@ -62,12 +62,12 @@ WHERE ? = '' OR task_id = ? ORDER BY created_at, id`, string(taskID), string(tas
 	return out, nil
 }
 
-// BaseUpdate rewrites a base's last hit, fork count and retirement, with
+// BaseUpdate rewrites a base's last hit, last use, fork count and retirement, with
 // its events; store.ErrNotFound when there is no such base.
 func (s *Store) BaseUpdate(ctx context.Context, b store.Base, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE bases SET last_hit_at = ?, forks = ?, retired_at = ? WHERE id = ?`,
-			timeText(b.LastHitAt), b.Forks, timeText(b.RetiredAt), b.ID)
+		res, err := tx.ExecContext(ctx, `UPDATE bases SET last_hit_at = ?, forks = ?, retired_at = ?, last_used_at = ? WHERE id = ?`,
+			timeText(b.LastHitAt), b.Forks, timeText(b.RetiredAt), timeText(b.LastUsedAt), b.ID)
 		if err != nil {
 			return fmt.Errorf("update base %s: %w", b.ID, err)
 		}
@@ -82,11 +82,11 @@ func (s *Store) BaseUpdate(ctx context.Context, b store.Base, events ...task.Eve
 
 func scanBase(sc scanner) (store.Base, error) {
 	var (
-		b                            store.Base
-		taskID, created, hit, retire string
+		b                                  store.Base
+		taskID, created, hit, retire, used string
 	)
 	err := sc.Scan(&b.ID, &taskID, &b.Harness, &b.Model, &b.Fingerprint, &b.FingerprintHash, &b.Training,
-		&created, &hit, &b.Forks, &retire)
+		&created, &hit, &b.Forks, &retire, &used)
 	if err != nil {
 		return b, err
 	}
@@ -98,6 +98,9 @@ func scanBase(sc scanner) (store.Base, error) {
 		return b, err
 	}
 	if b.RetiredAt, err = parseTime(retire); err != nil {
+		return b, err
+	}
+	if b.LastUsedAt, err = parseTime(used); err != nil {
 		return b, err
 	}
 	return b, nil

@@ -152,6 +152,11 @@ CREATE TABLE bases (
 ) STRICT;
 CREATE INDEX bases_task ON bases (task_id, created_at);
 `,
+	// 4: when a base last did real work, apart from keep-warm pings.
+	`
+ALTER TABLE bases ADD COLUMN last_used_at TEXT NOT NULL DEFAULT '';
+UPDATE bases SET last_used_at = last_hit_at;
+`,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

@@ -19,7 +19,7 @@ func (b *bundle) newBase(taskID task.ID, after time.Duration) store.Base {
 		ID: b.id("conv"), TaskID: taskID, Harness: "claude", Model: "claude-stub-1",
 		Fingerprint: `{"binary":"/bin/claude","argv":["claude","-p"]}`, FingerprintHash: "ab12",
 		Training:  `{"models":{"claude-stub-1":{"tokens":{"input":3},"cost_usd":0.5,"priced":true}}}`,
-		CreatedAt: b.at(after), LastHitAt: b.at(after),
+		CreatedAt: b.at(after), LastHitAt: b.at(after), LastUsedAt: b.at(after),
 	}
 }
 
@@ -46,14 +46,14 @@ func testBases(t *testing.T, b *bundle) {
 	require.Equal(t, []store.Base{b3, b1, b2}, all)
 
 	upd := b1
-	upd.LastHitAt, upd.Forks, upd.RetiredAt = b.at(time.Minute), 2, b.at(time.Hour)
+	upd.LastHitAt, upd.Forks, upd.RetiredAt, upd.LastUsedAt = b.at(time.Minute), 2, b.at(time.Hour), b.at(30*time.Second)
 	upd.Model, upd.Training = "ignored", "ignored" // training is fixed once stored
 	ev2 := b.event(tk.ID, task.EvUsage)
 	require.NoError(t, b.st.BaseUpdate(b.ctx, upd, ev2))
 	got, err = b.st.BaseGet(b.ctx, b1.ID)
 	require.NoError(t, err)
 	want := b1
-	want.LastHitAt, want.Forks, want.RetiredAt = upd.LastHitAt, upd.Forks, upd.RetiredAt
+	want.LastHitAt, want.Forks, want.RetiredAt, want.LastUsedAt = upd.LastHitAt, upd.Forks, upd.RetiredAt, upd.LastUsedAt
 	require.Equal(t, want, got)
 	b.requireEvents(t, tk.ID, ev, ev2)
 
