@@ -136,15 +136,24 @@ func DefaultSpecs() map[string]Spec {
 				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 				"DISABLE_TELEMETRY":                        "1",
 			},
-			Delivery:      DeliveryType,
-			Ready:         `(?m)^\s*❯`,
+			Delivery: DeliveryType,
+			// The prompt line between its two horizontal rules: a bare
+			// "❯" also starts the selected line of Claude Code's dialogs
+			// (trust, onboarding), and a brief typed into one is lost.
+			Ready:         `(?m)^─{3,}[ ]*\n[ ]*❯[^\n]*\n─{3,}`,
 			Submit:        `\r`,
 			Quiet:         Duration{time.Second},
 			LaunchTimeout: Duration{60 * time.Second},
 			Resubmit:      ResubmitSubmit,
-			Volatile:      []string{`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*]\s*\S+…?\s*\(\d+s[^)]*\)`},
-			Capabilities:  []string{"code"},
-			Usage:         UsageClaudeTranscript,
+			// Its spinner, with the elapsed time ("✻ Thinking… (3s · esc
+			// to interrupt)") and, in a turn's first seconds, without it
+			// ("✢ Crunching…"): neither is progress.
+			Volatile: []string{
+				`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*]\s*\S+…?\s*\(\d+s[^)]*\)`,
+				`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*] \S+…`,
+			},
+			Capabilities: []string{"code"},
+			Usage:        UsageClaudeTranscript,
 		},
 		"shell": {
 			Argv:          []string{"/bin/sh"},

@@ -70,6 +70,9 @@ func TestDefaultSpecsAreValid(t *testing.T) {
 	require.Equal(t, []string{"/bin/orch", "agent", "--script", "s.txt"}, scripted.Argv)
 	require.Regexp(t, specs["scripted"].Ready, "scripted-agent ❯")
 	require.Regexp(t, specs["claude"].Ready, "──────\n❯ \n──────")
+	// A dialog's selected line is not the prompt.
+	require.NotRegexp(t, specs["claude"].Ready, " Do you trust the files in this folder?\n\n ❯ 1. Yes, proceed\n   2. No, exit\n")
+	require.NotRegexp(t, specs["claude"].Ready, "❯ No, exit")
 }
 
 func TestValidateNamesHarnessAndField(t *testing.T) {

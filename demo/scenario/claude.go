@@ -46,10 +46,6 @@ import (
 // resubmits a stuck pane and approves, and the proofs are the verify gate's
 // and the demo's own test run.
 
-// claudeSpinner is Claude Code's spinner before it shows the elapsed time:
-// a glyph and one word ending in an ellipsis.
-const claudeSpinner = `[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*] \S+…`
-
 // RealEnv is the variable that makes `demo --agent claude` use the real
 // service and the user's own login instead of the scripted model server.
 const RealEnv = "ORCHESTRA_DEMO_REAL"
@@ -166,11 +162,6 @@ func (c *claudeHarness) tweak(cfg *config.Config) {
 	// The built-in resubmit sends only Enter, which an idle Claude Code
 	// prompt ignores; pasting the brief again is what a person would do.
 	spec.Resubmit = session.ResubmitBrief
-	// Claude Code 2.1.332 draws its spinner without the elapsed time for
-	// the first few seconds of a turn ("✢ Crunching…"); the built-in
-	// pattern masks only the timed form, so a stalled turn's first
-	// seconds would count as progress and renew the lease.
-	spec.Volatile = append(append([]string(nil), spec.Volatile...), claudeSpinner)
 	if spec.SetEnv == nil {
 		spec.SetEnv = map[string]string{}
 	}
