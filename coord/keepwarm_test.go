@@ -3,12 +3,12 @@ package coord
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,32 +21,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/usage"
 )
-
-// claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
-// skips the test when neither has it, except in CI, where a missing CLI
-// must not pass as a skip.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		msg := "Claude Code CLI not installed: " + why + "run .ci/install-claude.sh"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI must run the real-CLI tests)")
-		}
-		t.Skip(msg)
-	}
-	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			missing("ORCHESTRA_CLAUDE_BIN=" + bin + " does not exist; ")
-		}
-		return bin
-	}
-	bin, err := exec.LookPath("claude")
-	if err != nil {
-		missing("")
-	}
-	return bin
-}
 
 // The stub's figures: training writes the cache, a fork or ping reads it.
 var (
@@ -92,7 +66,7 @@ func forkStub(t *testing.T) (*modelstub.Server, string) {
 // with the task's usage counting them live.
 func TestKeepWarmPingAtItsDueTime(t *testing.T) {
 	t.Parallel()
-	bin := claudeBin(t)
+	bin := claudecli.Require(t)
 	srv, url := forkStub(t)
 	home := t.TempDir()
 	b := setup(t, agent.Script{}, func(cfg *config.Config) {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/demo/scenario"
@@ -31,7 +33,7 @@ import (
 // directory.
 func TestDemoWithClaude(t *testing.T) {
 	t.Parallel()
-	claude := claudeBin(t)
+	claude := claudecli.Require(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the demo's project tests need the go tool on PATH")
@@ -43,7 +45,7 @@ func TestDemoWithClaude(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "demo", "--agent", "claude", "--headless", "--fast")
 	cmd.Env = append(os.Environ(),
-		scenario.ClaudeBinEnv+"="+claude,
+		claudecli.BinEnv+"="+claude,
 		"HOME="+home, "TMPDIR="+tmp,
 		// The user's caches, named outright: the fresh HOME would move
 		// them and every test run would build cold.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
@@ -24,7 +26,7 @@ import (
 // reported; only the transcript names the model that answered.
 func TestClaudePrintModeUsage(t *testing.T) {
 	t.Parallel()
-	bin := claudeBin(t)
+	bin := claudecli.Require(t)
 	srv := modelstub.New(modelstub.PhaseScript(modelstub.ScriptOptions{Model: servedModel, Usage: perReply}))
 	srv.Logf = t.Logf
 	base, err := srv.Start()

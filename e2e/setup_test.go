@@ -2,13 +2,14 @@ package e2e
 
 import (
 	"context"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
 
 	"github.com/stretchr/testify/require"
 
@@ -20,32 +21,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
-
-// claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
-// skips the test when neither has it, except in CI, where .ci/run installs
-// it and a missing CLI must not pass as a skip.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		msg := "Claude Code CLI not installed: " + why + "run .ci/install-claude.sh and set ORCHESTRA_CLAUDE_BIN"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI must run the real-CLI tests)")
-		}
-		t.Skip(msg)
-	}
-	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			missing("ORCHESTRA_CLAUDE_BIN=" + bin + " does not exist; ")
-		}
-		return bin
-	}
-	bin, err := exec.LookPath("claude")
-	if err != nil {
-		missing("")
-	}
-	return bin
-}
 
 // bundle is a console on a throwaway calc project whose "claude" harness
 // runs the real CLI against a scripted model server.
@@ -69,7 +44,7 @@ type bundle struct {
 // coordinator with environ as the console's environment.
 func claudeSetup(t *testing.T, rules []modelstub.Rule, tk task.Task, environ []string, tweak func(*config.Config)) (*bundle, task.Task) {
 	t.Helper()
-	bin := claudeBin(t)
+	bin := claudecli.Require(t)
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the verify command needs the go tool on PATH")

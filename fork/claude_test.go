@@ -4,12 +4,13 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,32 +22,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/usage"
 )
-
-// claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
-// skips the test when neither has it, except in CI, where a missing CLI
-// must not pass as a skip.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		msg := "Claude Code CLI not installed: " + why + "run .ci/install-claude.sh"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI must run the real-CLI tests)")
-		}
-		t.Skip(msg)
-	}
-	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			missing("ORCHESTRA_CLAUDE_BIN=" + bin + " does not exist; ")
-		}
-		return bin
-	}
-	bin, err := exec.LookPath("claude")
-	if err != nil {
-		missing("")
-	}
-	return bin
-}
 
 // fakeClock is the registry's clock; tests move it by hand.
 type fakeClock struct {
@@ -82,7 +57,7 @@ type claudeBundle struct {
 
 func setupClaude(t *testing.T) claudeBundle {
 	t.Helper()
-	bin := claudeBin(t)
+	bin := claudecli.Require(t)
 	lastUser := func(r modelstub.Request) string {
 		m, _ := r.LastUser()
 		return m.Text

@@ -6,12 +6,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
 
 	"github.com/stretchr/testify/require"
 
@@ -22,39 +23,13 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
-// skips the test when neither has it, except in CI, where a missing CLI
-// must not pass as a skip.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		msg := "Claude Code CLI not installed: " + why + "run .ci/install-claude.sh"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI must run the real-CLI tests)")
-		}
-		t.Skip(msg)
-	}
-	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			missing("ORCHESTRA_CLAUDE_BIN=" + bin + " does not exist; ")
-		}
-		return bin
-	}
-	bin, err := exec.LookPath("claude")
-	if err != nil {
-		missing("")
-	}
-	return bin
-}
-
 // forkRepo makes a calc repository whose orchestra.toml runs the real
 // Claude Code against a model stub as harness "claude" (no slot runs it,
 // so a console leaves the task queued), adds one task on it through the
 // CLI and returns the root, the task's id and the stub.
 func forkRepo(t *testing.T) (string, task.ID, *modelstub.Server) {
 	t.Helper()
-	bin := claudeBin(t)
+	bin := claudecli.Require(t)
 	last := func(r modelstub.Request) string {
 		m, _ := r.LastUser()
 		return m.Text

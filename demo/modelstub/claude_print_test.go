@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
+
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -60,7 +62,7 @@ type modelUsage struct {
 // the sentinel, and report the model and usage the stub sent.
 func TestClaudePrintModePlan(t *testing.T) {
 	t.Parallel()
-	bin := claudeBin(t)
+	bin := claudecli.Require(t)
 	const model = "claude-stub-model"
 	perReply := Usage{InputTokens: 1000, OutputTokens: 20, CacheCreationInputTokens: 300, CacheReadInputTokens: 4000}
 	b := setup(t, PhaseScript(ScriptOptions{Usage: perReply}))

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
+
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
 	"github.com/fsnotify/fsnotify"
@@ -198,7 +200,7 @@ func waitFile(t *testing.T, ctx context.Context, root, rel string, p *ptyClaude)
 //     typed into, still between two rules.
 func TestClaudeInteractiveInPTY(t *testing.T) {
 	t.Parallel()
-	bin := claudeBin(t)
+	bin := claudecli.Require(t)
 	if _, err := exec.LookPath("go"); err != nil {
 		t.Skip("the verify command needs the go tool on PATH")
 	}

@@ -12,32 +12,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// claudeBin finds the Claude Code CLI: ORCHESTRA_CLAUDE_BIN, then PATH. It
-// skips the test when neither has it, except in CI, where .ci/run installs
-// it and a missing CLI must not pass as a skip.
-func claudeBin(t *testing.T) string {
-	t.Helper()
-	missing := func(why string) {
-		t.Helper()
-		msg := "Claude Code CLI not installed: " + why + "run .ci/install-claude.sh"
-		if os.Getenv("CI") != "" {
-			t.Fatal(msg + " (CI must run the real-CLI tests)")
-		}
-		t.Skip(msg)
-	}
-	if bin := os.Getenv("ORCHESTRA_CLAUDE_BIN"); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			missing("ORCHESTRA_CLAUDE_BIN=" + bin + " does not exist; ")
-		}
-		return bin
-	}
-	bin, err := exec.LookPath("claude")
-	if err != nil {
-		missing("")
-	}
-	return bin
-}
-
 // bundle is what a real-CLI test runs with: a stub server, a temporary
 // home and a git repository to work in.
 type bundle struct {

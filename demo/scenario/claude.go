@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
+
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/session"
@@ -50,10 +52,6 @@ import (
 // service and the user's own login instead of the scripted model server.
 const RealEnv = "ORCHESTRA_DEMO_REAL"
 
-// ClaudeBinEnv names the Claude Code binary to run; without it the CLI is
-// looked up as "claude" on PATH.
-const ClaudeBinEnv = "ORCHESTRA_CLAUDE_BIN"
-
 // StubModel is the model the panes ask the scripted model server for; the
 // stub answers whatever is asked.
 const StubModel = "claude-demo-stub"
@@ -65,7 +63,7 @@ const ClaudeWaiting = "Waiting for the operator"
 
 // ClaudeOptions configure the Claude harness.
 type ClaudeOptions struct {
-	// Bin is the Claude Code CLI; "" means FindClaude.
+	// Bin is the Claude Code CLI; "" means claudecli.Find.
 	Bin string
 	// Real uses the real service with the user's HOME, not the stub.
 	Real bool
@@ -73,22 +71,6 @@ type ClaudeOptions struct {
 	Model string
 	// Logf, if set, receives the stub's log (one line per request).
 	Logf func(format string, args ...any)
-}
-
-// FindClaude returns the Claude Code CLI to run: ClaudeBinEnv, then
-// "claude" on PATH.
-func FindClaude() (string, error) {
-	if bin := os.Getenv(ClaudeBinEnv); bin != "" {
-		if _, err := os.Stat(bin); err != nil {
-			return "", fmt.Errorf("%s=%s: %w", ClaudeBinEnv, bin, err)
-		}
-		return bin, nil
-	}
-	bin, err := exec.LookPath("claude")
-	if err != nil {
-		return "", errors.New("the Claude Code CLI is not on PATH: install it (npm install -g @anthropic-ai/claude-code, or .ci/install-claude.sh) or set " + ClaudeBinEnv)
-	}
-	return bin, nil
 }
 
 // claudeHarness is the state one Claude harness keeps between its Setup,
@@ -118,7 +100,7 @@ func Claude(opts ClaudeOptions) Harness {
 func (c *claudeHarness) setup(s *Scenario) (map[string]string, error) {
 	c.fast = s.opts.Fast
 	if c.opts.Bin == "" {
-		bin, err := FindClaude()
+		bin, err := claudecli.Find()
 		if err != nil {
 			return nil, err
 		}
