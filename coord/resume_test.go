@@ -36,7 +36,7 @@ func setupClone(t testing.TB, from string, sc agent.Script) *bundle {
 	require.NoError(t, os.WriteFile(b.script, data, 0o644))
 	b.cfg = config.Default()
 	h := b.cfg.Harness["scripted"]
-	h.SetEnv = map[string]string{"ORCH_AGENT_MAIN": "1"}
+	h.SetEnv = map[string]string{agent.ReexecEnv: "1"}
 	h.Env = append(h.Env, "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY")
 	b.cfg.Harness["scripted"] = h
 	b.cfg.Pane = config.Pane{Cols: 100, Rows: 30}

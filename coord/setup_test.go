@@ -27,13 +27,7 @@ import (
 // TestMain lets the test binary act as the scripted agent: the scripted
 // harness launches {{self}} agent --script ..., and {{self}} is this binary.
 func TestMain(m *testing.M) {
-	if os.Getenv("ORCH_AGENT_MAIN") == "1" {
-		args := os.Args[1:]
-		if len(args) > 0 && args[0] == "agent" {
-			args = args[1:]
-		}
-		os.Exit(agent.Main(args, os.Stdin, os.Stdout))
-	}
+	agent.MainIfReexec()
 	os.Exit(m.Run())
 }
 
@@ -75,7 +69,7 @@ func setup(t testing.TB, sc agent.Script, tweak func(*config.Config)) *bundle {
 
 	b.cfg = config.Default()
 	h := b.cfg.Harness["scripted"]
-	h.SetEnv = map[string]string{"ORCH_AGENT_MAIN": "1"}
+	h.SetEnv = map[string]string{agent.ReexecEnv: "1"}
 	h.Env = append(h.Env, "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY")
 	b.cfg.Harness["scripted"] = h
 	b.cfg.Pane = config.Pane{Cols: 100, Rows: 30}

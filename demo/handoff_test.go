@@ -15,20 +15,10 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// handoffAgentEnv makes this test binary act as the scripted agent. It is
-// checked in init rather than in TestMain so it works whatever TestMain the
-// package has (or none), and costs no separate `go build` of the binary.
-const handoffAgentEnv = "ORCH_HANDOFF_AGENT"
-
-func init() {
-	if os.Getenv(handoffAgentEnv) == "1" {
-		args := os.Args[1:]
-		if len(args) > 0 && args[0] == "agent" {
-			args = args[1:]
-		}
-		os.Exit(agent.Main(args, os.Stdin, os.Stdout))
-	}
-}
+// init lets this test binary act as the scripted agent. It is called in
+// init rather than in TestMain so it works whatever TestMain the package
+// has (or none), and costs no separate `go build` of the binary.
+func init() { agent.MainIfReexec() }
 
 func TestHandoffDemo(t *testing.T) {
 	t.Parallel()
@@ -39,7 +29,7 @@ func TestHandoffDemo(t *testing.T) {
 	var out bytes.Buffer
 	start := time.Now()
 	err = RunHandoff(ctx, &out, HandoffOptions{Fast: true, TempDir: t.TempDir(), Self: self,
-		AgentEnv: map[string]string{handoffAgentEnv: "1"}})
+		AgentEnv: map[string]string{agent.ReexecEnv: "1"}})
 	t.Logf("handoff demo took %s:\n%s", time.Since(start), out.String())
 	require.NoError(t, err)
 	require.Contains(t, out.String(), "PASSED")

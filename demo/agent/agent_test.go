@@ -20,14 +20,11 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// agentEnv makes the test binary run Main instead of the tests, so each
-// test drives a real agent process in a real pty without building anything.
-const agentEnv = "ORCH_AGENT_MAIN"
-
+// TestMain makes the test binary run Main instead of the tests when a test
+// starts it as an agent, so each test drives a real agent process in a real
+// pty without building anything.
 func TestMain(m *testing.M) {
-	if os.Getenv(agentEnv) == "1" {
-		os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout))
-	}
+	MainIfReexec()
 	os.Exit(m.Run())
 }
 
@@ -87,7 +84,7 @@ func setup(t *testing.T, phases map[task.Phase][]Entry) *bundle {
 
 	cmd := exec.Command(os.Args[0], "--script", scriptPath)
 	cmd.Dir = b.cwd
-	cmd.Env = append(os.Environ(), agentEnv+"=1")
+	cmd.Env = append(os.Environ(), ReexecEnv+"=1")
 	b.cmd = cmd
 	b.pty, err = pty.StartWithSize(cmd, &pty.Winsize{Rows: 40, Cols: 120})
 	require.NoError(t, err)

@@ -14,19 +14,11 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 )
 
-// agentEnv makes this test binary act as the scripted agent: the
+// TestMain lets this test binary act as the scripted agent: the
 // scenario's harness runs {{self}} agent --script ..., and {{self}} is
 // this binary.
-const agentEnv = "ORCH_AGENT_MAIN"
-
 func TestMain(m *testing.M) {
-	if os.Getenv(agentEnv) == "1" {
-		args := os.Args[1:]
-		if len(args) > 0 && args[0] == "agent" {
-			args = args[1:]
-		}
-		os.Exit(agent.Main(args, os.Stdin, os.Stdout))
-	}
+	agent.MainIfReexec()
 	os.Exit(m.Run())
 }
 
@@ -37,7 +29,7 @@ func testHarness() Harness {
 	h.Tweak = func(cfg *config.Config) {
 		tweak(cfg)
 		sp := cfg.Harness[h.Name]
-		sp.SetEnv = map[string]string{agentEnv: "1"}
+		sp.SetEnv = map[string]string{agent.ReexecEnv: "1"}
 		cfg.Harness[h.Name] = sp
 	}
 	return h
