@@ -6,10 +6,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -18,15 +18,6 @@ import (
 // running console serves it so `orchestra-tui correct` (and other commands)
 // from another terminal reach the live coordinator at once, with no polling.
 func ControlPath(root string) string { return filepath.Join(root, task.StateDir, "control.sock") }
-
-type controlRequest struct {
-	Kind     CommandKind   `json:"kind"`
-	TaskID   task.ID       `json:"task_id,omitempty"`
-	Text     string        `json:"text,omitempty"`
-	Author   string        `json:"author,omitempty"`
-	Duration time.Duration `json:"duration,omitempty"`
-	Task     *task.Task    `json:"task,omitempty"`
-}
 
 type controlReply struct {
 	Result Result `json:"result"`
@@ -74,20 +65,28 @@ func (c *Coordinator) serveControl(ctx context.Context, path string) (func(), er
 
 func (c *Coordinator) serveConn(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
-	var req controlRequest
-	if err := json.NewDecoder(bufio.NewReader(conn)).Decode(&req); err != nil {
-		_ = json.NewEncoder(conn).Encode(controlReply{Error: "bad request: " + err.Error()})
+	// The request is the Command itself, so a field added to Command
+	// travels over the socket without a second list to keep in step.
+	var req Command
+	if err := decodeCommand(conn, &req); err != nil {
+		_ = encodeReply(conn, controlReply{Error: "bad request: " + err.Error()})
 		return
 	}
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout(req.Kind))
 	defer cancel()
-	res, err := c.Do(ctx, Command{Kind: req.Kind, TaskID: req.TaskID, Text: req.Text, Author: req.Author, Duration: req.Duration, Task: req.Task})
+	res, err := c.Do(ctx, req)
 	rep := controlReply{Result: res}
 	if err != nil {
 		rep.Error = err.Error()
 	}
-	_ = json.NewEncoder(conn).Encode(rep)
+	_ = encodeReply(conn, rep)
 }
+
+func decodeCommand(r io.Reader, c *Command) error {
+	return json.NewDecoder(bufio.NewReader(r)).Decode(c)
+}
+
+func encodeReply(w io.Writer, rep controlReply) error { return json.NewEncoder(w).Encode(rep) }
 
 // ErrNoConsole means no console is serving the control socket.
 var ErrNoConsole = errors.New("no console is running on this repository")
@@ -104,8 +103,7 @@ func Send(ctx context.Context, path string, cmd Command) (Result, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		_ = conn.SetDeadline(dl)
 	}
-	req := controlRequest{Kind: cmd.Kind, TaskID: cmd.TaskID, Text: cmd.Text, Author: cmd.Author, Duration: cmd.Duration, Task: cmd.Task}
-	if err := json.NewEncoder(conn).Encode(req); err != nil {
+	if err := json.NewEncoder(conn).Encode(cmd); err != nil {
 		return Result{}, fmt.Errorf("send to console: %w", err)
 	}
 	var rep controlReply
