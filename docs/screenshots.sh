@@ -2,8 +2,10 @@
 # Captures the console's screenshots from the real binary in tmux and
 # renders them to PNG: e2e's TestScreenshots stages a run and writes
 # docs/console-{live,brief}.{txt,ans} (plain text, and tmux capture-pane -e
-# with its colours); aha turns the colours into HTML and headless Chromium
-# photographs it.
+# with its colours); the demo is recorded with `demo --record` at 100x30
+# and docs/castshot renders its screen at DEMO_AT (the correction has just
+# reached the stalled pane) into docs/demo.ans; aha turns the colours into
+# HTML and headless Chromium photographs it.
 #
 #   bash docs/screenshots.sh     # from anywhere in the repository
 #
@@ -16,8 +18,13 @@ done
 ORCHESTRA_SCREENSHOTS="$PWD/docs" go test -count=1 -run '^TestScreenshots$' ./e2e
 
 tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-for name in console-live console-brief; do
+trap 'rm -rf "$tmp"; tmux -L orchestra-shot kill-server 2>/dev/null || true' EXIT
+go build -o "$tmp/orchestra-tui" ./cmd/orchestra-tui
+tmux -L orchestra-shot new-session -d -x 100 -y 30 "$tmp/orchestra-tui demo --record $tmp/demo.cast; touch $tmp/done"
+for _ in $(seq 120); do [ -f "$tmp/done" ] && break; sleep 1; done
+go run ./docs/castshot -at "${DEMO_AT:-15.5s}" -o docs/demo.ans "$tmp/demo.cast"
+
+for name in console-live console-brief demo; do
 	{
 		printf '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
 		printf 'body{margin:0;background:#1d1f21}'
@@ -32,7 +39,9 @@ for name in console-live console-brief; do
 			perl -CSD -pe 's/([^\x{00}-\x{FF}\x{2500}-\x{257F}])/<span class="c">$1<\/span>/g'
 		printf '</pre></body></html>'
 	} >"$tmp/$name.html"
+	size=1040,710
+	[ "$name" = demo ] && size=880,540 # 100x30
 	chromium --headless --no-sandbox --disable-gpu --hide-scrollbars --force-device-scale-factor=1 \
-		--window-size=1040,710 --screenshot="$PWD/docs/$name.png" "file://$tmp/$name.html" 2>/dev/null
+		--window-size=$size --screenshot="$PWD/docs/$name.png" "file://$tmp/$name.html" 2>/dev/null
 	echo "docs/$name.png: $(stat -c %s "docs/$name.png") bytes"
 done
