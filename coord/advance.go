@@ -52,9 +52,11 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 	t := c.tasks[r.taskID]
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+t.Verify))
 	dir := r.dir
+	c.gating[r.taskID] = true
 	c.async(func() func() {
 		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
 		return func() {
+			delete(c.gating, r.taskID)
 			c.recordVerdict(ctx, r.taskID, r.sessionID, r.phase, v, "Verify gate: ")
 			if c.tasks[r.taskID].State.Terminal() || c.tasks[r.taskID].State == task.StateParked {
 				return

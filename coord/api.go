@@ -57,8 +57,11 @@ type TaskView struct {
 	Verdict   *verify.Verdict // the latest verdict, if any
 	// Flag is a short operator-facing reason the task needs attention
 	// ("stuck 45s", "unplaceable: no slot offers gpu"); empty when none.
-	Flag   string
-	Stuck  bool
+	Flag  string
+	Stuck bool
+	// Gate is set while the verify gate re-runs the tests for this task,
+	// between its session's end and the verdict.
+	Gate   bool
 	Usage  Usage
 	Models []string // full model ids of the sessions that ran it
 }

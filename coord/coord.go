@@ -71,6 +71,7 @@ type Coordinator struct {
 	tasks    map[task.ID]task.Task
 	runs     map[task.ID]*run
 	flags    map[task.ID]string
+	gating   map[task.ID]bool // the verify gate is running for these tasks
 	verdicts map[task.ID]*verify.Verdict
 	usage    map[task.ID]Usage
 	models   map[task.ID][]string
@@ -168,6 +169,7 @@ func New(p Params) (*Coordinator, error) {
 		tasks:    map[task.ID]task.Task{},
 		runs:     map[task.ID]*run{},
 		flags:    map[task.ID]string{},
+		gating:   map[task.ID]bool{},
 		verdicts: map[task.ID]*verify.Verdict{},
 		usage:    map[task.ID]Usage{},
 		models:   map[task.ID][]string{},

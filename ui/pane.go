@@ -48,6 +48,9 @@ func (m *Model) noPane(id task.ID) string {
 		if tv.Task.ID == id && tv.Task.State == task.StateLeased {
 			return "starting a session for phase " + string(tv.Task.Phase) + "…"
 		}
+		if tv.Task.ID == id && tv.Gate {
+			return "phase " + string(tv.Task.Phase) + " finished · the verify gate is re-running " + tv.Task.Verify + "…"
+		}
 	}
 	return "no live session"
 }
