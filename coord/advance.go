@@ -25,11 +25,21 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, artifact []byte
 		SessionID: r.sessionID, At: c.now(), Events: []task.Event{ev},
 	})
 	if err != nil {
-		reason := task.ReasonIllegalTransition
+		// The worker reports a phase once and stops watching, and a
+		// finishing run gets no lease ticks and ignores its exit, so
+		// returning here would leave the task running forever. Stop the
+		// session and run the phase again (counted, so a store that keeps
+		// failing ends the task instead of looping).
+		reason := task.ReasonArtifactNotSealed
 		if errors.Is(err, store.ErrStaleToken) {
 			reason = task.ReasonStaleLeaseToken
 		}
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, "Sealing "+task.ArtifactPath(r.phase)+": "+err.Error()))
+		detail := "Sealing " + task.ArtifactPath(r.phase) + ": " + err.Error()
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
+		r.errors = append(r.errors, reason.Sentence()+" "+detail)
+		c.stopThen(ctx, r, store.SessionKilled, detail, func() {
+			c.requeue(ctx, r, reason, detail, true)
+		})
 		return
 	}
 	ev.Text = fmt.Sprintf("Sealed %s (%d bytes, sha256 %s).", task.ArtifactPath(r.phase), len(artifact), a.SHA256[:12])

@@ -48,15 +48,24 @@ type bundle struct {
 	// skew is added to the coordinator's clock, so a test can move time
 	// forward for the clocks a snapshot computes.
 	skew atomic.Int64
+	// wrap, when set, wraps the real store the coordinator is given, so a
+	// test can inject a failure into one write.
+	wrap func(store.Store) store.Store
 }
 
 // setup makes a throwaway calc project, a store and a coordinator whose
 // scripted harness is this test binary, and starts it.
 func setup(t testing.TB, sc agent.Script, tweak func(*config.Config)) *bundle {
 	t.Helper()
+	return setupWrapped(t, sc, tweak, nil)
+}
+
+// setupWrapped is setup with the coordinator's store wrapped by wrap.
+func setupWrapped(t testing.TB, sc agent.Script, tweak func(*config.Config), wrap func(store.Store) store.Store) *bundle {
+	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, project.WriteProject(root))
-	b := &bundle{root: root, record: filepath.Join(t.TempDir(), "record")}
+	b := &bundle{root: root, record: filepath.Join(t.TempDir(), "record"), wrap: wrap}
 	zero := 0
 	if sc.PaceMS == nil {
 		sc.PaceMS = &zero
@@ -92,8 +101,12 @@ func (b *bundle) start(t testing.TB) {
 	t.Helper()
 	self, err := os.Executable()
 	require.NoError(t, err)
+	var st store.Store = b.st
+	if b.wrap != nil {
+		st = b.wrap(st)
+	}
 	c, err := New(Params{
-		Store: b.st, Repo: b.repo, Config: b.cfg,
+		Store: st, Repo: b.repo, Config: b.cfg,
 		Vars:      map[string]string{"self": self, "script": b.script},
 		StopGrace: time.Second, Settle: 30 * time.Millisecond, SampleEvery: 100 * time.Millisecond,
 		Control: b.control,

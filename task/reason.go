@@ -41,6 +41,7 @@ const (
 	ReasonHandoffForeignRepo Reason = "handoff-foreign-repository"
 	ReasonForkFingerprint    Reason = "fork-fingerprint-mismatch"
 	ReasonCommitFailed       Reason = "commit-failed"
+	ReasonArtifactNotSealed  Reason = "artifact-not-sealed"
 )
 
 // Reasons lists every reason, for tests that enumerate them.
@@ -53,6 +54,7 @@ var Reasons = []Reason{
 	ReasonAttemptsExhausted, ReasonIllegalTransition, ReasonStuck, ReasonResubmitCap,
 	ReasonWorktreeFailed, ReasonNotGitRepo, ReasonNoVerifyCommand, ReasonUnknownPhase,
 	ReasonHandoffInvalid, ReasonHandoffForeignRepo, ReasonForkFingerprint, ReasonCommitFailed,
+	ReasonArtifactNotSealed,
 }
 
 var sentences = map[Reason]string{
@@ -88,6 +90,7 @@ var sentences = map[Reason]string{
 	ReasonHandoffForeignRepo: "The handoff belongs to a different repository.",
 	ReasonForkFingerprint:    "The fork's launch fingerprint differs from its base, which would lose the prompt cache.",
 	ReasonCommitFailed:       "The task's work could not be committed to its branch.",
+	ReasonArtifactNotSealed:  "The finished phase's artifact could not be stored; the session was stopped and the phase runs again.",
 }
 
 // Sentence returns the operator-facing sentence for r. An unknown reason

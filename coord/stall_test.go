@@ -1,0 +1,58 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// failingSeal is the real store with its first n artifact seals failing, as
+// a full disk or a locked database would make them.
+type failingSeal struct {
+	store.Store
+	left atomic.Int32
+}
+
+func (f *failingSeal) ArtifactSeal(ctx context.Context, p store.ArtifactSealParams) (store.Artifact, error) {
+	if f.left.Add(-1) >= 0 {
+		return store.Artifact{}, errors.New("disk I/O error (injected)")
+	}
+	return f.Store.ArtifactSeal(ctx, p)
+}
+
+// A phase whose artifact cannot be sealed must not leave its task running
+// with a finished session that no lease tick looks at any more: the
+// session is stopped and the phase runs again, and the retry finishes it.
+func TestSealFailureRequeuesInsteadOfStalling(t *testing.T) {
+	t.Parallel()
+	fixed := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
+	b := setupWrapped(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Edits: fixed}},
+	}}, nil, func(s store.Store) store.Store {
+		f := &failingSeal{Store: s}
+		f.left.Store(1)
+		return f
+	})
+	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
+
+	refused := b.waitEvent(t, 30*time.Second, func(e task.Event) bool {
+		return e.Kind == task.EvRefusal && e.TaskID == id && e.Reason == task.ReasonArtifactNotSealed
+	})
+	require.Contains(t, refused.Text, "disk I/O error (injected)")
+	requeued := b.waitEvent(t, 30*time.Second, kindIs(task.EvTaskRequeued))
+	require.Equal(t, task.ReasonArtifactNotSealed, requeued.Reason, b.dump())
+	last := b.waitEvent(t, 60*time.Second, ended)
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	tk, err := b.st.TaskGet(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, 2, tk.Attempt, "the retry sealed and finished the phase")
+}
