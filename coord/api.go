@@ -22,7 +22,9 @@ type Engine interface {
 	Snapshot() Snapshot
 	// Subscribe returns a channel of notices and a function that ends the
 	// subscription. Pane notices are lossy (a slow reader misses some and
-	// pulls the newest screen anyway); event notices are never dropped.
+	// pulls the newest screen anyway); event notices are never dropped
+	// while the reader keeps up: one that falls more than MaxBacklog events
+	// behind gets a Behind notice and its channel closes.
 	Subscribe() (<-chan Notice, func())
 	// Pane returns the live terminal of the task's current session.
 	Pane(id task.ID) (session.View, bool)
@@ -176,4 +178,10 @@ type Notice struct {
 	Event *task.Event
 	// Pane is set when a pane's screen changed; these are lossy.
 	Pane task.ID
+	// Behind is set on the last notice of a subscription that stopped
+	// reading while more than MaxBacklog events queued up for it. Every
+	// event before it was delivered, in order; later ones are in the
+	// ledger (Detail) but not on this channel, which closes next.
+	// Subscribe again to follow on.
+	Behind bool
 }

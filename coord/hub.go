@@ -6,15 +6,26 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// hub fans notices out to subscribers. Event notices are queued without
-// bound and never dropped; pane notices are coalesced per task, so a
-// subscriber that reads slowly sees each dirty pane once and pulls the
-// newest screen anyway.
+// MaxBacklog is how many event notices may wait for one subscriber. A
+// subscriber that stops reading (a UI stuck in Update, a script that
+// forgot its channel) would otherwise make the coordinator's memory grow
+// for as long as agents run. Past it the subscription ends with a Behind
+// notice: the reader knows exactly where its view stops, and the ledger
+// in the store still has every event.
+const MaxBacklog = 50_000
+
+// hub fans notices out to subscribers. Event notices are queued and never
+// dropped for a subscriber that keeps up; one that falls more than the
+// backlog cap behind is ended with a Behind notice instead of growing
+// without bound. Pane notices are coalesced per task, so a subscriber that
+// reads slowly sees each dirty pane once and pulls the newest screen anyway.
 type hub struct {
 	mu     sync.Mutex
 	subs   map[int]*subscriber
 	next   int
 	closed bool
+	// maxBacklog overrides MaxBacklog when positive (tests).
+	maxBacklog int
 	// outbox holds the events of the loop iteration in progress. They go
 	// out in flush, after the loop has published the snapshot they led to,
 	// so a subscriber that reads the snapshot on an event sees its effect.
@@ -24,6 +35,9 @@ type hub struct {
 type subscriber struct {
 	mu     sync.Mutex
 	queue  []Notice
+	events int // event notices in queue
+	max    int
+	behind bool // the backlog overflowed; the queue ends with a Behind notice
 	dirty  map[task.ID]bool
 	signal chan struct{}
 	out    chan Notice
@@ -34,6 +48,10 @@ type subscriber struct {
 func (h *hub) subscribe() (<-chan Notice, func()) {
 	s := &subscriber{dirty: map[task.ID]bool{}, signal: make(chan struct{}, 1), out: make(chan Notice), done: make(chan struct{})}
 	h.mu.Lock()
+	s.max = h.maxBacklog
+	if s.max <= 0 {
+		s.max = MaxBacklog
+	}
 	if h.subs == nil {
 		h.subs = map[int]*subscriber{}
 	}
@@ -58,11 +76,15 @@ func (h *hub) subscribe() (<-chan Notice, func()) {
 	}
 }
 
-func (h *hub) each(f func(*subscriber)) {
+// each calls f for every subscriber; one that f reports as ended (it fell
+// too far behind) is no longer fed.
+func (h *hub) each(f func(*subscriber) bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, s := range h.subs {
-		f(s)
+	for id, s := range h.subs {
+		if !f(s) {
+			delete(h.subs, id)
+		}
 	}
 }
 
@@ -80,12 +102,12 @@ func (h *hub) flush() {
 	h.mu.Unlock()
 	for i := range out {
 		e := out[i]
-		h.each(func(s *subscriber) { s.push(Notice{Event: &e}, "") })
+		h.each(func(s *subscriber) bool { return s.push(Notice{Event: &e}, "") })
 	}
 }
 
 func (h *hub) pane(id task.ID) {
-	h.each(func(s *subscriber) { s.push(Notice{Pane: id}, id) })
+	h.each(func(s *subscriber) bool { return s.push(Notice{Pane: id}, id) })
 }
 
 // close ends every subscription after its queued notices are delivered.
@@ -101,14 +123,28 @@ func (h *hub) close() {
 	}
 }
 
-func (s *subscriber) push(n Notice, pane task.ID) {
+// push queues n and reports whether the subscription goes on: false once
+// its event backlog overflowed and it was ended with a Behind notice.
+func (s *subscriber) push(n Notice, pane task.ID) bool {
 	s.mu.Lock()
+	if s.behind {
+		s.mu.Unlock()
+		return false
+	}
 	if pane != "" {
 		if s.dirty[pane] {
 			s.mu.Unlock()
-			return
+			return true
 		}
 		s.dirty[pane] = true
+	}
+	if n.Event != nil {
+		if s.events >= s.max {
+			n = Notice{Behind: true}
+			s.behind = true
+		} else {
+			s.events++
+		}
 	}
 	s.queue = append(s.queue, n)
 	s.mu.Unlock()
@@ -116,6 +152,7 @@ func (s *subscriber) push(n Notice, pane task.ID) {
 	case s.signal <- struct{}{}:
 	default:
 	}
+	return !s.behind
 }
 
 func (s *subscriber) forward() {
@@ -132,17 +169,24 @@ func (s *subscriber) forward() {
 			}
 		}
 		n := s.queue[0]
+		s.queue[0] = Notice{} // let the delivered event be collected
 		s.queue = s.queue[1:]
 		if n.Pane != "" {
 			delete(s.dirty, n.Pane)
 		}
+		if n.Event != nil {
+			s.events--
+		}
 		s.mu.Unlock()
-		if n.Event == nil && n.Pane == "" {
+		if n.Event == nil && n.Pane == "" && !n.Behind {
 			return
 		}
 		select {
 		case s.out <- n:
 		case <-s.done:
+			return
+		}
+		if n.Behind {
 			return
 		}
 	}
