@@ -62,10 +62,20 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 	t := c.tasks[r.taskID]
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+t.Verify))
 	dir := r.dir
-	c.gating[r.taskID] = true
+	c.gating[r.taskID] = r
 	c.async(func() func() {
 		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
 		return func() {
+			if c.gating[r.taskID] != r {
+				// The task was parked or cancelled while this gate ran,
+				// and perhaps unparked and relaunched since: the result
+				// belongs to a session that is gone. Acting on it would
+				// commit the new session's half-done work or move the
+				// task under the wrong lease.
+				c.record(ctx, c.event(r.taskID, r.sessionID, task.EvVerifyFinished,
+					fmt.Sprintf("Verify gate of session %s finished after the task moved on; its result is ignored: %s", short(r.sessionID), v.Line())))
+				return
+			}
 			delete(c.gating, r.taskID)
 			c.recordVerdict(ctx, r.taskID, r.sessionID, r.phase, v, "Verify gate: ")
 			if c.tasks[r.taskID].State.Terminal() || c.tasks[r.taskID].State == task.StateParked {

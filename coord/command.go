@@ -167,6 +167,9 @@ func (c *Coordinator) stopAndMove(ctx context.Context, t task.Task, r *run, a ta
 	if !c.move(ctx, t.ID, token, a, nil, c.event(t.ID, sessionID, kind, text)) {
 		return false
 	}
+	// A verify gate still running belongs to the session just ended: its
+	// result must not move the task when it comes back.
+	delete(c.gating, t.ID)
 	if r != nil && !r.stopping {
 		c.stopThen(ctx, r, store.SessionKilled, text, nil)
 	}

@@ -71,7 +71,7 @@ type Coordinator struct {
 	tasks    map[task.ID]task.Task
 	runs     map[task.ID]*run
 	flags    map[task.ID]string
-	gating   map[task.ID]bool // the verify gate is running for these tasks
+	gating   map[task.ID]*run // the verify gate is running for these tasks, for this run
 	verdicts map[task.ID]*verify.Verdict
 	usage    map[task.ID]Usage
 	models   map[task.ID][]string
@@ -169,7 +169,7 @@ func New(p Params) (*Coordinator, error) {
 		tasks:    map[task.ID]task.Task{},
 		runs:     map[task.ID]*run{},
 		flags:    map[task.ID]string{},
-		gating:   map[task.ID]bool{},
+		gating:   map[task.ID]*run{},
 		verdicts: map[task.ID]*verify.Verdict{},
 		usage:    map[task.ID]Usage{},
 		models:   map[task.ID][]string{},

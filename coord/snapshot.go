@@ -5,7 +5,7 @@ package coord
 func (c *Coordinator) publish() {
 	s := &Snapshot{At: c.now()}
 	for _, t := range c.sortedTasks() {
-		tv := TaskView{Task: t, Flag: c.flags[t.ID], Gate: c.gating[t.ID], Usage: c.taskUsage(t.ID), Models: append([]string(nil), c.models[t.ID]...)}
+		tv := TaskView{Task: t, Flag: c.flags[t.ID], Gate: c.gating[t.ID] != nil, Usage: c.taskUsage(t.ID), Models: append([]string(nil), c.models[t.ID]...)}
 		if v := c.verdicts[t.ID]; v != nil {
 			vv := *v
 			tv.Verdict = &vv
