@@ -163,6 +163,11 @@ func (c *Coordinator) stopAndMove(ctx context.Context, t task.Task, r *run, a ta
 	sessionID := ""
 	if r != nil {
 		token, sessionID = r.token, r.sessionID
+	} else if g := c.gating[t.ID]; g != nil {
+		// In its verify gate the task has no run but still holds the
+		// ended session's lease: move under that token so the lease is
+		// released with the move.
+		token, sessionID = g.token, g.sessionID
 	}
 	if !c.move(ctx, t.ID, token, a, nil, c.event(t.ID, sessionID, kind, text)) {
 		return false

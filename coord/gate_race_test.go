@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -26,25 +28,13 @@ func TestAGateOfAReplacedSessionIsIgnored(t *testing.T) {
 	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Edits: fixed}},
 	}}, nil)
-	// The gate waits on a fifo while it exists, so the test decides when
-	// the first gate's result comes back; the baseline runs before the fifo
-	// is made. The agent runs the same command and must not wait: it has
-	// the re-exec variable in its environment, the console does not.
-	hold := filepath.Join(t.TempDir(), "hold")
-	verifyCmd := fmt.Sprintf("if [ -z \"${%s:-}\" ] && [ -p %q ]; then cat %q >/dev/null; fi; %s",
-		agent.ReexecEnv, hold, hold, project.VerifyCommand)
+	hold, id := b.addHeldGate(t)
 	ctx := context.Background()
-	res, err := b.c.Do(ctx, Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: verifyCmd,
-		Harness: "scripted", Pipeline: task.Pipeline{task.PhaseImplement},
-	}})
-	require.NoError(t, err)
-	id := res.TaskID
 
 	first := b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionLaunched))
 	require.NoError(t, syscall.Mkfifo(hold, 0o600))
 	b.waitEvent(t, 30*time.Second, kindIs(task.EvVerifyStarted))
-	_, err = b.c.Do(ctx, Command{Kind: CmdPark, TaskID: id})
+	_, err := b.c.Do(ctx, Command{Kind: CmdPark, TaskID: id})
 	require.NoError(t, err)
 	_, err = b.c.Do(ctx, Command{Kind: CmdUnpark, TaskID: id})
 	require.NoError(t, err)
@@ -53,11 +43,8 @@ func TestAGateOfAReplacedSessionIsIgnored(t *testing.T) {
 	b.waitEvent(t, 30*time.Second, kindIs(task.EvBriefDelivered))
 
 	// Release every gate waiting on the fifo (the first one, and the
-	// second session's if it got there), then let later gates run freely.
-	f, err := os.OpenFile(hold, os.O_WRONLY, 0)
-	require.NoError(t, err)
-	require.NoError(t, os.Remove(hold))
-	require.NoError(t, f.Close())
+	// second session's if it got there).
+	release(t, hold)
 
 	last := b.waitEvent(t, 90*time.Second, ended)
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
@@ -66,4 +53,61 @@ func TestAGateOfAReplacedSessionIsIgnored(t *testing.T) {
 	for _, e := range b.ledger(t, id, kindIs(task.EvTaskAwaiting)) {
 		require.Equal(t, second.SessionID, e.SessionID)
 	}
+}
+
+// addHeldGate adds an implement-only task whose verify gate waits on a fifo
+// while it exists, so a test decides when a gate's result comes back. The
+// baseline runs before the test makes the fifo. The agent runs the same
+// command and must not wait: it has the re-exec variable in its
+// environment, the console does not.
+func (b *bundle) addHeldGate(t *testing.T) (string, task.ID) {
+	t.Helper()
+	hold := filepath.Join(t.TempDir(), "hold")
+	verifyCmd := fmt.Sprintf("if [ -z \"${%s:-}\" ] && [ -p %q ]; then cat %q >/dev/null; fi; %s",
+		agent.ReexecEnv, hold, hold, project.VerifyCommand)
+	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
+		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: verifyCmd,
+		Harness: "scripted", Pipeline: task.Pipeline{task.PhaseImplement},
+	}})
+	require.NoError(t, err)
+	return hold, res.TaskID
+}
+
+// release lets every gate waiting on the fifo go on, and later ones run
+// freely.
+func release(t *testing.T, hold string) {
+	t.Helper()
+	f, err := os.OpenFile(hold, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, os.Remove(hold))
+	require.NoError(t, f.Close())
+}
+
+// Parking a task in its verify gate releases its lease: no session holds
+// it, and a lease row left behind would show a holder for a parked task
+// until the next start.
+func TestParkingATaskInItsGateReleasesTheLease(t *testing.T) {
+	t.Parallel()
+	fixed := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Edits: fixed}},
+	}}, nil)
+	hold, id := b.addHeldGate(t)
+	ctx := context.Background()
+	b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionLaunched))
+	require.NoError(t, syscall.Mkfifo(hold, 0o600))
+	b.waitEvent(t, 30*time.Second, kindIs(task.EvVerifyStarted))
+	_, err := b.st.LeaseGet(ctx, id)
+	require.NoError(t, err, "the gate runs under the session's lease")
+	_, err = b.c.Do(ctx, Command{Kind: CmdPark, TaskID: id})
+	require.NoError(t, err)
+	_, err = b.st.LeaseGet(ctx, id)
+	require.ErrorIs(t, err, store.ErrNotFound, "the parked task still has a lease")
+	release(t, hold)
+	b.waitEvent(t, 60*time.Second, func(e task.Event) bool {
+		return e.Kind == task.EvVerifyFinished && strings.Contains(e.Text, "is ignored")
+	})
+	tk, err := b.st.TaskGet(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, task.StateParked, tk.State)
 }
