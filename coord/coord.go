@@ -102,6 +102,9 @@ type Coordinator struct {
 	// io is Run's context: cancelled at shutdown, it aborts preparations
 	// and verify runs. The loop's writes use a context without it.
 	io context.Context
+	// onEarlyReport, when set (tests), is called on the loop with a report
+	// that arrived before its run's launch was applied.
+	onEarlyReport func(worker.Report)
 }
 
 type slot struct {
@@ -136,6 +139,9 @@ type run struct {
 	held  []worker.Input
 	unsub func()
 	meter *meter // counts the usage the agent reports; nil when it reports none
+	// early are the worker's reports that arrived before its launch was
+	// applied on the loop; they are handled, in order, right after it.
+	early []worker.Report
 }
 
 // New builds a coordinator. Call Run to start it.

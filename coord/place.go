@@ -179,6 +179,11 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 			ev.Data = launchedData(w.Session().Pid())
 			c.recordFingerprint(ctx, r, fp)
 			c.record(ctx, ev)
+			early := r.early
+			r.early = nil
+			for _, rep := range early {
+				c.handleReport(ctx, rep)
+			}
 		}
 	})
 }

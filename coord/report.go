@@ -24,6 +24,20 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 	if r.stopping && rep.Kind != worker.Exited {
 		return
 	}
+	if r.w == nil && rep.Kind != worker.Exited && rep.Kind != worker.LaunchRefused {
+		// The worker reports from the moment it starts; its launch comes
+		// back to the loop only after the launch fingerprint (which may
+		// wait seconds on the agent's --version). Handling a Confirmed
+		// now would type the brief into a run with no worker. Hold it
+		// until the launch is applied. An exit or a refused launch needs
+		// no worker and is handled now; the launch then finds its run
+		// ended and stops what it started.
+		r.early = append(r.early, rep)
+		if c.onEarlyReport != nil {
+			c.onEarlyReport(rep)
+		}
+		return
+	}
 	switch rep.Kind {
 	case worker.Confirmed:
 		c.confirmed(ctx, r)

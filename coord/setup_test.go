@@ -51,6 +51,9 @@ type bundle struct {
 	// wrap, when set, wraps the real store the coordinator is given, so a
 	// test can inject a failure into one write.
 	wrap func(store.Store) store.Store
+	// hook, when set, is called with each new coordinator before it runs,
+	// so a test can install a signal.
+	hook func(*Coordinator)
 }
 
 // setup makes a throwaway calc project, a store and a coordinator whose
@@ -60,12 +63,23 @@ func setup(t testing.TB, sc agent.Script, tweak func(*config.Config)) *bundle {
 	return setupWrapped(t, sc, tweak, nil)
 }
 
+// setupHooked is setup with hook called on the coordinator before it runs.
+func setupHooked(t testing.TB, sc agent.Script, tweak func(*config.Config), hook func(*Coordinator)) *bundle {
+	t.Helper()
+	return setupWith(t, sc, tweak, nil, hook)
+}
+
 // setupWrapped is setup with the coordinator's store wrapped by wrap.
 func setupWrapped(t testing.TB, sc agent.Script, tweak func(*config.Config), wrap func(store.Store) store.Store) *bundle {
 	t.Helper()
+	return setupWith(t, sc, tweak, wrap, nil)
+}
+
+func setupWith(t testing.TB, sc agent.Script, tweak func(*config.Config), wrap func(store.Store) store.Store, hook func(*Coordinator)) *bundle {
+	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, project.WriteProject(root))
-	b := &bundle{root: root, record: filepath.Join(t.TempDir(), "record"), wrap: wrap}
+	b := &bundle{root: root, record: filepath.Join(t.TempDir(), "record"), wrap: wrap, hook: hook}
 	zero := 0
 	if sc.PaceMS == nil {
 		sc.PaceMS = &zero
@@ -113,6 +127,9 @@ func (b *bundle) start(t testing.TB) {
 		Now:     func() time.Time { return time.Now().Add(time.Duration(b.skew.Load())) },
 	})
 	require.NoError(t, err)
+	if b.hook != nil {
+		b.hook(c)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	notices, unsub := c.Subscribe()
 	b.c, b.notices, b.cancel = c, notices, cancel
