@@ -117,7 +117,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 	next := t
 	next.State, next.Attempt, next.Reason, next.UpdatedAt = task.StateLeased, attempt, "", now
 	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: task.StateLeased, ExpectToken: l.Token}); err != nil {
-		c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonIllegalTransition, err.Error()))
+		c.unlease(ctx, t, l.Token, err)
 		return
 	}
 	c.tasks[t.ID] = next
@@ -228,6 +228,30 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 		r.brief = brief // read by the loop only after this closure returns
 	}
 	return dir, w, v, nil
+}
+
+// unlease undoes a grant whose attempt could not be recorded on the task.
+// The grant already made the task leased; with no run and no lease clock
+// nothing would ever move it again. So the task goes back to queued, as it
+// was (the attempt never started), and the lease is released; the next
+// placement tries again.
+func (c *Coordinator) unlease(ctx context.Context, t task.Task, token int64, cause error) {
+	back := t
+	back.UpdatedAt = c.now()
+	err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: back, ExpectState: task.StateLeased, ExpectToken: token})
+	if err == nil {
+		err = c.st.LeaseDelete(ctx, t.ID, token)
+	}
+	if err != nil {
+		c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonIllegalTransition, fmt.Sprintf(
+			"Recording attempt %d failed (%v), and so did releasing its lease (%v). The task is left leased with no session; restart the console to requeue it.",
+			t.Attempt+1, cause, err)))
+		c.reloadTask(ctx, t.ID)
+		return
+	}
+	c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonIllegalTransition, fmt.Sprintf(
+		"Recording attempt %d failed: %v. The lease was released and the task stays queued.", t.Attempt+1, cause)))
+	c.tasks[t.ID] = back
 }
 
 // launchFailed records why a launch did not happen and requeues or fails.

@@ -56,3 +56,43 @@ func TestSealFailureRequeuesInsteadOfStalling(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 2, tk.Attempt, "the retry sealed and finished the phase")
 }
+
+// failingLeaseRecord is the real store with the first write that records a
+// fresh lease's attempt on the task failing.
+type failingLeaseRecord struct {
+	store.Store
+	left atomic.Int32
+}
+
+func (f *failingLeaseRecord) TaskUpdate(ctx context.Context, p store.TaskUpdateParams) error {
+	if p.ExpectState == task.StateLeased && p.Task.State == task.StateLeased && f.left.Add(-1) >= 0 {
+		return errors.New("database is locked (injected)")
+	}
+	return f.Store.TaskUpdate(ctx, p)
+}
+
+// When the lease is granted but recording its attempt on the task fails,
+// the task must not be left leased with no session and no lease clock: the
+// lease is released, the task stays queued, and the next placement runs it.
+func TestAFailedLeaseRecordReleasesTheLease(t *testing.T) {
+	t.Parallel()
+	fixed := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
+	b := setupWrapped(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Edits: fixed}},
+	}}, nil, func(s store.Store) store.Store {
+		f := &failingLeaseRecord{Store: s}
+		f.left.Store(1)
+		return f
+	})
+	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
+	refused := b.waitEvent(t, 30*time.Second, func(e task.Event) bool {
+		return e.Kind == task.EvRefusal && e.TaskID == id
+	})
+	require.Contains(t, refused.Text, "database is locked (injected)")
+	require.Contains(t, refused.Text, "released")
+	last := b.waitEvent(t, 60*time.Second, ended)
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	tk, err := b.st.TaskGet(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, 1, tk.Attempt, "the lease that was never recorded is not an attempt")
+}
