@@ -118,10 +118,20 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 				return
 			}
 			if err != nil {
-				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonDeliveryFailed, "Brief: "+err.Error()))
+				// Without a brief the agent waits at its prompt: not stuck
+				// (it waits on the console), making no progress, so only
+				// the lease would end it, minutes later. Stop it and run the
+				// phase again (counted, so a store that keeps failing ends
+				// the task).
+				detail := fmt.Sprintf("The brief of session %s could not be rendered: %v. The session was stopped and the phase runs again.", short(r.sessionID), err)
+				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonDeliveryFailed, detail))
+				r.errors = append(r.errors, task.ReasonDeliveryFailed.Sentence()+" "+detail)
 				for _, in := range held {
 					in.Done <- fmt.Errorf("the brief could not be rendered: %w", err)
 				}
+				c.stopThen(ctx, r, store.SessionKilled, detail, func() {
+					c.requeue(ctx, r, task.ReasonDeliveryFailed, detail, true)
+				})
 				return
 			}
 			r.brief = text

@@ -96,3 +96,43 @@ func TestAFailedLeaseRecordReleasesTheLease(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 1, tk.Attempt, "the lease that was never recorded is not an attempt")
 }
+
+// failingBriefRead is the real store with its first read of dead ends (a
+// brief's last input) failing.
+type failingBriefRead struct {
+	store.Store
+	left atomic.Int32
+}
+
+func (f *failingBriefRead) DeadEndList(ctx context.Context, id task.ID) ([]store.DeadEnd, error) {
+	if f.left.Add(-1) >= 0 {
+		return nil, errors.New("disk I/O error (injected)")
+	}
+	return f.Store.DeadEndList(ctx, id)
+}
+
+// A confirmed session whose brief cannot be rendered waits at its prompt
+// for a brief that never comes; it is not stuck (it waits on the console)
+// and makes no progress, so only the lease, twenty minutes by default,
+// would end it. It is stopped at once and the phase runs again.
+func TestABriefThatCannotBeRenderedRequeuesAtOnce(t *testing.T) {
+	t.Parallel()
+	fixed := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
+	b := setupWrapped(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Edits: fixed}},
+	}}, nil, func(s store.Store) store.Store {
+		f := &failingBriefRead{Store: s}
+		f.left.Store(1)
+		return f
+	})
+	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
+	refused := b.waitEvent(t, 30*time.Second, refusalOf(task.ReasonDeliveryFailed))
+	require.Contains(t, refused.Text, "disk I/O error (injected)")
+	requeued := b.waitEvent(t, 30*time.Second, kindIs(task.EvTaskRequeued))
+	require.Equal(t, task.ReasonDeliveryFailed, requeued.Reason)
+	last := b.waitEvent(t, 60*time.Second, ended)
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	tk, err := b.st.TaskGet(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, 2, tk.Attempt)
+}
