@@ -36,7 +36,7 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, artifact []byte
 		}
 		detail := "Sealing " + task.ArtifactPath(r.phase) + ": " + err.Error()
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
-		r.errors = append(r.errors, reason.Sentence()+" "+detail)
+		r.addError(reason.Sentence() + " " + detail)
 		c.stopThen(ctx, r, store.SessionKilled, detail, func() {
 			c.requeue(ctx, r, reason, detail, true)
 		})

@@ -133,7 +133,8 @@ type run struct {
 	stopping  bool // the coordinator is stopping it; its exit is expected
 	stuck     bool
 	resubmits int
-	errors    []string // refusal and error sentences of this attempt
+	errors    []string // refusal and error sentences of this attempt, newest kept (addError)
+	dropped   int      // errors of this attempt dropped from errors
 	// held are corrections recorded while this session's brief was being
 	// rendered: typed after the brief unless the brief already has them.
 	held  []worker.Input

@@ -65,7 +65,7 @@ func (c *Coordinator) expire(ctx context.Context, r *run, reason task.Reason, te
 	ev := c.event(r.taskID, r.sessionID, task.EvLeaseExpired, reason.Sentence()+" "+text)
 	ev.Reason = reason
 	c.record(ctx, ev)
-	r.errors = append(r.errors, reason.Sentence())
+	r.addError(reason.Sentence())
 	c.stopThen(ctx, r, store.SessionKilled, reason.Sentence(), func() {
 		if reason == task.ReasonLeaseExpired {
 			c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s made no progress and lost its lease (%s).", r.attempt, r.phase, text))

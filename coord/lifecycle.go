@@ -53,7 +53,7 @@ func (c *Coordinator) continuityBase(r *run, ended string) brief.Continuity {
 	return brief.Continuity{
 		SessionID: r.sessionID, Harness: harnessOf(c.tasks[r.taskID]), Model: c.tasks[r.taskID].Model,
 		Attempt: r.attempt, Phase: r.phase, Ended: ended,
-		Errors: append([]string(nil), r.errors...), Verdict: verdict,
+		Errors: r.errorList(), Verdict: verdict,
 	}
 }
 
@@ -206,4 +206,29 @@ func holderAlive(holder string) bool {
 	}
 	err = syscall.Kill(pid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+// maxRunErrors bounds a run's error list. An agent can be refused many
+// times in one attempt (an artifact rewritten wrong in a loop); the list
+// lives in memory, in the session's continuity and in the next brief.
+const maxRunErrors = 20
+
+// addError records one refusal or error sentence of r's attempt, keeping
+// the newest maxRunErrors-1 and counting the ones dropped.
+func (r *run) addError(s string) {
+	r.errors = append(r.errors, s)
+	if over := len(r.errors) - (maxRunErrors - 1); over > 0 {
+		r.dropped += over
+		r.errors = append(r.errors[:0:0], r.errors[over:]...)
+	}
+}
+
+// errorList returns r's errors for continuity: a first line saying how many
+// earlier ones were dropped, if any, then the newest, in order.
+func (r *run) errorList() []string {
+	out := make([]string, 0, len(r.errors)+1)
+	if r.dropped > 0 {
+		out = append(out, fmt.Sprintf("(%d earlier errors of this attempt are not shown)", r.dropped))
+	}
+	return append(out, r.errors...)
 }

@@ -261,7 +261,7 @@ func (c *Coordinator) launchFailed(ctx context.Context, r *run, err error) {
 		ref = &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
 	}
 	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, ref.Reason, ref.Detail))
-	r.errors = append(r.errors, ref.Error())
+	r.addError(ref.Error())
 	c.endRun(ctx, r, store.SessionKilled, ref.Error())
 	c.requeue(ctx, r, ref.Reason, ref.Error(), true)
 }

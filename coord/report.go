@@ -44,7 +44,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 	case worker.LaunchRefused:
 		r.stopping = true
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason, rep.Refusal.Detail))
-		r.errors = append(r.errors, rep.Refusal.Error())
+		r.addError(rep.Refusal.Error())
 		c.stopThen(ctx, r, store.SessionKilled, rep.Refusal.Error(), func() {
 			c.requeue(ctx, r, rep.Refusal.Reason, rep.Refusal.Error(), true)
 		})
@@ -58,7 +58,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 			// The refusal event was recorded when the artifact was refused.
 		}
 	case worker.Refused:
-		r.errors = append(r.errors, rep.Refusal.Error())
+		r.addError(rep.Refusal.Error())
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,
 			rep.Refusal.Detail+" The refusal was typed into the pane."))
 	case worker.PhaseFinished:
@@ -125,7 +125,7 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 				// the task).
 				detail := fmt.Sprintf("The brief of session %s could not be rendered: %v. The session was stopped and the phase runs again.", short(r.sessionID), err)
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonDeliveryFailed, detail))
-				r.errors = append(r.errors, task.ReasonDeliveryFailed.Sentence()+" "+detail)
+				r.addError(task.ReasonDeliveryFailed.Sentence() + " " + detail)
 				for _, in := range held {
 					in.Done <- fmt.Errorf("the brief could not be rendered: %w", err)
 				}
@@ -161,7 +161,7 @@ func (c *Coordinator) exited(ctx context.Context, r *run, code int) {
 	r.stopping = true
 	detail := fmt.Sprintf("Session %s exited with code %d before finishing phase %s.", short(r.sessionID), code, r.phase)
 	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonSessionExited, detail))
-	r.errors = append(r.errors, detail)
+	r.addError(detail)
 	cont := c.captureContinuity(r, c.continuityBase(r, detail))
 	c.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
 	c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s: the agent exited with code %d mid-phase.", r.attempt, r.phase, code))
