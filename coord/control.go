@@ -10,6 +10,8 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"sync"
+	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -45,6 +47,11 @@ func (c *Coordinator) serveControl(ctx context.Context, path string) (func(), er
 		ln.Close()
 		return nil, fmt.Errorf("control socket %s: %w", path, err)
 	}
+	// Live connections are closed at stop: a client that connected and
+	// never sent its command would otherwise hold a goroutine and a file
+	// descriptor after the console stopped.
+	var mu sync.Mutex
+	conns := map[net.Conn]struct{}{}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -53,25 +60,43 @@ func (c *Coordinator) serveControl(ctx context.Context, path string) (func(), er
 			if err != nil {
 				return
 			}
-			go c.serveConn(ctx, conn)
+			mu.Lock()
+			conns[conn] = struct{}{}
+			mu.Unlock()
+			go func() {
+				c.serveConn(ctx, conn)
+				mu.Lock()
+				delete(conns, conn)
+				mu.Unlock()
+			}()
 		}
 	}()
 	return func() {
 		ln.Close()
 		<-done
+		mu.Lock() // the accept loop has ended: no connection is added now
+		for conn := range conns {
+			conn.Close()
+		}
+		mu.Unlock()
 		_ = os.Remove(path)
 	}, nil
 }
+
+// requestWait bounds how long a connection may take to send its command.
+const requestWait = 30 * time.Second
 
 func (c *Coordinator) serveConn(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
 	// The request is the Command itself, so a field added to Command
 	// travels over the socket without a second list to keep in step.
 	var req Command
+	_ = conn.SetReadDeadline(time.Now().Add(requestWait))
 	if err := decodeCommand(conn, &req); err != nil {
 		_ = encodeReply(conn, controlReply{Error: "bad request: " + err.Error()})
 		return
 	}
+	_ = conn.SetReadDeadline(time.Time{})
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout(req.Kind))
 	defer cancel()
 	res, err := c.Do(ctx, req)

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"io"
 	"net"
 	"path/filepath"
 	"testing"
@@ -45,4 +46,43 @@ func TestCommandCrossesTheSocketWhole(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "ok", res.Message)
 	require.Equal(t, want, <-got)
+}
+
+// A client that connects to the control socket and never sends a command
+// must not hold a goroutine and a file descriptor of the console for ever:
+// when the console stops, its connection is closed.
+func TestASilentControlClientIsClosedWhenTheConsoleStops(t *testing.T) {
+	t.Parallel()
+	c := &Coordinator{stopped: make(chan struct{})}
+	path := filepath.Join(t.TempDir(), "control.sock")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop, err := c.serveControl(ctx, path)
+	require.NoError(t, err)
+	conn, err := net.Dial("unix", path)
+	require.NoError(t, err)
+	defer conn.Close()
+	// Another client's full round trip proves the silent one was accepted
+	// (the accept loop takes connections in order) before the stop.
+	closed := make(chan error, 1)
+	go func() {
+		_, err := conn.Read(make([]byte, 1))
+		closed <- err
+	}()
+	probe, err := net.Dial("unix", path)
+	require.NoError(t, err)
+	_, err = probe.Write([]byte("not json\n"))
+	require.NoError(t, err)
+	reply, err := io.ReadAll(probe)
+	require.NoError(t, err)
+	require.Contains(t, string(reply), "bad request")
+	require.NoError(t, probe.Close())
+	stop()
+	close(c.stopped)
+	select {
+	case err := <-closed:
+		require.Error(t, err, "the server closed the silent connection")
+	case <-time.After(10 * time.Second):
+		t.Fatal("the silent connection is still open after the console stopped")
+	}
 }
