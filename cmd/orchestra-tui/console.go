@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -17,14 +16,13 @@ import (
 // console opens the operator console on the repository's store, running the
 // coordinator and the workers in this process.
 func console(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("orchestra-tui", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("orchestra-tui", "orchestra-tui [flags]   (the console; `orchestra-tui help` lists the subcommands)", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	noAnim := fs.Bool("no-anim", os.Getenv("ORCHESTRA_NO_ANIM") == "1", "no spinners or repainting status line (also ORCHESTRA_NO_ANIM=1)")
 	leave := fs.String("leave-key", ui.DefaultLeaveFocusKey, "the key that leaves focus mode")
 	record := fs.String("record", "", "write the console's screen to `FILE.cast` (asciicast v2)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	o, err := coord.Open(coord.OpenParams{Dir: *dir, Control: true})
 	if err != nil {

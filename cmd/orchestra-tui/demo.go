@@ -35,7 +35,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, demoClaudeHelp)
 	}
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "orchestra-tui: demo: unexpected argument %q (subcommand: handoff)\n", fs.Arg(0))
@@ -103,7 +103,7 @@ func demoHandoffCmd(args []string, stdout, stderr io.Writer) int {
 	fast := fs.Bool("fast", false, "no pauses: the agent's pacing is zero")
 	keep := fs.Bool("keep", false, "keep the demo directory and print where")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -28,6 +28,10 @@ const forkTimeout = 15 * time.Minute
 // what happened and keeps the base warm; with none it runs here against
 // the store, and the next console finds the base.
 func forkCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprint(stdout, forkUsage)
+		return 0
+	}
 	if len(args) == 0 {
 		fmt.Fprint(stderr, forkUsage)
 		return 2
@@ -35,12 +39,16 @@ func forkCmd(args []string, stdout, stderr io.Writer) int {
 	sub := args[0]
 	fs := flag.NewFlagSet("fork "+sub, flag.ContinueOnError)
 	fs.SetOutput(stderr)
+	fs.Usage = func() {
+		fmt.Fprint(stderr, forkUsage+"\nflags:\n")
+		fs.PrintDefaults()
+	}
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	harness := fs.String("harness", "", "train: the harness to train on (default: the task's)")
 	prompt := fs.String("prompt", "", "run: the block of work the fork should do")
 	pos, err := parseInterspersed(fs, args[1:])
 	if err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	cmd := coord.Command{Author: author()}
 	switch sub {

@@ -2,9 +2,10 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -23,12 +24,15 @@ const handoffUsage = "usage: orchestra-tui handoff export TASK [--out FILE] [-C 
 
 // handoffCmd writes a task's portable handoff file.
 func handoffCmd(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 && isHelp(args[0]) {
+		fmt.Fprintln(stdout, handoffUsage)
+		return 0
+	}
 	if len(args) == 0 || args[0] != "export" {
 		fmt.Fprintln(stderr, handoffUsage)
 		return 2
 	}
-	fs := flag.NewFlagSet("handoff export", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("handoff export", strings.TrimPrefix(handoffUsage, "usage: "), stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	out := fs.String("out", "handoff.json", "write the handoff to `FILE`")
 	// TASK may come before or after the flags.
@@ -36,7 +40,7 @@ func handoffCmd(args []string, stdout, stderr io.Writer) int {
 	rest := args[1:]
 	for {
 		if err := fs.Parse(rest); err != nil {
-			return 2
+			return parseStatus(err)
 		}
 		if fs.NArg() == 0 {
 			break
@@ -193,6 +197,9 @@ func resumeInto(o *coord.Opened, file, harness, model string, stdout, stderr io.
 // a handoff before reading it.
 func readHandoff(file string) (handoff.Document, error) {
 	fi, err := os.Stat(file)
+	if errors.Is(err, fs.ErrNotExist) {
+		return handoff.Document{}, fmt.Errorf("resume: %s does not exist; write one with `orchestra-tui handoff export TASK --out FILE`", file)
+	}
 	if err != nil {
 		return handoff.Document{}, fmt.Errorf("resume: %w", err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -24,14 +23,13 @@ func modelStubCmd(args []string, stdout, stderr io.Writer) int {
 // prints the base URL and the environment a Claude Code CLI needs on
 // stdout, and one line per request on stderr.
 func serveModelStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("model-stub", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("model-stub", "orchestra-tui model-stub [flags]", stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
 	home := fs.String("home", "", "seed this directory as the CLI's HOME (onboarding done, --workdir trusted)")
 	workdir := fs.String("workdir", ".", "with --home: the directory the CLI will run in, to mark trusted")
 	model := fs.String("model", "", "model name to report in replies (default: the one asked for)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	srv := modelstub.New(modelstub.PhaseScript(modelstub.ScriptOptions{Model: *model}))
 	srv.Addr = *addr

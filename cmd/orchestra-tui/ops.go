@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -16,40 +15,48 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
+// opSynopsis is each operator command's usage line.
+var opSynopsis = map[string]string{
+	"correct":  "orchestra-tui correct TASK TEXT   (record a human decision; a running console types it into the live pane)",
+	"resubmit": "orchestra-tui resubmit TASK   (resubmit the task's stuck pane; needs a running console)",
+	"extend":   "orchestra-tui extend TASK DURATION   (extend the task's lease, e.g. 10m; needs a running console)",
+	"expire":   "orchestra-tui expire TASK   (expire the task's lease now; needs a running console)",
+	"cancel":   "orchestra-tui cancel TASK   (cancel the task; needs a running console)",
+	"park":     "orchestra-tui park TASK   (park the task; needs a running console)",
+	"unpark":   "orchestra-tui unpark TASK   (queue a parked task again; needs a running console)",
+	"approve":  "orchestra-tui approve TASK   (approve a task awaiting review; needs a running console)",
+}
+
 // opCmd sends an operator command to the running console. A correction made
 // while no console runs is stored and reaches the task through its next
 // brief; the other commands need the console, which owns the sessions.
 func opCmd(name string, args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	synopsis := opSynopsis[name]
+	fs := newFlags(name, synopsis+"\n\nTASK is a task id or any unique part of one, as `orchestra-tui status` shows it.", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
-	if err := fs.Parse(args); err != nil {
-		return 2
+	rest, err := parseInterspersed(fs, args)
+	if err != nil {
+		return parseStatus(err)
 	}
-	rest := fs.Args()
 	cmd := coord.Command{Kind: coord.CommandKind(name), Author: author()}
 	switch name {
 	case "correct":
 		if len(rest) < 2 {
-			fmt.Fprintln(stderr, "usage: orchestra-tui correct TASK TEXT")
-			return 2
+			return usageError(stderr, name, "want a task and the text of the correction\nusage: %s", synopsis)
 		}
 		cmd.Text = strings.Join(rest[1:], " ")
 	case "extend":
 		if len(rest) != 2 {
-			fmt.Fprintln(stderr, "usage: orchestra-tui extend TASK DURATION (e.g. 10m)")
-			return 2
+			return usageError(stderr, name, "want a task and a duration\nusage: %s", synopsis)
 		}
 		d, err := time.ParseDuration(rest[1])
 		if err != nil || d <= 0 {
-			fmt.Fprintf(stderr, "orchestra-tui: extend: %q is not a positive duration (e.g. 10m)\n", rest[1])
-			return 2
+			return usageError(stderr, name, "%q is not a positive duration (e.g. 90s, 10m, 1h)", rest[1])
 		}
 		cmd.Duration = d
 	default:
 		if len(rest) != 1 {
-			fmt.Fprintf(stderr, "usage: orchestra-tui %s TASK\n", name)
-			return 2
+			return usageError(stderr, name, "want exactly one task\nusage: %s", synopsis)
 		}
 	}
 	cmd.TaskID = task.ID(rest[0])

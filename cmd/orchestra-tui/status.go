@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"text/tabwriter"
@@ -15,12 +14,11 @@ import (
 
 // statusCmd lists tasks with state, phase and verdict, read from the store.
 func statusCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("status", "orchestra-tui status [--json] [-C DIR]", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
 	}
 	r, err := repo.Open(*dir)
 	if err != nil {
