@@ -4,16 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
@@ -40,8 +41,7 @@ type taskFile struct {
 // addCmd creates a task. With a console running it goes through the console;
 // otherwise it is written to the store, where the next console finds it.
 func addCmd(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("add", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags("add", "orchestra-tui add --title T --goal G --verify CMD [flags]\n       orchestra-tui add --file TASK.toml|TASK.json [flags]", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	file := fs.String("file", "", "read the task from a TOML or JSON `FILE`")
 	var tf taskFile
@@ -55,31 +55,51 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&tf.Model, "model", "", "the model the harness should use")
 	fs.Var(&caps, "capability", "a capability the task needs (repeat for more)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return parseStatus(err)
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, "add", "unexpected argument %q: give the task with flags (--title, --goal, --verify) or --file", fs.Arg(0))
 	}
 	if *file != "" {
+		// Flags given with --file override the file's values.
+		flags := tf
+		tf = taskFile{}
 		if err := readTaskFile(*file, &tf); err != nil {
 			return fail(stderr, err)
 		}
+		mergeTaskFlags(&tf, flags)
 	}
 	tf.Acceptance = append(tf.Acceptance, acceptance...)
 	tf.Capabilities = append(tf.Capabilities, caps...)
+	if code := checkTaskFields(tf, *file, stderr); code != 0 {
+		return code
+	}
 	t := task.Task{Title: tf.Title, Goal: tf.Goal, Acceptance: tf.Acceptance, Verify: tf.Verify,
 		Harness: tf.Harness, Model: tf.Model, Capabilities: tf.Capabilities}
-	spec := *pipeline
+	spec, from := *pipeline, "--pipeline"
 	if spec == "" && len(tf.Pipeline) > 0 {
-		spec = strings.Join(tf.Pipeline, ",")
+		spec, from = strings.Join(tf.Pipeline, ","), *file+": pipeline"
 	}
 	if spec != "" {
 		p, err := task.ParsePipeline(spec)
 		if err != nil {
-			return fail(stderr, err)
+			return usageError(stderr, "add", "%s: %v", from, err)
 		}
 		t.Pipeline = p
 	}
 	r, err := repo.Open(*dir)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	cfg, err := config.Load(r.Root)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if t.Harness != "" {
+		if _, ok := cfg.Harness[t.Harness]; !ok {
+			return usageError(stderr, "add", "--harness: no harness named %q is configured (known: %s); define [harness.%s] in %s to add one",
+				t.Harness, strings.Join(harnessNames(cfg), ", "), t.Harness, config.FileName)
+		}
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -109,10 +129,56 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// mergeTaskFlags lays the scalar flags given on the command line over a
+// task read from a file.
+func mergeTaskFlags(tf *taskFile, flags taskFile) {
+	for _, p := range []struct {
+		dst *string
+		v   string
+	}{
+		{&tf.Title, flags.Title}, {&tf.Goal, flags.Goal}, {&tf.Verify, flags.Verify},
+		{&tf.Harness, flags.Harness}, {&tf.Model, flags.Model},
+	} {
+		if p.v != "" {
+			*p.dst = p.v
+		}
+	}
+}
+
+// checkTaskFields reports a task without a goal or a verify command as a
+// usage error naming the flag (or the file) that should have given it.
+func checkTaskFields(tf taskFile, file string, stderr io.Writer) int {
+	var missing []string
+	if strings.TrimSpace(tf.Goal) == "" {
+		missing = append(missing, "--goal (what the task must achieve)")
+	}
+	if strings.TrimSpace(tf.Verify) == "" {
+		missing = append(missing, `--verify (the project's test command that decides when the task is done, e.g. "go test ./...")`)
+	}
+	if len(missing) == 0 {
+		return 0
+	}
+	where := ""
+	if file != "" {
+		where = fmt.Sprintf(" (or goal and verify in %s)", file)
+	}
+	return usageError(stderr, "add", "missing %s%s; see `orchestra-tui add -h`", strings.Join(missing, " and "), where)
+}
+
+// harnessNames lists the configured harnesses, sorted.
+func harnessNames(cfg config.Config) []string {
+	names := make([]string, 0, len(cfg.Harness))
+	for n := range cfg.Harness {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
 func readTaskFile(path string, tf *taskFile) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return err
+		return fmt.Errorf("add --file: %w", err)
 	}
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
