@@ -163,6 +163,10 @@ func Parse(name, text string) (Config, error) {
 	for n, s := range cfg.Harness {
 		if base, ok := builtin[n]; ok {
 			s = overlay(base, s)
+		} else if s.Delivery == "" {
+			// Most agent CLIs take their prompt typed at a prompt, so a
+			// new harness needs only argv and ready.
+			s.Delivery = session.DeliveryType
 		}
 		s.Name = n
 		merged[n] = s
@@ -225,8 +229,15 @@ func (c Config) Validate(name string) error {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		if err := c.Harness[n].Validate(); err != nil {
-			errs = append(errs, fmt.Errorf("%s: harness.%s: %w", name, n, err))
+		// One line per problem, each naming the file (Spec.Validate
+		// names the harness and the field).
+		err := c.Harness[n].Validate()
+		if j, ok := err.(interface{ Unwrap() []error }); ok {
+			for _, e := range j.Unwrap() {
+				errs = append(errs, fmt.Errorf("%s: %w", name, e))
+			}
+		} else if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 		}
 	}
 	if c.Lease.Length.Duration <= 0 {
@@ -234,6 +245,11 @@ func (c Config) Validate(name string) error {
 	}
 	if c.Lease.Window.Duration < 0 || c.Lease.Window.Duration > c.Lease.Length.Duration {
 		errs = append(errs, fmt.Errorf("%s: lease.window must be between 0 and lease.length", name))
+	}
+	if c.Verify.Timeout.Duration <= 0 {
+		// The gate runs with no session and no lease clock: only this
+		// timeout ends a test suite that hangs.
+		errs = append(errs, fmt.Errorf("%s: verify.timeout must be positive (a hung test suite would hold its task for ever)", name))
 	}
 	if c.Lease.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("%s: lease.max_attempts must be at least 1", name))

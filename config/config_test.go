@@ -92,3 +92,16 @@ func TestForkPolicyDefaultsAndOverrides(t *testing.T) {
 	_, err = Parse("orchestra.toml", "[fork]\ncache_lifetime = \"0s\"\n")
 	require.ErrorContains(t, err, "fork.cache_lifetime must be positive")
 }
+
+// The verify gate runs while the task holds no live session and no lease
+// clock; only its timeout ends a test suite that hangs. A zero timeout
+// (which verify reads as none) would let one hung gate hold its task for
+// ever, so it is refused with the key named.
+func TestVerifyTimeoutMustBePositive(t *testing.T) {
+	t.Parallel()
+	_, err := Parse("orchestra.toml", "[verify]\ntimeout = \"0s\"\n")
+	require.ErrorContains(t, err, "verify.timeout must be positive")
+	cfg, err := Parse("orchestra.toml", "[verify]\ntimeout = \"30m\"\n")
+	require.NoError(t, err)
+	require.Equal(t, 30*time.Minute, cfg.Verify.Timeout.Duration)
+}
