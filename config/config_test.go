@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -65,7 +66,15 @@ func TestBadConfigNamesTheKey(t *testing.T) {
 	require.ErrorContains(t, err, "unknown keys: lease.lenght")
 
 	_, err = Parse("orchestra.toml", "[harness.x]\nargv = []\n")
-	require.ErrorContains(t, err, "harness.x")
+	require.ErrorContains(t, err, `orchestra.toml: harness "x": argv: is empty`)
+
+	// Every problem is its own line, and every line names the file.
+	_, err = Parse("orchestra.toml", "[harness.x]\nargv = [\"sh\"]\nready = \"([\"\nresubmit = \"never\"\n")
+	lines := strings.Split(err.Error(), "\n")
+	require.Len(t, lines, 2, err.Error())
+	for _, l := range lines {
+		require.True(t, strings.HasPrefix(l, `orchestra.toml: harness "x": `), l)
+	}
 
 	_, err = Parse("orchestra.toml", "[[slots]]\nharness = \"nope\"\n")
 	require.ErrorContains(t, err, `unknown harness "nope"`)
@@ -104,4 +113,19 @@ func TestVerifyTimeoutMustBePositive(t *testing.T) {
 	cfg, err := Parse("orchestra.toml", "[verify]\ntimeout = \"30m\"\n")
 	require.NoError(t, err)
 	require.Equal(t, 30*time.Minute, cfg.Verify.Timeout.Duration)
+}
+
+// The README's example of a new harness gives only argv, ready, submit and
+// quiet: that must be a working configuration.
+func TestNewHarnessNeedsOnlyArgvAndReady(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("orchestra.toml", `
+[harness.aider]
+argv = ["aider", "--model", "{{model}}"]
+ready = "^> "          # regex on the screen: the program is ready for input
+submit = "\\r"
+quiet = "1s"           # the screen must then stay still this long
+`)
+	require.NoError(t, err)
+	require.Equal(t, session.DeliveryType, cfg.Harness["aider"].Delivery)
 }
