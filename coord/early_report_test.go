@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,4 +62,28 @@ func TestAReportBeforeItsLaunchIsAppliedWaitsForIt(t *testing.T) {
 	require.Equal(t, launched.SessionID, confirmed.SessionID)
 	last := b.waitEvent(t, 60*time.Second, ended)
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+}
+
+// A worker's report can reach the loop after the closure that ended its run
+// (the loop picks among ready channels at random). A late stuck or unstuck
+// notice from a session that is gone is no write and must not be shown to
+// the operator as a refused one; a late phase-finished still is.
+func TestALateReportOfAnEndedSessionIsNotAStaleWrite(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
+	}}, nil)
+	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
+	launched := b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionLaunched))
+	b.waitEvent(t, 60*time.Second, ended)
+	ctx := context.Background()
+	for _, k := range []worker.ReportKind{worker.Stuck, worker.Unstuck, worker.Refused, worker.PhaseFinished} {
+		rep := worker.Report{Kind: k, TaskID: id, SessionID: launched.SessionID, Token: 1,
+			Refusal: &task.Refusal{Reason: task.ReasonArtifactSchema}}
+		b.c.back <- func() { b.c.handleReport(ctx, rep) }
+	}
+	b.barrier(t)
+	stale := b.ledger(t, id, refusalOf(task.ReasonStaleLeaseToken))
+	require.Len(t, stale, 1, "only the phase-finished report would have written: %v", stale)
+	require.Contains(t, stale[0].Text, string(worker.PhaseFinished))
 }

@@ -15,7 +15,12 @@ import (
 func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 	r := c.runs[rep.TaskID]
 	if r == nil || r.sessionID != rep.SessionID || r.token != rep.Token {
-		if rep.Kind != worker.Exited && rep.Kind != worker.InputDelivered {
+		// Only a report that would write (a confirm, a seal) is a refused
+		// write. The rest (stuck, unstuck, a refusal typed into its own
+		// pane, an input typed, an exit) routinely reach the loop just
+		// after the closure that ended their run, which the loop may pick
+		// first: reporting them as refused writes would alarm for nothing.
+		if rep.Kind == worker.Confirmed || rep.Kind == worker.PhaseFinished {
 			c.record(ctx, c.refusalEvent(rep.TaskID, rep.SessionID, task.ReasonStaleLeaseToken,
 				fmt.Sprintf("Report %q from session %s (lease token %d) ignored.", rep.Kind, short(rep.SessionID), rep.Token)))
 		}
