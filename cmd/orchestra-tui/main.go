@@ -33,6 +33,12 @@ Usage:
   orchestra-tui agent --script FILE      the scripted agent the demo runs in its panes
 
 TASK is a task id or any unique part of one, as 'status' shows it.
+
+Tasks run on the harness given to 'add --harness': claude (Claude Code on
+PATH), shell, or one defined in orchestra.toml. The default, scripted, is the
+demo agent: it writes example artifacts but cannot change your code, so such
+a task fails its verify gate; see README.md to give it a script.
+Every subcommand takes -C DIR and -h. Exit status: 0 ok, 1 failure, 2 usage.
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
