@@ -23,7 +23,10 @@ func modelStubCmd(args []string, stdout, stderr io.Writer) int {
 // prints the base URL and the environment a Claude Code CLI needs on
 // stdout, and one line per request on stderr.
 func serveModelStub(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("model-stub", "orchestra-tui model-stub [flags]", stderr)
+	fs := newFlags("model-stub", "orchestra-tui model-stub [flags]\n\n"+
+		"A scripted stand-in for the model service, so Claude Code (--harness claude) runs offline.\n"+
+		"Each phase's reply writes that phase's example artifact; it changes no code, so a task's\n"+
+		"verify gate stays red. It prints the environment to run claude (or orchestra-tui) with.", stderr)
 	addr := fs.String("addr", "127.0.0.1:0", "address to listen on")
 	home := fs.String("home", "", "seed this directory as the CLI's HOME (onboarding done, --workdir trusted)")
 	workdir := fs.String("workdir", ".", "with --home: the directory the CLI will run in, to mark trusted")
