@@ -124,8 +124,13 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		r.lease = l
 		res.Message = "lease extended by " + d.String()
 	case CmdExpire:
-		if r == nil || r.stopping || r.finishing {
-			return cmdReply{err: fmt.Errorf("task %s holds no live lease to expire", id.Short())}
+		switch {
+		case c.gating[id] != nil:
+			return cmdReply{err: fmt.Errorf("task %s is in its verify gate: no session runs to expire, and the gate's verdict moves it next; park it to stop the gate's result from counting", id.Short())}
+		case r != nil && (r.stopping || r.finishing):
+			return cmdReply{err: fmt.Errorf("task %s's session %s is already being stopped (its phase finished or its lease ended); it moves on by itself", id.Short(), short(r.sessionID))}
+		case r == nil:
+			return cmdReply{err: fmt.Errorf("task %s holds no lease to expire: it is %s", id.Short(), t.State)}
 		}
 		c.expire(ctx, r, task.ReasonLeaseExpiredByHand, "Expired by "+authorOf(cmd)+".")
 		res.Message = "lease expired; the task is requeued"

@@ -77,12 +77,19 @@ func TestALateReportOfAnEndedSessionIsNotAStaleWrite(t *testing.T) {
 	launched := b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionLaunched))
 	b.waitEvent(t, 60*time.Second, ended)
 	ctx := context.Background()
-	for _, k := range []worker.ReportKind{worker.Stuck, worker.Unstuck, worker.Refused, worker.PhaseFinished} {
-		rep := worker.Report{Kind: k, TaskID: id, SessionID: launched.SessionID, Token: 1,
-			Refusal: &task.Refusal{Reason: task.ReasonArtifactSchema}}
-		b.c.back <- func() { b.c.handleReport(ctx, rep) }
+	applied := make(chan struct{})
+	b.c.back <- func() {
+		defer close(applied)
+		for _, k := range []worker.ReportKind{worker.Stuck, worker.Unstuck, worker.Refused, worker.PhaseFinished} {
+			b.c.handleReport(ctx, worker.Report{Kind: k, TaskID: id, SessionID: launched.SessionID, Token: 1,
+				Refusal: &task.Refusal{Reason: task.ReasonArtifactSchema}})
+		}
 	}
-	b.barrier(t)
+	select {
+	case <-applied:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the loop did not apply the late reports")
+	}
 	stale := b.ledger(t, id, refusalOf(task.ReasonStaleLeaseToken))
 	require.Len(t, stale, 1, "only the phase-finished report would have written: %v", stale)
 	require.Contains(t, stale[0].Text, string(worker.PhaseFinished))

@@ -111,3 +111,23 @@ func TestParkingATaskInItsGateReleasesTheLease(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, task.StateParked, tk.State)
 }
+
+// Expiring a task in its verify gate is refused with a reason the operator
+// can act on: there is no session to stop, the gate decides next.
+func TestExpireInTheGateSaysWhatToDo(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
+	}}, nil)
+	hold, id := b.addHeldGate(t)
+	ctx := context.Background()
+	b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionLaunched))
+	require.NoError(t, syscall.Mkfifo(hold, 0o600))
+	b.waitEvent(t, 30*time.Second, kindIs(task.EvVerifyStarted))
+	_, err := b.c.Do(ctx, Command{Kind: CmdExpire, TaskID: id})
+	require.ErrorContains(t, err, "verify gate")
+	require.ErrorContains(t, err, "park")
+	release(t, hold)
+	last := b.waitEvent(t, 60*time.Second, ended)
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+}
