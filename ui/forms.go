@@ -43,7 +43,7 @@ func newTaskFormModel() newTaskForm {
 		fields: []textinput.Model{
 			newInput("title   ", "fix the flaky login test"),
 			newInput("goal    ", "what done looks like, in a sentence or two"),
-			newInput("verify  ", "go test ./..."),
+			newInput("verify  ", "the command that runs your tests, e.g. go test ./..."),
 			newInput("harness ", "default"),
 		},
 		resumeFields: []textinput.Model{
