@@ -146,12 +146,25 @@ func (c *Coordinator) backTo(ctx context.Context, r *run, p task.Phase, why stri
 }
 
 // finalize commits the work to the task's branch and waits for a human.
+// Like the gate, the commit runs under the ended session's lease, so it is
+// marked as the task's gate until its result is applied: a park or cancel
+// meanwhile releases that lease and makes the result move nothing.
 func (c *Coordinator) finalize(ctx context.Context, r *run, v verify.Verdict) {
 	t := c.tasks[r.taskID]
 	dir := r.dir
+	c.gating[r.taskID] = r
 	c.async(func() func() {
 		sha, committed, err := repo.CommitAll(dir, fmt.Sprintf("%s\n\norchestra-tui task %s", t.Title, t.ID))
 		return func() {
+			if c.gating[r.taskID] != r {
+				note := fmt.Sprintf("Committing the work of session %s finished after the task was parked or cancelled; its result is ignored", short(r.sessionID))
+				if err == nil && committed {
+					note += fmt.Sprintf(" (commit %s is on %s)", short(sha), t.Branch)
+				}
+				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, note+"."))
+				return
+			}
+			delete(c.gating, r.taskID)
 			if err != nil {
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonCommitFailed, err.Error()))
 				c.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)

@@ -62,7 +62,8 @@ type TaskView struct {
 	Flag  string
 	Stuck bool
 	// Gate is set while the verify gate re-runs the tests for this task,
-	// between its session's end and the verdict.
+	// between its session's end and the verdict, and while the last green
+	// gate's work is committed (a moment).
 	Gate   bool
 	Usage  Usage
 	Models []string // full model ids of the sessions that ran it

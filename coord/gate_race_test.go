@@ -131,3 +131,44 @@ func TestExpireInTheGateSaysWhatToDo(t *testing.T) {
 	last := b.waitEvent(t, 60*time.Second, ended)
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 }
+
+// Parking a task while its work is being committed (after the last green
+// gate) releases its lease, and the commit's result then moves nothing.
+func TestParkingDuringTheCommitReleasesTheLease(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
+	}}, nil)
+	// git runs post-commit even with --no-verify, and waits for it: the
+	// hook holds the commit until the test lets it go.
+	hold := filepath.Join(t.TempDir(), "hold")
+	require.NoError(t, syscall.Mkfifo(hold, 0o600))
+	hook := filepath.Join(b.root, ".git", "hooks", "post-commit")
+	require.NoError(t, os.MkdirAll(filepath.Dir(hook), 0o755))
+	require.NoError(t, os.WriteFile(hook, fmt.Appendf(nil, "#!/bin/sh\nif [ -p %q ]; then read -r _ < %q; fi\nexit 0\n", hold, hold), 0o755))
+	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
+
+	b.waitEvent(t, 60*time.Second, func(e task.Event) bool {
+		return e.Kind == task.EvVerifyFinished && strings.HasPrefix(e.Text, "Verify gate: ")
+	})
+	f, err := os.OpenFile(hold, os.O_WRONLY, 0) // returns once the hook waits
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = os.Remove(hold); _ = f.Close() }) // before the coordinator's shutdown waits for the commit
+	ctx := context.Background()
+	_, err = b.c.Do(ctx, Command{Kind: CmdPark, TaskID: id})
+	require.NoError(t, err)
+	_, err = b.st.LeaseGet(ctx, id)
+	require.ErrorIs(t, err, store.ErrNotFound, "the parked task still has a lease")
+	require.NoError(t, os.Remove(hold))
+	require.NoError(t, f.Close())
+
+	note := b.waitEvent(t, 30*time.Second, func(e task.Event) bool {
+		return e.TaskID == id && strings.Contains(e.Text, "is ignored")
+	})
+	require.Contains(t, note.Text, "parked or cancelled")
+	tk, err := b.st.TaskGet(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, task.StateParked, tk.State)
+	require.Len(t, b.ledger(t, id, func(e task.Event) bool { return e.Kind == task.EvRefusal }), 1,
+		"the ignored commit is the one refusal; no stale move was tried:\n%s", b.dump())
+}
