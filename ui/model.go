@@ -164,6 +164,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handlePaste(msg)
 	case eventMsg:
 		return m, m.handleEvent(msg)
+	case behindMsg:
+		m.setStatus("the console fell behind the engine's events; reread the task from the ledger", false)
+		return m, tea.Batch(m.refresh(), m.fetchDetail())
 	case panesMsg:
 		// The newest screens are pulled at frame time; the message only
 		// exists to make the program draw a frame.

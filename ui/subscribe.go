@@ -28,6 +28,9 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 	finished := make(chan struct{})
 	go func() {
 		defer close(finished)
+		// The goroutine owns the subscription: it replaces it after falling
+		// behind, so only it may end it.
+		defer func() { unsubscribe() }()
 		var (
 			pending = map[task.ID]struct{}{}
 			timer   *time.Timer
@@ -53,6 +56,16 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 				if !ok {
 					return
 				}
+				if n.Behind {
+					// This console read too slowly and the engine ended
+					// the subscription rather than hold its events
+					// without bound. Take a fresh one and tell the model,
+					// which rereads what it shows from the ledger.
+					unsubscribe()
+					ch, unsubscribe = e.Subscribe()
+					send(behindMsg{})
+					continue
+				}
 				if n.Event != nil {
 					send(eventMsg{ev: *n.Event})
 				}
@@ -74,7 +87,10 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 		default:
 			close(done)
 		}
-		unsubscribe()
 		<-finished
 	}
 }
+
+// behindMsg says the console's subscription fell behind and was renewed:
+// events in between were not seen one by one.
+type behindMsg struct{}

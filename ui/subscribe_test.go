@@ -46,3 +46,29 @@ func TestForwardCoalescesPanesAndKeepsEvents(t *testing.T) {
 		}
 	})
 }
+
+// TestForwardRenewsASubscriptionThatFellBehind checks a console that read
+// too slowly takes a fresh subscription, tells the model, and goes on
+// receiving events instead of falling silent.
+func TestForwardRenewsASubscriptionThatFellBehind(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		e := newStubEngine(testNow)
+		got := make(chan tea.Msg, 10)
+		stop := forward(func(m tea.Msg) { got <- m }, e, FrameInterval)
+		defer stop()
+
+		e.notices <- coord.Notice{Behind: true}
+		synctest.Wait()
+		require.Equal(t, behindMsg{}, <-got)
+		select {
+		case <-e.unsubbed:
+		default:
+			t.Fatal("the stale subscription was not ended")
+		}
+		ev := task.Event{Kind: task.EvTaskAdded, TaskID: "A"}
+		e.notices <- coord.Notice{Event: &ev}
+		synctest.Wait()
+		require.Equal(t, eventMsg{ev: ev}, <-got, "events still arrive on the new subscription")
+	})
+}
