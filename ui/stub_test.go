@@ -32,9 +32,11 @@ type stubEngine struct {
 	inputs   map[task.ID][]byte
 	resizes  map[task.ID][2]int
 	notices  chan coord.Notice
-	unsubbed chan struct{}
-	result   func(coord.Command) (coord.Result, error)
-	onInput  func(id task.ID, b []byte) // called after recording typed bytes
+	// unsubOnce guards unsubbed across subscriptions.
+	unsubOnce sync.Once
+	unsubbed  chan struct{}
+	result    func(coord.Command) (coord.Result, error)
+	onInput   func(id task.ID, b []byte) // called after recording typed bytes
 }
 
 func newStubEngine(at time.Time) *stubEngine {
@@ -57,9 +59,10 @@ func (e *stubEngine) Snapshot() coord.Snapshot {
 	return s
 }
 
+// Subscribe hands out the one notice channel; ending any subscription
+// marks unsubbed (once: a renewed subscription ends the first).
 func (e *stubEngine) Subscribe() (<-chan coord.Notice, func()) {
-	var once sync.Once
-	return e.notices, func() { once.Do(func() { close(e.unsubbed) }) }
+	return e.notices, func() { e.unsubOnce.Do(func() { close(e.unsubbed) }) }
 }
 
 func (e *stubEngine) Pane(id task.ID) (session.View, bool) {
