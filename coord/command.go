@@ -263,7 +263,8 @@ func (c *Coordinator) sortedIDs() []task.ID {
 // ResolveID finds the one id among ids that equals ref or ends or starts
 // with it (case-insensitive).
 func ResolveID(ids []task.ID, ref string) (task.ID, error) {
-	ref = strings.ToUpper(strings.TrimSpace(ref))
+	typed := strings.TrimSpace(ref)
+	ref = strings.ToUpper(typed)
 	if ref == "" {
 		return "", errors.New("no task given")
 	}
@@ -279,11 +280,11 @@ func ResolveID(ids []task.ID, ref string) (task.ID, error) {
 	}
 	switch len(found) {
 	case 0:
-		return "", fmt.Errorf("no task matches %q", ref)
+		return "", fmt.Errorf("no task matches %q (`orchestra-tui status` lists them)", typed)
 	case 1:
 		return found[0], nil
 	default:
-		return "", fmt.Errorf("%q matches %d tasks; give more of the id", ref, len(found))
+		return "", fmt.Errorf("%q matches %d tasks; give more of the id (`orchestra-tui status` lists them)", typed, len(found))
 	}
 }
 
