@@ -443,7 +443,19 @@ func (c *Coordinator) shutdown() {
 			_ = r.w.Stop(c.p.StopGrace)
 		}(r)
 	}
-	wg.Wait()
+	// A stopping worker sends its last reports (its exit among them) before
+	// Stop returns. Nothing else reads them now, so drain them here: with
+	// the buffer full, Stop would wait for a reader that is waiting for Stop.
+	// Every run is ended below, so they carry nothing still needed.
+	stopped := make(chan struct{})
+	go func() { wg.Wait(); close(stopped) }()
+	for waiting := true; waiting; {
+		select {
+		case <-stopped:
+			waiting = false
+		case <-c.reports:
+		}
+	}
 	for _, r := range c.runs {
 		for _, in := range r.held {
 			in.Done <- worker.ErrClosed // its Do must not wait for a brief that never comes
