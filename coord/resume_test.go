@@ -2,7 +2,6 @@ package coord
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,13 +10,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/handoff"
-	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
-	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -27,28 +23,7 @@ func setupClone(t testing.TB, from string, sc agent.Script) *bundle {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "b")
 	require.NoError(t, project.Git(filepath.Dir(root), "clone", "-q", from, root))
-	b := &bundle{root: root, record: filepath.Join(t.TempDir(), "record")}
-	zero := 0
-	sc.PaceMS, sc.RecordDir = &zero, b.record
-	data, err := json.Marshal(sc)
-	require.NoError(t, err)
-	b.script = filepath.Join(t.TempDir(), "script.json")
-	require.NoError(t, os.WriteFile(b.script, data, 0o644))
-	b.cfg = config.Default()
-	h := b.cfg.Harness["scripted"]
-	h.SetEnv = map[string]string{agent.ReexecEnv: "1"}
-	h.Env = append(h.Env, "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY")
-	b.cfg.Harness["scripted"] = h
-	b.cfg.Pane = config.Pane{Cols: 100, Rows: 30}
-	b.cfg.Lease.Tick.Duration = 100 * time.Millisecond
-	b.repo, err = repo.Open(root)
-	require.NoError(t, err)
-	b.storeAt = sqlite.DefaultPath(root)
-	b.st, err = sqlite.Open(b.storeAt)
-	require.NoError(t, err)
-	t.Cleanup(func() { b.st.Close() })
-	b.start(t)
-	return b
+	return setupIn(t, root, sc, nil, nil, nil)
 }
 
 // exportHalfDone runs the calc task on machine A until its implement

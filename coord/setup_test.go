@@ -79,6 +79,12 @@ func setupWith(t testing.TB, sc agent.Script, tweak func(*config.Config), wrap f
 	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, project.WriteProject(root))
+	return setupIn(t, root, sc, tweak, wrap, hook)
+}
+
+// setupIn is setupWith on an existing repository at root.
+func setupIn(t testing.TB, root string, sc agent.Script, tweak func(*config.Config), wrap func(store.Store) store.Store, hook func(*Coordinator)) *bundle {
+	t.Helper()
 	b := &bundle{root: root, record: filepath.Join(t.TempDir(), "record"), wrap: wrap, hook: hook}
 	zero := 0
 	if sc.PaceMS == nil {
