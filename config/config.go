@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/session"
 )
@@ -131,9 +131,12 @@ func Default() Config {
 
 // Load reads orchestra.toml from root, layered over Default. A missing file
 // is not an error. Unknown keys are: a typo must not silently do nothing.
+// MaxBytes bounds orchestra.toml: a config is a page of settings.
+const MaxBytes = 1 << 20
+
 func Load(root string) (Config, error) {
 	path := filepath.Join(root, FileName)
-	data, err := os.ReadFile(path)
+	data, err := jail.ReadRegular(path, MaxBytes)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(), nil
 	}

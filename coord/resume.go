@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/handoff"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -120,7 +121,7 @@ func (c *Coordinator) checkHarness(field, name string) error {
 // readLimited reads a file, refusing one larger than limit before reading
 // all of it.
 func readLimited(path string, limit int64) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := jail.OpenRegular(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		where := ""
 		if !filepath.IsAbs(path) {

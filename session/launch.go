@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/jail"
 )
 
 // Launch is a session's launch fingerprint: everything that decides what an
@@ -182,6 +184,9 @@ func parseFlags(args []string) launchFlags {
 
 // agentFiles are the instruction files an agent CLI reads from its
 // working directory, in the order the fingerprint looks for them.
+// maxAgentFile bounds the instructions file read for its digest.
+const maxAgentFile = 4 << 20
+
 var agentFiles = []string{"CLAUDE.md", "AGENTS.md", filepath.Join(".claude", "CLAUDE.md")}
 
 // agentFile names the agent the session runs: the --agent value, else the
@@ -191,8 +196,16 @@ func agentFile(agent, dir string) string {
 	if agent != "" {
 		return agent
 	}
+	// The file is in the agent's worktree: read it confined and bounded, so
+	// a CLAUDE.md turned into a link to /dev/zero or out of the tree reads
+	// as absent rather than hanging or leaking.
+	wt, err := jail.Open(dir)
+	if err != nil {
+		return ""
+	}
+	defer wt.Close()
 	for _, name := range agentFiles {
-		b, err := os.ReadFile(filepath.Join(dir, name))
+		b, err := wt.ReadFile(name, maxAgentFile)
 		if err != nil {
 			continue
 		}

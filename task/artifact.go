@@ -6,12 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/orchestra-tui/orchestra-tui/jail"
 )
 
 // Paths inside a task's worktree that the worker and the agent must agree on.
@@ -221,40 +221,44 @@ func flattenValidation(ve *jsonschema.ValidationError) string {
 
 // ReadArtifact reads and validates phase p's artifact from the worktree at
 // root. It refuses a missing file, a symlink, anything that is not a regular
-// file, a path that resolves outside root, a file over the size cap, invalid
-// JSON and a schema violation, each as a *Refusal naming the file and rule.
+// file, a path that resolves outside root (through a symlinked directory,
+// say), a file over the size cap, invalid JSON and a schema violation, each
+// as a *Refusal naming the file and rule. The path is resolved inside root
+// only (jail), so nothing outside the worktree is ever read.
 func ReadArtifact(root string, p Phase) ([]byte, error) {
+	d, err := jail.Open(root)
+	if err != nil {
+		return nil, fmt.Errorf("open worktree %s: %w", root, err)
+	}
+	defer d.Close()
+	return ReadArtifactIn(d, p)
+}
+
+// ReadArtifactIn is ReadArtifact on an open worktree.
+func ReadArtifactIn(d *jail.Dir, p Phase) ([]byte, error) {
 	rel := ArtifactPath(p)
-	path := filepath.Join(root, filepath.FromSlash(rel))
-	fi, err := os.Lstat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, Refuse(ReasonArtifactMissing, "%s does not exist.", rel)
-	}
-	if err != nil {
-		return nil, Refuse(ReasonArtifactNotFile, "%s: %v.", rel, err)
-	}
-	if fi.Mode()&fs.ModeSymlink != 0 {
-		return nil, Refuse(ReasonArtifactSymlink, "%s is a symlink.", rel)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, Refuse(ReasonArtifactNotFile, "%s is a %s, not a regular file.", rel, fi.Mode().Type())
-	}
-	realRoot, err := filepath.EvalSymlinks(root)
-	if err != nil {
-		return nil, fmt.Errorf("resolve worktree %s: %w", root, err)
-	}
-	realPath, err := filepath.EvalSymlinks(path)
-	if err != nil {
-		return nil, Refuse(ReasonArtifactNotFile, "%s: %v.", rel, err)
-	}
-	if r, err := filepath.Rel(realRoot, realPath); err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+	fi, err := d.Lstat(rel)
+	switch {
+	case errors.Is(err, jail.ErrEscape):
 		return nil, Refuse(ReasonArtifactOutside, "%s resolves to a path outside the worktree.", rel)
-	}
-	if fi.Size() > MaxArtifactBytes {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, Refuse(ReasonArtifactMissing, "%s does not exist.", rel)
+	case err != nil:
+		return nil, Refuse(ReasonArtifactNotFile, "%s: %v.", rel, err)
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return nil, Refuse(ReasonArtifactSymlink, "%s is a symlink.", rel)
+	case !fi.Mode().IsRegular():
+		return nil, Refuse(ReasonArtifactNotFile, "%s is a %s, not a regular file.", rel, fi.Mode().Type())
+	case fi.Size() > MaxArtifactBytes:
 		return nil, Refuse(ReasonArtifactTooLarge, "%s is %d bytes; the cap is %d.", rel, fi.Size(), MaxArtifactBytes)
 	}
-	data, err := os.ReadFile(path)
-	if err != nil {
+	data, err := d.ReadFile(rel, MaxArtifactBytes)
+	switch {
+	case errors.Is(err, jail.ErrEscape):
+		return nil, Refuse(ReasonArtifactOutside, "%s resolves to a path outside the worktree.", rel)
+	case errors.Is(err, jail.ErrTooLarge):
+		return nil, Refuse(ReasonArtifactTooLarge, "%s is over the cap of %d bytes.", rel, MaxArtifactBytes)
+	case err != nil:
 		return nil, Refuse(ReasonArtifactNotFile, "%s: %v.", rel, err)
 	}
 	if err := ValidateArtifactBytes(p, data); err != nil {

@@ -42,6 +42,7 @@ const (
 	ReasonForkFingerprint    Reason = "fork-fingerprint-mismatch"
 	ReasonCommitFailed       Reason = "commit-failed"
 	ReasonArtifactNotSealed  Reason = "artifact-not-sealed"
+	ReasonPathOutside        Reason = "path-outside-worktree"
 )
 
 // Reasons lists every reason, for tests that enumerate them.
@@ -54,7 +55,7 @@ var Reasons = []Reason{
 	ReasonAttemptsExhausted, ReasonIllegalTransition, ReasonStuck, ReasonResubmitCap,
 	ReasonWorktreeFailed, ReasonNotGitRepo, ReasonNoVerifyCommand, ReasonUnknownPhase,
 	ReasonHandoffInvalid, ReasonHandoffForeignRepo, ReasonForkFingerprint, ReasonCommitFailed,
-	ReasonArtifactNotSealed,
+	ReasonArtifactNotSealed, ReasonPathOutside,
 }
 
 var sentences = map[Reason]string{
@@ -91,6 +92,7 @@ var sentences = map[Reason]string{
 	ReasonForkFingerprint:    "The fork's launch fingerprint differs from its base, which would lose the prompt cache.",
 	ReasonCommitFailed:       "The task's work could not be committed to its branch.",
 	ReasonArtifactNotSealed:  "The finished phase's artifact could not be stored; the session was stopped and the phase runs again.",
+	ReasonPathOutside:        "A path in the task's worktree leads outside it (a symlink); the console touched nothing there.",
 }
 
 // Sentence returns the operator-facing sentence for r. An unknown reason

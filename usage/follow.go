@@ -11,6 +11,8 @@ import (
 	"sync"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/orchestra-tui/orchestra-tui/jail"
 )
 
 // Follower follows the JSON-lines files under a directory as they grow and
@@ -159,10 +161,20 @@ func (f *Follower) handle(ev fsnotify.Event) {
 	f.read(ev.Name, st)
 }
 
+// maxReadChunk bounds one read of a transcript; maxLine bounds a line kept
+// while waiting for its end.
+const (
+	maxReadChunk = 8 << 20
+	maxLine      = 4 << 20
+)
+
 // read reads path from st's offset to its end and emits every complete
 // line's record. The caller holds f.mu.
 func (f *Follower) read(path string, st *followed) {
-	fh, err := os.Open(path)
+	// A transcript is the agent's file: open it as a regular file only (a
+	// FIFO put in its place must not block the follower) and read in
+	// bounded chunks, so one enormous write cannot take the console's memory.
+	fh, err := jail.OpenRegular(path)
 	if err != nil {
 		return
 	}
@@ -171,14 +183,20 @@ func (f *Follower) read(path string, st *followed) {
 		f.lastErr = err
 		return
 	}
-	data, err := io.ReadAll(fh)
+	data, err := io.ReadAll(io.LimitReader(fh, maxReadChunk))
 	if err != nil {
 		f.lastErr = err
 	}
 	st.offset += int64(len(data))
+	if int64(len(data)) == maxReadChunk {
+		defer f.read(path, st) // the rest, chunk by chunk
+	}
 	data = append(st.partial, data...)
 	last := bytes.LastIndexByte(data, '\n')
 	if last < 0 {
+		if len(data) > maxLine {
+			data = nil // no record is this long: skip to the next line
+		}
 		st.partial = data
 		return
 	}

@@ -3,13 +3,12 @@ package worker
 import (
 	"context"
 	"errors"
-	"os"
-	"path/filepath"
-	"sort"
+	"strings"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -40,10 +39,16 @@ func (r *Run) watch(ctx context.Context, w *fsnotify.Watcher) {
 			_ = err // an overflow only delays us to the next event
 			settle.Reset(r.p.Settle)
 		case <-settle.C:
-			if r.finished.Load() || !r.sentinelExists() {
+			if r.finished.Load() {
 				continue
 			}
-			data, err := task.ReadArtifact(r.p.Dir, r.p.Phase)
+			if _, err := r.wt.Stat(task.SentinelPath); jail.IsEscape(err) {
+				r.refuse(outsideOr(err, err))
+				continue
+			} else if err != nil {
+				continue
+			}
+			data, err := task.ReadArtifactIn(r.wt, r.p.Phase)
 			if err != nil {
 				r.refuse(err)
 				continue
@@ -60,18 +65,20 @@ func (r *Run) watch(ctx context.Context, w *fsnotify.Watcher) {
 }
 
 func (r *Run) sentinelExists() bool {
-	_, err := os.Stat(filepath.Join(r.p.Dir, task.SentinelPath))
+	_, err := r.wt.Stat(task.SentinelPath)
 	return err == nil
 }
 
 // refuse removes the sentinel, so a fixed artifact must be announced again,
-// types the refusal into the pane and reports it.
+// types the refusal into the pane and reports it. The removal goes through
+// the jail: a sentinel reached through a symlink out of the worktree is
+// left alone.
 func (r *Run) refuse(err error) {
 	var ref *task.Refusal
 	if !errors.As(err, &ref) {
 		ref = &task.Refusal{Reason: task.ReasonArtifactNotFile, Detail: err.Error()}
 	}
-	_ = os.Remove(filepath.Join(r.p.Dir, task.SentinelPath))
+	_ = r.wt.Remove(task.SentinelPath)
 	r.Send(Input{Kind: InputRefusal, Text: RefusalText(ref, r.p.Phase)})
 	r.report(Report{Kind: Refused, Refusal: ref})
 }
@@ -170,7 +177,7 @@ func (r *Run) takeSample(prev lease.Progress, refresh bool) lease.Progress {
 		if files, err := r.p.Changed(r.p.Dir, r.p.Base); err == nil {
 			entries := make([]string, 0, len(files))
 			for _, f := range files {
-				if fi, err := os.Stat(filepath.Join(r.p.Dir, f)); err == nil {
+				if fi, err := r.wt.Stat(f); err == nil {
 					entries = append(entries, lease.WorktreeEntry(f, fi.Size(), fi.ModTime()))
 				} else {
 					entries = append(entries, lease.WorktreeEntry(f, -1, time.Time{}))
@@ -179,8 +186,12 @@ func (r *Run) takeSample(prev lease.Progress, refresh bool) lease.Progress {
 			p.Worktree = lease.WorktreeFingerprint(entries)
 		}
 	}
-	matches, _ := filepath.Glob(filepath.Join(r.p.Dir, task.StateDir, "*.json"))
-	sort.Strings(matches)
-	p.Artifacts = len(matches)
+	p.Artifacts = 0
+	ents, _ := r.wt.ReadDir(task.StateDir)
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), ".json") {
+			p.Artifacts++
+		}
+	}
 	return p
 }

@@ -27,6 +27,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -105,6 +106,7 @@ type Params struct {
 // Run is one live session of an assignment.
 type Run struct {
 	p        Params
+	wt       *jail.Dir // the worktree, confined
 	sess     *session.Session
 	volatile []*regexp.Regexp
 	in       *inputQueue
@@ -143,24 +145,35 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	if err != nil {
 		return nil, fmt.Errorf("harness %s: %w", p.Spec.Name, err)
 	}
-	stateDir := filepath.Join(p.Dir, task.StateDir)
-	if err := os.MkdirAll(stateDir, 0o755); err != nil {
-		return nil, fmt.Errorf("prepare %s: %w", stateDir, err)
+	// Every path the worker touches in the worktree goes through the jail:
+	// the agent owns the worktree and may have turned any of it into a
+	// symlink leading out.
+	wt, err := jail.Open(p.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("open worktree %s: %w", p.Dir, err)
+	}
+	if err := wt.MkdirAll(task.StateDir, 0o700); err != nil {
+		wt.Close()
+		return nil, outsideOr(err, fmt.Errorf("prepare %s: %w", task.StateDir, err))
 	}
 	// A sentinel or artifact left by an earlier attempt must not finish
 	// this one.
 	for _, rel := range []string{task.SentinelPath, task.ArtifactPath(p.Phase)} {
-		if err := os.Remove(filepath.Join(p.Dir, rel)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("clear %s: %w", rel, err)
+		if err := wt.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {
+			wt.Close()
+			return nil, outsideOr(err, fmt.Errorf("clear %s: %w", rel, err))
 		}
 	}
+	stateDir := filepath.Join(p.Dir, task.StateDir)
 	// Watch before launching so nothing the agent writes is missed.
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
+		wt.Close()
 		return nil, fmt.Errorf("watch %s: %w", stateDir, err)
 	}
 	if err := w.Add(stateDir); err != nil {
 		w.Close()
+		wt.Close()
 		return nil, fmt.Errorf("watch %s: %w", stateDir, err)
 	}
 	spec := p.Spec
@@ -170,6 +183,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	if p.CastPath != "" {
 		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o755); err != nil {
 			w.Close()
+			wt.Close()
 			return nil, fmt.Errorf("prepare recording dir: %w", err)
 		}
 	}
@@ -179,10 +193,11 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	})
 	if err != nil {
 		w.Close()
+		wt.Close()
 		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Run{p: p, sess: sess, volatile: volatile, cancel: cancel, done: make(chan struct{})}
+	r := &Run{p: p, wt: wt, sess: sess, volatile: volatile, cancel: cancel, done: make(chan struct{})}
 	r.in = newInputQueue()
 	first := r.takeSample(lease.Progress{}, true)
 	r.sample.Store(&first)
@@ -193,8 +208,11 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 
 	go r.confirm(ctx)
 	go r.deliverInputs(ctx)
-	go r.watch(ctx, w)
-	go r.sampleLoop(ctx)
+	// The worktree handle is released once its two users have returned.
+	var users sync.WaitGroup
+	users.Go(func() { r.watch(ctx, w) })
+	users.Go(func() { r.sampleLoop(ctx) })
+	go func() { users.Wait(); wt.Close() }()
 	go r.waitExit()
 	return r, nil
 }
@@ -261,4 +279,13 @@ func (r *Run) waitExit() {
 	r.in.close()
 	r.report(Report{Kind: Exited, ExitCode: r.sess.ExitCode()})
 	close(r.done)
+}
+
+// outsideOr turns a jail escape into the refusal the operator sees, and
+// returns other otherwise.
+func outsideOr(err, other error) error {
+	if jail.IsEscape(err) {
+		return &task.Refusal{Reason: task.ReasonPathOutside, Detail: err.Error() + "; nothing there was touched."}
+	}
+	return other
 }

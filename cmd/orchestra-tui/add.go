@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
@@ -175,8 +175,11 @@ func harnessNames(cfg config.Config) []string {
 	return names
 }
 
+// maxTaskFile bounds a task file: tasks are text an operator writes.
+const maxTaskFile = 4 << 20
+
 func readTaskFile(path string, tf *taskFile) error {
-	data, err := os.ReadFile(path)
+	data, err := jail.ReadRegular(path, maxTaskFile)
 	if err != nil {
 		return fmt.Errorf("add --file: %w", err)
 	}

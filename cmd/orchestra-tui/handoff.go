@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/handoff"
 	"github.com/orchestra-tui/orchestra-tui/repo"
@@ -206,9 +207,11 @@ func readHandoff(file string) (handoff.Document, error) {
 	if fi.Size() > handoff.MaxBytes {
 		return handoff.Document{}, fmt.Errorf("resume %s: %d bytes is larger than any handoff file (%d at most)", file, fi.Size(), handoff.MaxBytes)
 	}
-	data, err := os.ReadFile(file)
+	// Stat follows what the operator named; a FIFO or a device reports a
+	// size of 0, so the read itself is bounded and refuses them at once.
+	data, err := jail.ReadRegular(file, handoff.MaxBytes)
 	if err != nil {
-		return handoff.Document{}, fmt.Errorf("resume: %w", err)
+		return handoff.Document{}, fmt.Errorf("resume: %w; a handoff is a regular file written by `orchestra-tui handoff export`", err)
 	}
 	d, err := handoff.Parse(data)
 	if err != nil {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -117,4 +118,22 @@ func TestHandoffExportUnknownTask(t *testing.T) {
 	code := run([]string{"handoff", "export", "NOPE", "-C", root, "--out", filepath.Join(t.TempDir(), "h.json")}, nil, &stdout, &stderr)
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr.String(), `no task matches "NOPE"`)
+}
+
+// `run --resume` on a device or a FIFO is refused at once: /dev/zero
+// reports a size of 0 and never ends, and a FIFO with no writer would block
+// the open for ever.
+func TestResumeOfADeviceOrFIFOIsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	require.NoError(t, project.WriteProject(root))
+	fifo := filepath.Join(t.TempDir(), "handoff.json")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	for _, f := range []string{"/dev/zero", fifo} {
+		var stdout, stderr bytes.Buffer
+		code := run([]string{"run", "-C", root, "--resume", f, "--headless"}, nil, &stdout, &stderr)
+		require.Equal(t, 1, code, f)
+		require.Contains(t, stderr.String(), "not a regular file", f)
+		require.Empty(t, tasksIn(t, root), f)
+	}
 }
