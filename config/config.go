@@ -41,6 +41,21 @@ type Config struct {
 	Prices map[string]Price `toml:"prices"`
 	// Fork configures trained bases and the forks started from them.
 	Fork Fork `toml:"fork"`
+	// Finalise says what happens to an approved task's branch.
+	Finalise Finalise `toml:"finalise"`
+}
+
+// Finalise configures the end of the loop: merging an approved task's
+// branch and publishing it.
+type Finalise struct {
+	// Merge is how `orchestra-tui merge` (and the console's merge key)
+	// brings the branch into the checked-out branch: "ff" (fast-forward
+	// when possible, else a merge commit), "ff-only" or "no-ff".
+	Merge string `toml:"merge"`
+	// Push, when set, pushes the branch to Remote on approve and, where
+	// the GitHub CLI (gh) is installed, opens a pull request.
+	Push   bool   `toml:"push"`
+	Remote string `toml:"remote"`
 }
 
 // Fork configures the keep-warm / let-expire / retrain policy of trained
@@ -126,6 +141,7 @@ func Default() Config {
 			ExpectedGap:   Duration{Duration: 15 * time.Minute},
 			PingLead:      Duration{Duration: 30 * time.Second},
 		},
+		Finalise: Finalise{Merge: "ff", Remote: "origin"},
 	}
 }
 
@@ -268,6 +284,14 @@ func (c Config) Validate(name string) error {
 	}
 	if c.Fork.ExpectedGap.Duration < 0 {
 		errs = append(errs, fmt.Errorf("%s: fork.expected_gap must not be negative", name))
+	}
+	switch c.Finalise.Merge {
+	case "ff", "ff-only", "no-ff":
+	default:
+		errs = append(errs, fmt.Errorf("%s: finalise.merge is %q; want \"ff\", \"ff-only\" or \"no-ff\"", name, c.Finalise.Merge))
+	}
+	if strings.TrimSpace(c.Finalise.Remote) == "" || strings.HasPrefix(c.Finalise.Remote, "-") {
+		errs = append(errs, fmt.Errorf("%s: finalise.remote must name a git remote (default \"origin\")", name))
 	}
 	for i, s := range c.Slots {
 		if _, ok := c.Harness[s.Harness]; !ok {

@@ -159,7 +159,7 @@ func (c *Coordinator) finalize(ctx context.Context, r *run, v verify.Verdict) {
 			if c.gating[r.taskID] != r {
 				note := fmt.Sprintf("Committing the work of session %s finished after the task was parked or cancelled; its result is ignored", short(r.sessionID))
 				if err == nil && committed {
-					note += fmt.Sprintf(" (commit %s is on %s)", short(sha), t.Branch)
+					note += fmt.Sprintf(" (commit %s is on %s)", repo.Abbrev(sha), t.Branch)
 				}
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, note+"."))
 				return
@@ -172,7 +172,7 @@ func (c *Coordinator) finalize(ctx context.Context, r *run, v verify.Verdict) {
 			}
 			text := "Verify gate green; waiting for human approval. " + v.Line()
 			if committed {
-				text = fmt.Sprintf("Committed %s on %s. %s", short(sha), t.Branch, text)
+				text = fmt.Sprintf("Committed %s on %s. %s", repo.Abbrev(sha), t.Branch, text)
 			}
 			ev := c.event(r.taskID, r.sessionID, task.EvTaskAwaiting, text)
 			c.move(ctx, r.taskID, r.token, task.ActAwait, nil, ev)

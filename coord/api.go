@@ -133,6 +133,12 @@ const (
 	CmdPark     CommandKind = "park"
 	CmdUnpark   CommandKind = "unpark"
 	CmdApprove  CommandKind = "approve"
+	// CmdRetry requeues a failed or cancelled task with a fresh attempt
+	// budget; its dead ends are kept.
+	CmdRetry CommandKind = "retry"
+	// CmdMerge merges an approved task's branch into the checked-out
+	// branch ([finalise] merge says how).
+	CmdMerge CommandKind = "merge"
 	// CmdResume creates a task from a handoff file (Path) and starts it
 	// from the phase it reached, optionally on another Harness or Model.
 	CmdResume CommandKind = "resume"

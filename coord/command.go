@@ -150,10 +150,11 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		}
 		res.Message = "unparked; queued"
 	case CmdApprove:
-		if !c.move(ctx, id, 0, task.ActApprove, nil, c.event(id, "", task.EvTaskCompleted, "Approved by "+authorOf(cmd)+".")) {
-			return cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), t.State)}
-		}
-		res.Message = "approved; completed"
+		return c.approve(ctx, t, cmd)
+	case CmdRetry:
+		return c.retry(ctx, t, cmd)
+	case CmdMerge:
+		return c.merge(ctx, t)
 	default:
 		return cmdReply{err: fmt.Errorf("unknown command %q", cmd.Kind)}
 	}

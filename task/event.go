@@ -43,6 +43,13 @@ const (
 	// prompt cache (pinged it warm, retrained it, let it expire, retired
 	// it), with the keep-warm policy's reason.
 	EvBasePolicy Kind = "base.policy"
+
+	// The end of the loop: what happened to a task's branch after its
+	// work was committed.
+	EvTaskRetried  Kind = "task.retried"  // a failed or cancelled task queued again by the operator
+	EvBranchMerged Kind = "branch.merged" // the task's branch merged into the base branch
+	EvBranchPushed Kind = "branch.pushed" // pushed to the remote, with the pull request if one was opened
+	EvBranchPruned Kind = "branch.pruned" // its worktree and branch removed
 )
 
 // Kinds lists every event kind, for tests that enumerate them.
@@ -52,6 +59,7 @@ var Kinds = []Kind{
 	EvSessionExited, EvSessionStuck, EvBriefDelivered, EvResubmitted, EvArtifactSealed,
 	EvPhaseAdvanced, EvVerifyStarted, EvVerifyFinished, EvLeaseRenewed, EvLeaseExtended,
 	EvLeaseExpired, EvDecisionRecorded, EvDecisionDelivered, EvDeadEnd, EvUsage, EvRefusal, EvBasePolicy,
+	EvTaskRetried, EvBranchMerged, EvBranchPushed, EvBranchPruned,
 }
 
 // Event is one append-only ledger row.

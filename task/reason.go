@@ -43,6 +43,9 @@ const (
 	ReasonCommitFailed       Reason = "commit-failed"
 	ReasonArtifactNotSealed  Reason = "artifact-not-sealed"
 	ReasonPathOutside        Reason = "path-outside-worktree"
+	ReasonMergeConflict      Reason = "merge-conflict"
+	ReasonMergeRefused       Reason = "merge-refused"
+	ReasonPushFailed         Reason = "push-failed"
 )
 
 // Reasons lists every reason, for tests that enumerate them.
@@ -55,7 +58,7 @@ var Reasons = []Reason{
 	ReasonAttemptsExhausted, ReasonIllegalTransition, ReasonStuck, ReasonResubmitCap,
 	ReasonWorktreeFailed, ReasonNotGitRepo, ReasonNoVerifyCommand, ReasonUnknownPhase,
 	ReasonHandoffInvalid, ReasonHandoffForeignRepo, ReasonForkFingerprint, ReasonCommitFailed,
-	ReasonArtifactNotSealed, ReasonPathOutside,
+	ReasonArtifactNotSealed, ReasonPathOutside, ReasonMergeConflict, ReasonMergeRefused, ReasonPushFailed,
 }
 
 var sentences = map[Reason]string{
@@ -93,6 +96,9 @@ var sentences = map[Reason]string{
 	ReasonCommitFailed:       "The task's work could not be committed to its branch.",
 	ReasonArtifactNotSealed:  "The finished phase's artifact could not be stored; the session was stopped and the phase runs again.",
 	ReasonPathOutside:        "A path in the task's worktree leads outside it (a symlink); the console touched nothing there.",
+	ReasonMergeConflict:      "The task's branch conflicts with the base branch; nothing was merged and the repository is unchanged.",
+	ReasonMergeRefused:       "The task's branch was not merged.",
+	ReasonPushFailed:         "The task's branch could not be pushed or its pull request opened.",
 }
 
 // Sentence returns the operator-facing sentence for r. An unknown reason

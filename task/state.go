@@ -14,6 +14,7 @@ import "fmt"
 //	         └──── requeue (lease expired, launch refused, phase advanced) ◀──────┘
 //
 //	any live state ──cancel──▶ cancelled        leased/running ──fail──▶ failed
+//	failed/cancelled ──retry (operator)──▶ queued, with a fresh attempt budget
 type State string
 
 // The task states.
@@ -31,7 +32,9 @@ const (
 // States lists every state, live ones first.
 var States = []State{StateQueued, StateLeased, StateRunning, StateParked, StateAwaitingReview, StateCompleted, StateFailed, StateCancelled}
 
-// Terminal reports whether no action can move the task out of s.
+// Terminal reports whether the task has ended: no session runs for it and
+// nothing but the operator's retry (of a failed or cancelled task) moves it
+// out of s again.
 func (s State) Terminal() bool {
 	return s == StateCompleted || s == StateFailed || s == StateCancelled
 }
@@ -53,6 +56,7 @@ const (
 	ActApprove Action = "approve" // awaiting-review → completed
 	ActFail    Action = "fail"    // leased/running/queued → failed
 	ActCancel  Action = "cancel"  // any non-terminal → cancelled
+	ActRetry   Action = "retry"   // failed/cancelled → queued: the operator tries again
 )
 
 var transitions = map[State]map[Action]State{
@@ -61,6 +65,8 @@ var transitions = map[State]map[Action]State{
 	StateRunning:        {ActRequeue: StateQueued, ActPark: StateParked, ActAwait: StateAwaitingReview, ActFail: StateFailed, ActCancel: StateCancelled},
 	StateParked:         {ActUnpark: StateQueued, ActCancel: StateCancelled},
 	StateAwaitingReview: {ActApprove: StateCompleted, ActRequeue: StateQueued, ActCancel: StateCancelled},
+	StateFailed:         {ActRetry: StateQueued},
+	StateCancelled:      {ActRetry: StateQueued},
 }
 
 // TransitionError is returned by Apply for a move the lifecycle forbids.
@@ -70,8 +76,11 @@ type TransitionError struct {
 }
 
 func (e *TransitionError) Error() string {
-	if e.From.Terminal() {
+	if e.From.Terminal() && e.Action != ActRetry {
 		return fmt.Sprintf("cannot %s a %s task: it has ended", e.Action, e.From)
+	}
+	if e.Action == ActRetry {
+		return fmt.Sprintf("cannot retry a task that is %s: only a failed or cancelled task can be retried", e.From)
 	}
 	return fmt.Sprintf("cannot %s a task that is %s", e.Action, e.From)
 }
@@ -88,7 +97,7 @@ func Apply(s State, a Action) (State, error) {
 // Allowed lists the actions legal from s, for help text and the UI.
 func Allowed(s State) []Action {
 	var out []Action
-	for _, a := range []Action{ActLease, ActConfirm, ActRequeue, ActPark, ActUnpark, ActAwait, ActApprove, ActFail, ActCancel} {
+	for _, a := range []Action{ActLease, ActConfirm, ActRequeue, ActPark, ActUnpark, ActAwait, ActApprove, ActFail, ActCancel, ActRetry} {
 		if _, ok := transitions[s][a]; ok {
 			out = append(out, a)
 		}

@@ -1,0 +1,327 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// The end of the loop: after approve, where the work is, merging it into
+// the base branch, publishing it, and retrying a task that ended without
+// it. Each step is written once here and used both by the coordinator's
+// loop (off it, for the git work) and by the CLI when no console runs, so
+// the event texts cannot drift apart.
+
+// BranchInfo is where a task's committed work is, seen from the branch
+// checked out in the main checkout.
+type BranchInfo struct {
+	Branch string // the task's branch
+	Into   string // the checked-out branch it would merge into; "" on a detached HEAD
+	Ahead  int    // commits on Branch that Into lacks
+	Exists bool   // the branch exists (prune removes it)
+}
+
+// DescribeBranch reads where t's work is. It runs git: call it off the loop.
+func DescribeBranch(r *repo.Repo, t task.Task) BranchInfo {
+	b := BranchInfo{Branch: t.Branch, Exists: r.BranchExists(t.Branch)}
+	if !b.Exists {
+		return b
+	}
+	into, err := r.CurrentBranch()
+	base := "HEAD"
+	if err == nil {
+		b.Into = into
+	} else if t.BaseCommit != "" {
+		base = t.BaseCommit
+	}
+	if n, err := r.CountAhead(base, t.Branch); err == nil {
+		b.Ahead = n
+	}
+	return b
+}
+
+// Sentence tells the operator where the work is and the exact command that
+// merges it.
+func (b BranchInfo) Sentence(id task.ID) string {
+	switch {
+	case !b.Exists:
+		return fmt.Sprintf("Its branch %s no longer exists.", b.Branch)
+	case b.Into == "":
+		return fmt.Sprintf("The work is on branch %s, %s ahead of its base; check out the branch it should go to, then run `orchestra-tui merge %s`.",
+			b.Branch, commits(b.Ahead), id.Short())
+	case b.Ahead == 0:
+		return fmt.Sprintf("Branch %s has nothing that %s lacks: there is nothing to merge.", b.Branch, b.Into)
+	}
+	return fmt.Sprintf("The work is on branch %s, %s ahead of %s; merge it with `orchestra-tui merge %s` (or `git merge %s`).",
+		b.Branch, commits(b.Ahead), b.Into, id.Short(), b.Branch)
+}
+
+func commits(n int) string {
+	if n == 1 {
+		return "1 commit"
+	}
+	return fmt.Sprintf("%d commits", n)
+}
+
+// mergeMu keeps two merges in one process from racing for the main
+// checkout's index; git's own lock refuses the second rather than waiting.
+var mergeMu sync.Mutex
+
+// MergeTask merges the approved task t's branch into the branch checked out
+// in the main checkout, in the way [finalise] merge says. It returns the
+// branch.merged event to record, or an error whose refusal reason says why
+// (a conflict leaves the repository exactly as it was). It runs git: call
+// it off the loop.
+func MergeTask(r *repo.Repo, cfg config.Config, t task.Task, now time.Time) (task.Event, error) {
+	switch t.State {
+	case task.StateCompleted:
+	case task.StateAwaitingReview:
+		return task.Event{}, task.Refuse(task.ReasonMergeRefused, "Task %s waits for review: approve it first (`orchestra-tui approve %s`, or a in the console).", t.ID.Short(), t.ID.Short())
+	default:
+		return task.Event{}, task.Refuse(task.ReasonMergeRefused, "Task %s is %s; only an approved (completed) task is merged.", t.ID.Short(), t.State)
+	}
+	mergeMu.Lock()
+	res, err := r.Merge(t.Branch, repo.MergeMode(cfg.Finalise.Merge), fmt.Sprintf("Merge %s: %s\n\norchestra-tui task %s", t.Branch, t.Title, t.ID))
+	mergeMu.Unlock()
+	if errors.Is(err, repo.ErrMergeConflict) {
+		return task.Event{}, task.Refuse(task.ReasonMergeConflict, "%v", err)
+	}
+	if err != nil {
+		return task.Event{}, task.Refuse(task.ReasonMergeRefused, "%v", err)
+	}
+	var text string
+	switch {
+	case res.AlreadyMerged:
+		text = fmt.Sprintf("Branch %s is already merged into %s (at %s); nothing to do.", t.Branch, res.Into, repo.Abbrev(res.Head))
+	case res.FastForward:
+		text = fmt.Sprintf("Merged %s into %s by fast-forward: %s, now at %s.", t.Branch, res.Into, commits(res.Commits), repo.Abbrev(res.Head))
+	default:
+		text = fmt.Sprintf("Merged %s into %s with merge commit %s (%s).", t.Branch, res.Into, repo.Abbrev(res.Head), commits(res.Commits))
+	}
+	return task.Event{ID: task.NewULID(now), TaskID: t.ID, Kind: task.EvBranchMerged, Text: text, At: now}, nil
+}
+
+// PublishTask pushes t's branch to the configured remote and, where the
+// GitHub CLI is installed, opens a pull request whose body is the goal, the
+// verdict and the event summary. It returns the branch.pushed event. It runs
+// git and gh: call it off the loop.
+func PublishTask(ctx context.Context, r *repo.Repo, cfg config.Config, t task.Task, verdict string, events []task.Event, now time.Time) (task.Event, error) {
+	remote := cfg.Finalise.Remote
+	if err := r.Push(remote, t.Branch); err != nil {
+		return task.Event{}, task.Refuse(task.ReasonPushFailed, "%v", err)
+	}
+	text := fmt.Sprintf("Pushed %s to %s.", t.Branch, remote)
+	gh, err := exec.LookPath("gh")
+	if err != nil {
+		text += " The GitHub CLI (gh) is not installed, so no pull request was opened."
+		return task.Event{ID: task.NewULID(now), TaskID: t.ID, Kind: task.EvBranchPushed, Text: text, At: now}, nil
+	}
+	args := []string{"pr", "create", "--head", t.Branch, "--title", t.Title, "--body", PullRequestBody(t, verdict, events)}
+	if into, err := r.CurrentBranch(); err == nil {
+		args = append(args, "--base", into)
+	}
+	cmd := exec.CommandContext(ctx, gh, args...)
+	cmd.Dir = r.Root
+	out, err := cmd.CombinedOutput()
+	msg := strings.TrimSpace(string(out))
+	if err != nil {
+		return task.Event{}, task.Refuse(task.ReasonPushFailed, "Pushed %s to %s, but gh pr create failed: %v: %s", t.Branch, remote, err, lastLineOf(msg))
+	}
+	text += " Pull request: " + lastLineOf(msg)
+	return task.Event{ID: task.NewULID(now), TaskID: t.ID, Kind: task.EvBranchPushed, Text: text, At: now}, nil
+}
+
+// PullRequestBody is the body of a task's pull request: its goal and
+// acceptance, the verdict, and a summary of its ledger.
+func PullRequestBody(t task.Task, verdict string, events []task.Event) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Goal\n\n%s\n", strings.TrimSpace(t.Goal))
+	if len(t.Acceptance) > 0 {
+		b.WriteString("\n## Acceptance\n\n")
+		for _, a := range t.Acceptance {
+			fmt.Fprintf(&b, "- %s\n", a)
+		}
+	}
+	if verdict == "" {
+		verdict = "no verdict recorded"
+	}
+	fmt.Fprintf(&b, "\n## Verdict\n\n%s (`%s`, re-run by orchestra-tui)\n", verdict, t.Verify)
+	counts := map[task.Kind]int{}
+	for _, e := range events {
+		counts[e.Kind]++
+	}
+	fmt.Fprintf(&b, "\n## Events\n\n%s, %s, %s, %s, %s.\n",
+		plural(counts[task.EvSessionLaunched], "session"), plural(counts[task.EvDecisionRecorded], "human correction"),
+		plural(counts[task.EvDeadEnd], "dead end"), plural(counts[task.EvRefusal], "refusal"),
+		plural(counts[task.EvLeaseExpired], "lease expiry", "lease expiries"))
+	for _, e := range events {
+		switch e.Kind {
+		case task.EvPhaseAdvanced, task.EvDecisionRecorded, task.EvDeadEnd, task.EvVerifyFinished, task.EvTaskAwaiting, task.EvTaskCompleted:
+			fmt.Fprintf(&b, "- %s %s\n", e.At.UTC().Format("2006-01-02 15:04"), oneLine(e.Text))
+		}
+	}
+	fmt.Fprintf(&b, "\norchestra-tui task %s\n", t.ID)
+	return b.String()
+}
+
+func plural(n int, one string, many ...string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	if len(many) > 0 {
+		return fmt.Sprintf("%d %s", n, many[0])
+	}
+	return fmt.Sprintf("%d %ss", n, one)
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func lastLineOf(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return strings.TrimSpace(s[i+1:])
+	}
+	return s
+}
+
+// retryEdit gives a retried task a fresh attempt budget at the phase it
+// ended in. Its dead ends, decisions, artifacts and worktree are kept: the
+// next brief names what already failed.
+func retryEdit(n *task.Task) { n.Attempt, n.Reason = 0, "" }
+
+// retryText is the task.retried event's text.
+func retryText(t task.Task, author string, maxAttempts, deadEnds int) string {
+	return fmt.Sprintf("Retried by %s: queued for phase %s with a fresh budget of %s; %s kept for the brief.",
+		author, t.Phase, plural(maxAttempts, "attempt"), plural(deadEnds, "dead end"))
+}
+
+// RetryTask requeues a failed or cancelled task straight in the store, for
+// the CLI when no console runs: the same transition and event text the
+// coordinator uses.
+func RetryTask(ctx context.Context, st store.Store, id task.ID, author string, maxAttempts int, now time.Time) (task.Task, error) {
+	t, err := st.TaskGet(ctx, id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	to, err := task.Apply(t.State, task.ActRetry)
+	if err != nil {
+		return task.Task{}, task.Refuse(task.ReasonIllegalTransition, "%v", err)
+	}
+	des, err := st.DeadEndList(ctx, id)
+	if err != nil {
+		return task.Task{}, err
+	}
+	next := t
+	next.State, next.UpdatedAt = to, now
+	retryEdit(&next)
+	ev := task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvTaskRetried, At: now,
+		Text: retryText(t, author, maxAttempts, len(des))}
+	if err := st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, Events: []task.Event{ev}}); err != nil {
+		return task.Task{}, fmt.Errorf("retry task %s: %w", id.Short(), err)
+	}
+	return next, nil
+}
+
+// retry is the loop's side of CmdRetry.
+func (c *Coordinator) retry(ctx context.Context, t task.Task, cmd Command) cmdReply {
+	if _, err := task.Apply(t.State, task.ActRetry); err != nil {
+		return cmdReply{err: fmt.Errorf("task %s: %w", t.ID.Short(), err)}
+	}
+	des, err := c.st.DeadEndList(ctx, t.ID)
+	if err != nil {
+		return cmdReply{err: fmt.Errorf("retry task %s: %w", t.ID.Short(), err)}
+	}
+	ev := c.event(t.ID, "", task.EvTaskRetried, retryText(t, authorOf(cmd), c.cfg.Lease.MaxAttempts, len(des)))
+	if !c.move(ctx, t.ID, 0, task.ActRetry, retryEdit, ev) {
+		return cmdReply{err: fmt.Errorf("cannot retry task %s: it is %s", t.ID.Short(), c.tasks[t.ID].State)}
+	}
+	return cmdReply{res: Result{TaskID: t.ID, Message: fmt.Sprintf("queued again for phase %s with a fresh attempt budget", t.Phase)}}
+}
+
+// approve is the loop's side of CmdApprove: it reads where the work is off
+// the loop, then moves the task with an event that says so, and publishes
+// the branch when [finalise] push is set.
+func (c *Coordinator) approve(ctx context.Context, t task.Task, cmd Command) cmdReply {
+	if _, err := task.Apply(t.State, task.ActApprove); err != nil {
+		return cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", t.ID.Short(), t.State)}
+	}
+	later := make(chan cmdReply, 1)
+	r := c.p.Repo
+	c.async(func() func() {
+		info := DescribeBranch(r, t)
+		return func() {
+			id := t.ID
+			sentence := info.Sentence(id)
+			ev := c.event(id, "", task.EvTaskCompleted, "Approved by "+authorOf(cmd)+". "+sentence)
+			if !c.move(ctx, id, 0, task.ActApprove, nil, ev) {
+				later <- cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), c.tasks[id].State)}
+				return
+			}
+			if c.cfg.Finalise.Push {
+				c.publishBranch(ctx, c.tasks[id])
+			}
+			later <- cmdReply{res: Result{TaskID: id, Message: "approved. " + sentence}}
+		}
+	})
+	return cmdReply{later: later}
+}
+
+// publishBranch pushes an approved task's branch off the loop and records what
+// happened.
+func (c *Coordinator) publishBranch(ctx context.Context, t task.Task) {
+	verdict := ""
+	if v := c.verdicts[t.ID]; v != nil {
+		verdict = v.Line()
+	}
+	r, cfg, st := c.p.Repo, c.cfg, c.st
+	c.async(func() func() {
+		evs, _ := st.EventList(ctx, store.EventListParams{TaskID: t.ID})
+		ev, err := PublishTask(ctx, r, cfg, t, verdict, evs, c.now())
+		return func() {
+			if err != nil {
+				c.record(ctx, c.refusalFrom(t.ID, err))
+				return
+			}
+			c.record(ctx, ev)
+		}
+	})
+}
+
+// merge is the loop's side of CmdMerge: git works off the loop; the event
+// is recorded on it.
+func (c *Coordinator) merge(ctx context.Context, t task.Task) cmdReply {
+	later := make(chan cmdReply, 1)
+	r, cfg := c.p.Repo, c.cfg
+	c.async(func() func() {
+		ev, err := MergeTask(r, cfg, t, c.now())
+		return func() {
+			if err != nil {
+				c.record(ctx, c.refusalFrom(t.ID, err))
+				later <- cmdReply{err: err}
+				return
+			}
+			c.record(ctx, ev)
+			later <- cmdReply{res: Result{TaskID: t.ID, Message: ev.Text}}
+		}
+	})
+	return cmdReply{later: later}
+}
+
+// refusalFrom turns an error into a refusal event, keeping its reason when
+// it carries one.
+func (c *Coordinator) refusalFrom(id task.ID, err error) task.Event {
+	var ref *task.Refusal
+	if errors.As(err, &ref) {
+		return c.refusalEvent(id, "", ref.Reason, ref.Detail)
+	}
+	return c.refusalEvent(id, "", task.ReasonMergeRefused, err.Error())
+}
