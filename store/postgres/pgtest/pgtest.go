@@ -1,0 +1,205 @@
+// Package pgtest starts a throwaway PostgreSQL cluster for tests: initdb in
+// a temporary directory, a server that listens on a unix socket only (no TCP
+// port at all), and a fresh database per caller. PostgreSQL refuses to run as
+// root, so under root (as in CI) the cluster runs as the unprivileged user
+// "nobody". Everything is removed when the test that started it ends.
+//
+// Set ORCHESTRA_TEST_PG_URL to use an existing server instead; each caller
+// then still gets a database of its own on it.
+package pgtest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Cluster is a running PostgreSQL server for tests.
+type Cluster struct {
+	// admin is the URL of the server's maintenance database.
+	admin string
+	n     atomic.Int64
+	mu    sync.Mutex
+}
+
+// Start starts a cluster that lives until t ends, or skips t when no
+// PostgreSQL server binaries are installed and the run is not CI (CI must
+// install them: .ci/run does).
+func Start(t testing.TB) *Cluster {
+	t.Helper()
+	if u := os.Getenv("ORCHESTRA_TEST_PG_URL"); u != "" {
+		return &Cluster{admin: u}
+	}
+	bin, err := binDir()
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("pgtest: %v (CI must install postgresql: see .ci/run)", err)
+		}
+		t.Skipf("pgtest: %v; install postgresql to run this test", err)
+	}
+	dir, err := os.MkdirTemp("", "orchestra-pg-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = os.RemoveAll(dir) })
+	cred, err := unprivileged(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	initdb := exec.Command(filepath.Join(bin, "initdb"), "-D", data, "-U", "postgres",
+		"--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C")
+	initdb.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
+	initdb.Env = append(os.Environ(), "LC_ALL=C")
+	if out, err := initdb.CombinedOutput(); err != nil {
+		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
+	}
+	// listen_addresses='' turns TCP off: the server is reachable through the
+	// socket in dir only. fsync off: a test cluster need not survive a power
+	// loss, and it makes every commit much cheaper on a busy machine.
+	srv := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir,
+		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
+		"-c", "full_page_writes=off", "-c", "max_connections=200")
+	srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	logf, err := os.Create(filepath.Join(dir, "server.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.Stdout, srv.Stderr = logf, logf
+	if err := srv.Start(); err != nil {
+		t.Fatalf("pgtest: start postgres: %v", err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = srv.Wait(); close(exited) }()
+	t.Cleanup(func() {
+		// SIGINT is PostgreSQL's fast shutdown: it ends sessions and stops.
+		_ = srv.Process.Signal(syscall.SIGINT)
+		select {
+		case <-exited:
+		case <-time.After(30 * time.Second):
+			_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
+			<-exited
+		}
+		_ = logf.Close()
+	})
+	admin := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres",
+		RawQuery: url.Values{"host": {dir}, "sslmode": {"disable"}}.Encode()}).String()
+	if err := waitReady(t.Context(), admin, exited); err != nil {
+		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+		t.Fatalf("pgtest: server did not start: %v\n%s", err, log)
+	}
+	return &Cluster{admin: admin}
+}
+
+// NewDatabase returns the URL of an empty database of the caller's own,
+// dropped when t ends. It is a fresh schema, selected by the URL's
+// search_path, in one database the cluster shares: creating a schema is
+// cheap, while CREATE DATABASE copies a template and takes a cluster lock.
+func (c *Cluster) NewDatabase(t testing.TB) string {
+	t.Helper()
+	name := fmt.Sprintf("orchestra_test_%d_%d", os.Getpid(), c.n.Add(1))
+	if err := c.exec(context.Background(), "CREATE SCHEMA "+name); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() { _ = c.exec(context.Background(), "DROP SCHEMA IF EXISTS "+name+" CASCADE") })
+	u, err := url.Parse(c.admin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("search_path", name)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// exec runs one statement on the maintenance database, one at a time.
+func (c *Cluster) exec(ctx context.Context, sql string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	conn, err := pgx.Connect(ctx, c.admin)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// waitReady polls the server until it accepts a connection. Start-up is a
+// child process becoming ready, with no signal to wait on but the socket.
+func waitReady(ctx context.Context, admin string, exited <-chan struct{}) error {
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		conn, err := pgx.Connect(ctx, admin)
+		if err == nil {
+			return conn.Close(ctx)
+		}
+		select {
+		case <-exited:
+			return errors.New("postgres exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return err
+		}
+	}
+}
+
+// binDir finds the newest installed PostgreSQL server binaries.
+func binDir() (string, error) {
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool {
+		vi, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[i])))
+		vj, _ := strconv.Atoi(filepath.Base(filepath.Dir(dirs[j])))
+		return vi > vj
+	})
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	return "", errors.New("no PostgreSQL server binaries (initdb) found")
+}
+
+// unprivileged returns the credential the cluster runs under: nil (this
+// process's own) unless this process is root, when it is the user "nobody",
+// who is given dir.
+func unprivileged(dir string) (*syscall.Credential, error) {
+	if os.Geteuid() != 0 {
+		return nil, nil
+	}
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		return nil, fmt.Errorf("pgtest: running as root and no user nobody to run postgres as: %w", err)
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	if err := os.Chown(dir, uid, gid); err != nil {
+		return nil, err
+	}
+	// The parent of a temporary directory may be closed to others (a
+	// private TMPDIR); postgres must be able to reach its data directory.
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid), NoSetGroups: true}, nil
+}
