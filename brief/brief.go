@@ -9,6 +9,7 @@
 package brief
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -87,12 +88,14 @@ const (
 	trimPlan       = "accepted plan"
 	trimGit        = "git state"
 	trimRules      = "repository rules"
+	trimDecisions  = "decision texts"
 )
 
 // trimOrder is the order trim steps are applied in.
 var trimOrder = []string{
 	trimScreen, trimOlder, trimDeadEnds, trimContinuity,
 	trimResearch, trimPlan, trimGit, trimRules,
+	trimDecisions, // applied last, to the decisions block only (see Render)
 }
 
 // block is one piece of the brief. A block with a trim key can be replaced
@@ -111,8 +114,9 @@ type block struct {
 // Render renders the brief for f. Sections come in authority order with the
 // headings from package task. When the brief is over budget, whole blocks
 // are replaced from the bottom up (see trimOrder) and a last line says what
-// was trimmed; the goal, acceptance, decisions and current phase are kept
-// even when they alone exceed the budget.
+// was trimmed. The goal, acceptance and current phase are kept whole; when
+// the brief is still over budget, decision texts are cut to their opening
+// (older ones first, each marked), but no decision is ever dropped.
 func Render(f Facts) string {
 	budget := f.Budget
 	if budget <= 0 {
@@ -156,6 +160,23 @@ func Render(f Facts) string {
 			trimmed = append(trimmed, step)
 			out = join(blocks, trimmed, budget)
 		}
+	}
+	// Still over: the decisions are what is left to shrink (the goal,
+	// acceptance and phase are small and the agent cannot work without
+	// them). Older decisions are cut to their opening first, then the
+	// newest to what the budget leaves; each cut says where the rest is.
+	decisions := blocks[3]
+	for _, keepNewest := range []bool{true, false} {
+		if len(out) <= budget || len(f.Decisions) == 0 {
+			break
+		}
+		if !slices.Contains(trimmed, trimDecisions) {
+			trimmed = append(trimmed, trimDecisions)
+			out = join(blocks, trimmed, budget)
+		}
+		room := budget - (len(out) - len(decisions.text))
+		decisions.text = decisionsSectionCut(f.Decisions, keepNewest, room)
+		out = join(blocks, trimmed, budget)
 	}
 	return out
 }

@@ -146,3 +146,32 @@ func BenchmarkRenderTrimmed(b *testing.B) {
 		_ = Render(f)
 	}
 }
+
+// A brief always fits its budget, even when the decisions alone would not:
+// ten corrections at the 16 KiB limit, each many lines, under the default
+// budget. Older decisions are cut first; the newest keeps as much as fits.
+func TestDecisionsAreCutToFitTheBudget(t *testing.T) {
+	t.Parallel()
+	f := bigFacts()
+	f.Decisions = nil
+	line := "Use the standard library only; no new dependency is allowed here.\n"
+	for i := range 10 {
+		text := fmt.Sprintf("Decision %d. ", i) + strings.Repeat(line, (16<<10)/len(line))
+		f.Decisions = append(f.Decisions, store.Decision{ID: fmt.Sprint(i), Text: text, Author: "op"})
+	}
+	out := Render(f)
+	require.LessOrEqual(t, len(out), DefaultBudget)
+	require.Equal(t, trimOrder, trimmedSteps(t, out, DefaultBudget))
+	for i := range 10 {
+		require.Contains(t, out, fmt.Sprintf("Decision %d.", i), "no decision vanishes")
+	}
+	require.Contains(t, out, cutMark)
+	require.Contains(t, out, task.HeadingPhase(f.Phase))
+
+	// One decision within the budget is never cut.
+	f.Decisions = f.Decisions[:1]
+	f.Decisions[0].Text = "Keep the API stable."
+	out = Render(f)
+	require.Contains(t, out, "Keep the API stable.\n")
+	require.NotContains(t, out, cutMark)
+}

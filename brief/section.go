@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -62,6 +63,58 @@ func decisionsSection(ds []store.Decision) string {
 			indentRest(prose(d.Text), "   "))
 	}
 	return sb.String()
+}
+
+// cutDecision is the opening kept of a decision cut to fit the budget.
+const cutDecision = 160
+
+// decisionsSectionCut is decisionsSection with every decision but the
+// newest (or, when keepNewest is false, every decision) cut to its opening,
+// and the newest cut so the section fits in room bytes where it can.
+func decisionsSectionCut(ds []store.Decision, keepNewest bool, room int) string {
+	cut := make([]store.Decision, len(ds))
+	copy(cut, ds)
+	for i := range cut {
+		if i < len(cut)-1 || !keepNewest {
+			cut[i].Text = opening(cut[i].Text, cutDecision)
+		}
+	}
+	if !keepNewest {
+		last := &cut[len(cut)-1]
+		last.Text = ds[len(ds)-1].Text
+		// Shrink the newest until the section fits (its lines are
+		// indented when rendered, so the first guess can be a little over).
+		n := len(last.Text)
+		for {
+			over := len(decisionsSection(cut)) - room
+			if over <= 0 || n <= cutDecision {
+				break
+			}
+			n = max(cutDecision, n-over-len(cutMark))
+			last.Text = opening(ds[len(ds)-1].Text, n)
+		}
+	}
+	return decisionsSection(cut)
+}
+
+const cutMark = " […cut to fit the brief; the full text is in the task's ledger]"
+
+// opening returns s cut to n bytes on a character boundary and marked, or
+// s itself when cutting would not make it shorter.
+func opening(s string, n int) string {
+	if len(s) <= n+len(cutMark) {
+		return s
+	}
+	s = s[:n]
+	for len(s) > 0 && !utf8.RuneStart(s[len(s)-1]) {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 {
+		if r, size := utf8.DecodeLastRuneInString(s); r == utf8.RuneError && size <= 1 {
+			s = s[:len(s)-1]
+		}
+	}
+	return s + cutMark
 }
 
 func phaseSection(t task.Task, p task.Phase, attempt int) string {

@@ -43,6 +43,8 @@ type Config struct {
 	Fork Fork `toml:"fork"`
 	// Finalise says what happens to an approved task's branch.
 	Finalise Finalise `toml:"finalise"`
+	// Limits bounds what operators and agents can make the console hold.
+	Limits Limits `toml:"limits"`
 }
 
 // Finalise configures the end of the loop: merging an approved task's
@@ -142,6 +144,7 @@ func Default() Config {
 			PingLead:      Duration{Duration: 30 * time.Second},
 		},
 		Finalise: Finalise{Merge: "ff", Remote: "origin"},
+		Limits:   DefaultLimits(),
 	}
 }
 
@@ -273,9 +276,6 @@ func (c Config) Validate(name string) error {
 	if c.Lease.MaxAttempts < 1 {
 		errs = append(errs, fmt.Errorf("%s: lease.max_attempts must be at least 1", name))
 	}
-	if c.Pane.Cols < 20 || c.Pane.Rows < 5 {
-		errs = append(errs, fmt.Errorf("%s: pane must be at least 20x5", name))
-	}
 	if c.Fork.CacheLifetime.Duration <= 0 {
 		errs = append(errs, fmt.Errorf("%s: fork.cache_lifetime must be positive", name))
 	}
@@ -293,6 +293,7 @@ func (c Config) Validate(name string) error {
 	if strings.TrimSpace(c.Finalise.Remote) == "" || strings.HasPrefix(c.Finalise.Remote, "-") {
 		errs = append(errs, fmt.Errorf("%s: finalise.remote must name a git remote (default \"origin\")", name))
 	}
+	errs = append(errs, c.rangeErrors(name)...)
 	for i, s := range c.Slots {
 		if _, ok := c.Harness[s.Harness]; !ok {
 			errs = append(errs, fmt.Errorf("%s: slots[%d] (%s): unknown harness %q", name, i, s.Name, s.Harness))

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker"
@@ -198,6 +199,9 @@ func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Comm
 	if text == "" {
 		return cmdReply{err: errors.New("a correction needs text")}
 	}
+	if err := CheckCorrection(text, c.cfg.Limits.CorrectionBytes); err != nil {
+		return cmdReply{err: err}
+	}
 	if t.State.Terminal() {
 		return cmdReply{err: fmt.Errorf("task %s has ended (%s); a correction would reach no one", t.ID.Short(), t.State)}
 	}
@@ -315,4 +319,17 @@ func (c *Coordinator) harnessNames() []string {
 	}
 	sortStrings(out)
 	return out
+}
+
+// CheckCorrection refuses a correction over limit bytes (0: the default
+// limit). A correction is typed into the live pane and rendered into every
+// later brief, whose whole budget is a few times this size.
+func CheckCorrection(text string, limit int) error {
+	if limit <= 0 {
+		limit = config.DefaultLimits().CorrectionBytes
+	}
+	if len(text) > limit {
+		return fmt.Errorf("a correction is at most %d bytes and this one is %d: put long instructions in a file in the repository and name it in the correction, or raise limits.correction_bytes in orchestra.toml", limit, len(text))
+	}
+	return nil
 }

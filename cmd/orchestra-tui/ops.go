@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -82,6 +83,13 @@ func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 
 // correctOffline stores a decision while no console runs.
 func correctOffline(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout, stderr io.Writer) int {
+	cfg, err := config.Load(r.Root)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	if err := coord.CheckCorrection(cmd.Text, cfg.Limits.CorrectionBytes); err != nil {
+		return fail(stderr, err)
+	}
 	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
 	if err != nil {
 		return fail(stderr, err)
