@@ -41,7 +41,9 @@ var (
 // Line renders one event without writing it.
 func (p *Printer) Line(ev task.Event) string {
 	tname := string(ev.TaskID)
-	text := ev.Text
+	// Made printable before renaming, so no placeholder can complete an
+	// escape sequence the text began.
+	text := oneLine(ev.Text)
 	if !p.timestamps {
 		tname = p.name(p.tasks, string(ev.TaskID), "T")
 		if ev.SessionID != "" {
@@ -53,7 +55,7 @@ func (p *Printer) Line(ev task.Event) string {
 	if ev.Reason != "" && ev.Kind == task.EvRefusal {
 		kind = "refusal:" + string(ev.Reason)
 	}
-	line := fmt.Sprintf("%-4s %-32s %s", tname, kind, oneLine(text))
+	line := fmt.Sprintf("%-4s %-32s %s", tname, kind, text)
 	if p.timestamps {
 		line = ev.At.UTC().Format("2006-01-02T15:04:05.000Z") + " " + line
 	}
@@ -108,7 +110,4 @@ func (p *Printer) name(m map[string]string, id, prefix string) string {
 	return n
 }
 
-func oneLine(s string) string {
-	s = strings.ReplaceAll(s, "\r", "")
-	return strings.ReplaceAll(s, "\n", " ⏎ ")
-}
+func oneLine(s string) string { return Printable(s) }

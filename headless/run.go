@@ -116,7 +116,7 @@ func summary(w io.Writer, p *Printer, s coord.Snapshot) int {
 		if !green {
 			status = 1
 		}
-		fmt.Fprintf(w, "%-4s %-32s %s (%s, phase %s)\n", name, "verdict", line, tv.Task.State, tv.Task.Phase)
+		fmt.Fprintf(w, "%-4s %-32s %s (%s, phase %s)\n", name, "verdict", Printable(line), tv.Task.State, Printable(string(tv.Task.Phase)))
 	}
 	return status
 }

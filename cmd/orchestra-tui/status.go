@@ -7,6 +7,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
@@ -73,7 +74,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tTITLE\tSTATE\tPHASE\tATTEMPT\tVERDICT")
 	for _, r := range rows {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, r.Title, r.State, r.Phase, r.Attempt, r.Verdict)
+		// Titles and verdicts hold text the operator did not type here
+		// (a task file, an agent's output): never raw to the terminal.
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, headless.Printable(r.Title), r.State, headless.Printable(r.Phase), r.Attempt, headless.Printable(r.Verdict))
 	}
 	tw.Flush()
 	return 0
