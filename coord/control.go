@@ -29,7 +29,7 @@ type controlReply struct {
 // serveControl listens on a unix socket only its owner can use (0600) and
 // answers one JSON command per connection.
 func (c *Coordinator) serveControl(ctx context.Context, path string) (func(), error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("control socket dir: %w", err)
 	}
 	// A socket left by a console that was killed is stale; one that answers
@@ -107,8 +107,12 @@ func (c *Coordinator) serveConn(ctx context.Context, conn net.Conn) {
 	_ = encodeReply(conn, rep)
 }
 
+// maxCommandBytes bounds one command on the control socket: a correction
+// is at most a few KiB, so a peer sending more is refused, not buffered.
+const maxCommandBytes = 4 << 20
+
 func decodeCommand(r io.Reader, c *Command) error {
-	return json.NewDecoder(bufio.NewReader(r)).Decode(c)
+	return json.NewDecoder(bufio.NewReader(io.LimitReader(r, maxCommandBytes))).Decode(c)
 }
 
 func encodeReply(w io.Writer, rep controlReply) error { return json.NewEncoder(w).Encode(rep) }
@@ -121,6 +125,11 @@ var ErrNoConsole = errors.New("no console is running on this repository")
 func Send(ctx context.Context, path string, cmd Command) (Result, error) {
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "unix", path)
+	if errors.Is(err, os.ErrPermission) {
+		// A console runs, but as someone else (the socket is 0600): saying
+		// "no console" would send the operator to start a second one.
+		return Result{}, fmt.Errorf("a console is running on this repository but its control socket %s refused you (permission denied): run this command as the user who started the console", path)
+	}
 	if err != nil {
 		return Result{}, ErrNoConsole
 	}

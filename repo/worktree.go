@@ -49,7 +49,7 @@ func (r *Repo) WorktreeAdd(name, branch, base string) (string, error) {
 		}
 	}
 
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("add worktree %s: %w", name, err)
 	}
 	args := []string{"worktree", "add", "--quiet"}

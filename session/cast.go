@@ -58,7 +58,9 @@ type castWriter struct {
 
 // createCast creates path and writes the header.
 func createCast(path string, cols, rows int, env map[string]string, now func() time.Time) (*castWriter, error) {
-	f, err := os.Create(path)
+	// A recording holds everything the agent printed, keys and tokens
+	// included: readable by its owner only.
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("create recording: %w", err)
 	}

@@ -15,7 +15,7 @@ func CreateCastFile(path string, cols, rows int, now func() time.Time) (*CastFil
 	if now == nil {
 		now = time.Now
 	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, err
 	}
 	w, err := createCast(path, cols, rows, map[string]string{"TERM": "xterm-256color"}, now)

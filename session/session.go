@@ -120,7 +120,7 @@ func Start(p Params) (*Session, error) {
 		s.volatile = append(s.volatile, regexp.MustCompile(v))
 	}
 	if p.CastPath != "" {
-		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o700); err != nil {
 			return nil, fmt.Errorf("start harness %q: recording directory: %w", spec.Name, err)
 		}
 		shell := envValue(env, "SHELL")

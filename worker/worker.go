@@ -181,7 +181,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 		spec.Argv = append(append([]string(nil), spec.Argv...), p.Brief)
 	}
 	if p.CastPath != "" {
-		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o700); err != nil {
 			w.Close()
 			wt.Close()
 			return nil, fmt.Errorf("prepare recording dir: %w", err)

@@ -83,7 +83,7 @@ func handoffCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := os.WriteFile(path, data, 0o644); err != nil {
+	if err := os.WriteFile(path, data, 0o600); err != nil { // it holds the decisions and artifacts
 		return fail(stderr, fmt.Errorf("write the handoff: %w", err))
 	}
 	if t.State == task.StateLeased || t.State == task.StateRunning {

@@ -71,8 +71,14 @@ func open(path string, target int) (*Store, error) {
 	if err := inspect(abs); err != nil {
 		return nil, err
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open store %s: create its directory: %w", abs, err)
+	}
+	// The store holds everything the agents printed and every correction:
+	// private to its owner. SQLite gives the -wal and -shm files the mode
+	// of the database file, so creating it 0600 covers all three.
+	if f, err := os.OpenFile(abs, os.O_RDONLY|os.O_CREATE|os.O_EXCL, 0o600); err == nil {
+		f.Close()
 	}
 	w, err := sql.Open("sqlite", dsn(abs, true))
 	if err != nil {
