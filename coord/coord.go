@@ -99,6 +99,10 @@ type Coordinator struct {
 
 	running atomic.Bool
 	stopped chan struct{}
+	// loaded closes once Run has loaded the store and published the first
+	// snapshot: a console that reads the snapshot before then sees no
+	// tasks, and nothing else would tell it to look again.
+	loaded chan struct{}
 	// io is Run's context: cancelled at shutdown, it aborts preparations
 	// and verify runs. The loop's writes use a context without it.
 	io context.Context
@@ -181,6 +185,7 @@ func New(p Params) (*Coordinator, error) {
 		usage:    map[task.ID]Usage{},
 		models:   map[task.ID][]string{},
 		stopped:  make(chan struct{}),
+		loaded:   make(chan struct{}),
 	}
 	for _, s := range cfg.EffectiveSlots() {
 		c.slots = append(c.slots, &slot{Slot: s})
@@ -229,6 +234,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	c.io = ctx
 	work := context.WithoutCancel(ctx)
 	c.publish()
+	close(c.loaded)
 	tickEvery := c.cfg.Lease.Tick.Duration
 	if tickEvery <= 0 {
 		tickEvery = time.Second
@@ -274,6 +280,11 @@ func (c *Coordinator) Run(ctx context.Context) error {
 
 // Done is closed when Run has returned.
 func (c *Coordinator) Done() <-chan struct{} { return c.stopped }
+
+// Loaded is closed once Run has loaded every task from the store and
+// published the first snapshot, so a reader that waits on it never shows
+// an empty list for a repository full of history.
+func (c *Coordinator) Loaded() <-chan struct{} { return c.loaded }
 
 // async runs f off the loop; f returns a closure that the loop applies.
 func (c *Coordinator) async(f func() func()) {

@@ -39,7 +39,7 @@ type (
 // moved because its task vanished from the filter, fetches the new detail.
 func (m *Model) refresh() tea.Cmd {
 	before := m.selID
-	m.snap = m.eng.Snapshot()
+	m.setSnap(m.eng.Snapshot())
 	m.fixSelection()
 	m.forgetEndedPanes()
 	cmds := []tea.Cmd{m.armLeaseTick(), m.syncPaneSizes()}

@@ -32,7 +32,7 @@ func newKeyMap(leave string) keyMap {
 	return keyMap{
 		down:     b([]string{"j", "down"}, "j/↓", "select the next task"),
 		up:       b([]string{"k", "up"}, "k/↑", "select the previous task"),
-		filter:   b([]string{"f"}, "f", "cycle the filter: all, live, queued, awaiting-review, ended"),
+		filter:   b([]string{"f"}, "f", "cycle the filter: all, live, needs attention, ended"),
 		nextTab:  b([]string{"tab"}, "tab", "next tab (Live, Brief, Verdict, Events)"),
 		prevTab:  b([]string{"shift+tab"}, "shift+tab", "previous tab"),
 		tab1:     b([]string{"1"}, "1", "Live tab: the agent's terminal"),
@@ -113,6 +113,7 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.filter):
 		before := m.selID
 		m.filter = (m.filter + 1) % filterCount
+		m.rebuildList()
 		m.fixSelection()
 		cmd := m.relayout()
 		if m.selID != before {

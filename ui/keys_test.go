@@ -155,10 +155,39 @@ func TestFilterCyclesAndKeepsSelectionVisible(t *testing.T) {
 	tv, ok := b.m.selected()
 	require.True(t, ok)
 	require.True(t, tv.Task.State.Live())
-	b.press("f", "f", "f")
+	b.press("f")
+	require.Equal(t, filterAttention, b.m.filter)
+	for _, tv := range b.m.visible() {
+		require.True(t, needsHuman(tv), "%s is listed as needing attention", tv.Task.State)
+	}
+	require.Len(t, b.m.visible(), 4, "awaiting review, failed, stuck and unplaceable")
+	b.press("f")
 	require.Equal(t, filterEnded, b.m.filter)
 	tv, _ = b.m.selected()
 	require.True(t, tv.Task.State.Terminal())
+	require.Len(t, b.m.visible(), 3)
+	b.press("f")
+	require.Equal(t, filterAll, b.m.filter)
+}
+
+// The list puts what needs a human first, then what runs, then the rest
+// with the most recent activity first.
+func TestListOrderNeedsHumanThenLiveThenRecent(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40)
+	var got []task.State
+	for _, tv := range b.m.visible() {
+		got = append(got, tv.Task.State)
+	}
+	require.Equal(t, []task.State{
+		// needs a human, most recent first: unplaceable (queued), stuck
+		// (running), awaiting review, failed
+		task.StateQueued, task.StateRunning, task.StateAwaitingReview, task.StateFailed,
+		// live, in creation order
+		task.StateLeased,
+		// the rest, most recent first
+		task.StateParked, task.StateCompleted, task.StateCancelled,
+	}, got)
 }
 
 func TestLivePaneIsResizedToItsDrawnSize(t *testing.T) {

@@ -112,7 +112,7 @@ func (m *Model) armLeaseTick() tea.Cmd {
 
 func (m *Model) handleLeaseTick() tea.Cmd {
 	m.leaseArmed = false
-	m.snap = m.eng.Snapshot()
+	m.setSnap(m.eng.Snapshot())
 	m.fixSelection()
 	if m.status != "" && m.pending == 0 && m.now().Sub(m.statusAt) > statusTTL {
 		m.status = ""

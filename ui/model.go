@@ -79,7 +79,9 @@ type Model struct {
 	width, height int
 
 	snap   coord.Snapshot
+	list   []coord.TaskView // the tasks listed: filtered, searched, in order
 	filter filter
+	search listSearch
 	selID  task.ID
 	tab    tab
 	grid   bool
@@ -142,7 +144,7 @@ func New(e coord.Engine, o Options) *Model {
 	m.keys = newKeyMap(o.LeaveFocusKey)
 	m.form = newTaskFormModel()
 	m.correct = newInput("correction: ", "what the agent should do differently")
-	m.snap = e.Snapshot()
+	m.setSnap(e.Snapshot())
 	m.fixSelection()
 	return m
 }

@@ -73,7 +73,7 @@ func (m *Model) renderHeader(w int) string {
 	if m.opt.RepoName != "" {
 		s += " · " + m.opt.RepoName
 	}
-	s += fmt.Sprintf(" · %d tasks · %d live · %d awaiting review", len(m.snap.Tasks), live, awaiting)
+	s += " · " + plural(len(m.snap.Tasks), "task", "tasks") + fmt.Sprintf(" · %d live · %d awaiting review", live, awaiting)
 	if m.grid {
 		s += " · GRID"
 	}

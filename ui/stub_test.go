@@ -336,7 +336,7 @@ func everyState(e *stubEngine) {
 		t := task.Task{
 			ID: fixtureID(i), Title: titles[s], Goal: "goal", Verify: "go test ./...",
 			Pipeline: task.DefaultPipeline(), State: s, Phase: task.PhaseImplement, Attempt: 1,
-			CreatedAt: now.Add(-time.Hour),
+			CreatedAt: now.Add(-time.Hour), UpdatedAt: now.Add(-time.Duration(i+1) * time.Minute),
 		}
 		tv := coord.TaskView{Task: t}
 		switch s {

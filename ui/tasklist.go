@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -10,50 +11,99 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// filter narrows the task list by state; f cycles through them.
+// filter narrows the task list by what the operator is looking for; f
+// cycles through them.
 type filter int
 
 const (
-	filterAll filter = iota
-	filterLive
-	filterQueued
-	filterAwaiting
-	filterEnded
+	filterAll       filter = iota
+	filterLive             // a session may be running
+	filterAttention        // waiting for a human: see needsHuman
+	filterEnded            // completed, failed or cancelled: the history
 	filterCount
 )
 
 func (f filter) String() string {
-	return [...]string{"all", "live", "queued", "awaiting-review", "ended"}[f]
+	return [...]string{"all", "live", "attention", "ended"}[f]
 }
 
 func (f filter) match(tv coord.TaskView) bool {
-	s := tv.Task.State
 	switch f {
 	case filterLive:
-		return s.Live()
-	case filterQueued:
-		return s == task.StateQueued
-	case filterAwaiting:
-		return s == task.StateAwaitingReview
+		return isLive(tv)
+	case filterAttention:
+		return needsHuman(tv)
 	case filterEnded:
-		return s.Terminal()
+		return tv.Task.State.Terminal()
 	}
 	return true
 }
 
-// visible returns the tasks the filter lets through, in snapshot order.
-func (m *Model) visible() []coord.TaskView {
-	if m.filter == filterAll {
-		return m.snap.Tasks
+// needsHuman reports whether a task waits for the operator: its work awaits
+// review, its pane is stuck, the engine flagged it (unplaceable, refused),
+// or it failed and only a human can retry it.
+func needsHuman(tv coord.TaskView) bool {
+	s := tv.Task.State
+	return s == task.StateAwaitingReview || s == task.StateFailed || tv.Stuck || tv.Flag != ""
+}
+
+// listRank orders the list: tasks that need a human first, then the live
+// ones, then the rest.
+func listRank(tv coord.TaskView) int {
+	switch {
+	case needsHuman(tv):
+		return 0
+	case isLive(tv):
+		return 1
 	}
-	var out []coord.TaskView
+	return 2
+}
+
+// listBefore is the list's order: by rank; live tasks in creation order, so
+// rows (and grid cells) do not jump while they run; the others by most
+// recent activity first, so last night's history reads from the top.
+func listBefore(a, b coord.TaskView) bool {
+	ra, rb := listRank(a), listRank(b)
+	if ra != rb {
+		return ra < rb
+	}
+	if ra != 1 && !a.Task.UpdatedAt.Equal(b.Task.UpdatedAt) {
+		return a.Task.UpdatedAt.After(b.Task.UpdatedAt)
+	}
+	return a.Task.ID < b.Task.ID
+}
+
+// setSnap takes a new snapshot and rebuilds the list the operator sees from
+// it: filtered, searched and ordered once per snapshot, not once per frame.
+func (m *Model) setSnap(s coord.Snapshot) {
+	m.snap = s
+	m.rebuildList()
+}
+
+// rebuildList recomputes the visible list after the snapshot, the filter or
+// the search changed.
+func (m *Model) rebuildList() {
+	out := m.list[:0]
 	for _, tv := range m.snap.Tasks {
-		if m.filter.match(tv) {
+		if m.filter.match(tv) && m.search.match(tv) {
 			out = append(out, tv)
 		}
 	}
-	return out
+	slices.SortStableFunc(out, func(a, b coord.TaskView) int {
+		switch {
+		case listBefore(a, b):
+			return -1
+		case listBefore(b, a):
+			return 1
+		}
+		return 0
+	})
+	m.list = out
 }
+
+// visible returns the tasks the filter and the search let through, in the
+// list's order.
+func (m *Model) visible() []coord.TaskView { return m.list }
 
 // fixSelection keeps the selection on a visible task: the same one when it
 // is still listed, the first one otherwise.

@@ -110,3 +110,11 @@ func wrapParts(parts []string, w, maxLines int) []string {
 	}
 	return lines
 }
+
+// plural counts things in English: "1 task", "2 tasks", "0 tasks".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return fmt.Sprintf("%d %s", n, one)
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}

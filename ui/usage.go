@@ -114,7 +114,7 @@ func (m *Model) baseParts(tv coord.TaskView) []string {
 		}
 		out = append(out, strings.Join([]string{fmt.Sprintf("base %s", shortID(b.ID)), cache,
 			"last hit " + ago(m.now().Sub(b.LastHit)) + " ago",
-			fmt.Sprintf("%d forks", b.Forks), "next " + next}, " · "))
+			plural(b.Forks, "fork", "forks"), "next " + next}, " · "))
 	}
 	return out
 }

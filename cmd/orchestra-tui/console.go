@@ -45,6 +45,16 @@ func runConsole(ctx context.Context, o *coord.Opened, opts consoleOptions, stdou
 	defer cancel()
 	errc := make(chan error, 1)
 	go func() { errc <- o.Run(ctx) }()
+	// The console's first frame is the history: wait until the coordinator
+	// has loaded the store, or has failed to.
+	select {
+	case <-o.Loaded():
+	case err := <-errc:
+		if err == nil {
+			return 0
+		}
+		return fail(stderr, err)
+	}
 
 	m := ui.New(o, ui.Options{NoAnim: opts.NoAnim, LeaveFocusKey: opts.LeaveKey, RepoName: filepath.Base(o.Repo.Root), Author: author()})
 	out := stdout
