@@ -39,7 +39,7 @@ func BenchmarkEmulatorIngest(b *testing.B) {
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {
-				term := newTerminal(size[0], size[1], nil)
+				term := newTerminal(size[0], size[1], 0, nil)
 				for off := 0; off < len(data); off += 4096 {
 					_, _ = term.Write(data[off:min(off+4096, len(data))])
 				}

@@ -262,7 +262,7 @@ func parseSize(s string) (cols, rows int, err error) {
 // Replay feeds the output and resize events of a recording into a fresh
 // cols x rows emulator and returns its final screen.
 func Replay(events []CastEvent, cols, rows int) View {
-	t := newTerminal(cols, rows, nil)
+	t := newTerminal(cols, rows, 0, nil)
 	for _, ev := range events {
 		switch ev.Code {
 		case "o":

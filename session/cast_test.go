@@ -111,7 +111,7 @@ func TestReadCastIsStrict(t *testing.T) {
 
 func TestTerminalHandlesSplitUTF8AndWideChars(t *testing.T) {
 	t.Parallel()
-	term := newTerminal(20, 3, nil)
+	term := newTerminal(20, 3, 0, nil)
 	defer term.Close()
 	for _, b := range []byte("日本\x1b[38;2;1;2;3mé\x1b[0m|") {
 		_, err := term.Write([]byte{b})
@@ -126,7 +126,7 @@ func TestTerminalHandlesSplitUTF8AndWideChars(t *testing.T) {
 func TestTerminalAnswersCursorQueryWithoutBlocking(t *testing.T) {
 	t.Parallel()
 	replies := make(chan []byte, 1)
-	term := newTerminal(20, 3, func(b []byte) { replies <- b })
+	term := newTerminal(20, 3, 0, func(b []byte) { replies <- b })
 	defer term.Close()
 	_, err := term.Write([]byte("ab\x1b[6n"))
 	require.NoError(t, err)

@@ -37,6 +37,9 @@ type Params struct {
 	Dir string
 	// Cols and Rows size the pty and the emulator.
 	Cols, Rows int
+	// History is how many lines of scrollback the emulator keeps; 0 means
+	// vt.DefaultHistory (10,000), negative keeps none.
+	History int
 	// Environ is the console's environment to scrub; nil means os.Environ().
 	Environ []string
 	// CastPath is the asciicast v2 file to write; "" records nothing.
@@ -133,7 +136,7 @@ func Start(p Params) (*Session, error) {
 		}
 	}
 	becomeSubreaper()
-	s.term = newTerminal(p.Cols, p.Rows, func(b []byte) { s.in.push(b) })
+	s.term = newTerminal(p.Cols, p.Rows, p.History, func(b []byte) { s.in.push(b) })
 	s.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: p.Dir}
 	s.ptmx, err = pty.StartWithAttrs(s.cmd, &pty.Winsize{Cols: uint16(p.Cols), Rows: uint16(p.Rows)},
 		&syscall.SysProcAttr{Setsid: true, Setctty: true})

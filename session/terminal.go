@@ -1,13 +1,11 @@
 package session
 
 import (
-	"io"
-	"strings"
 	"sync"
 	"sync/atomic"
 
-	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/vt"
+	uv "github.com/charmbracelet/ultraviolet"
+	"github.com/orchestra-tui/orchestra-tui/vt"
 )
 
 // terminal is the emulator seam: everything the session needs from a VT
@@ -20,73 +18,41 @@ type terminal interface {
 	Resize(cols, rows int)
 	// BracketedPaste reports whether the program enabled mode 2004.
 	BracketedPaste() bool
-	// Close stops the emulator and its reply pump.
+	// Close stops the emulator.
 	Close() error
 }
 
-// vtTerminal is the terminal backed by charmbracelet/x/vt's SafeEmulator.
+// vtTerminal is the session's terminal: the vt package's emulator behind a
+// lock, so the UI can read the screen while the pty reader writes to it.
 //
-// The emulator answers queries (cursor position, device attributes) by
-// writing to its own input pipe, and its Write blocks until someone reads
-// that pipe. So a pump goroutine always drains it and hands the replies to
-// the session's input path; without it a program that asks for the cursor
-// position would freeze the session.
-//
-// mu makes composite reads (screen text plus scrollback, which x/vt hands
-// out as shared slices) consistent with writes; single calls would be safe
-// with the SafeEmulator's own lock alone.
+// Replies to the program's queries (cursor position, device attributes)
+// are handed to reply while the lock is held; reply must not block (the
+// session's input queue never does).
 type vtTerminal struct {
 	mu      sync.RWMutex
-	emu     *vt.SafeEmulator
+	t       *vt.Terminal
 	version atomic.Uint64
-	// Set from the emulator's callbacks, which run under its write lock:
-	// they only store values.
-	title   atomic.Pointer[string]
-	bracket atomic.Bool
-	pumped  chan struct{}
 }
 
-// newTerminal returns a cols x rows terminal whose replies to the program
-// go to reply (called from a goroutine of its own; nil discards them).
-func newTerminal(cols, rows int, reply func([]byte)) *vtTerminal {
-	t := &vtTerminal{emu: vt.NewSafeEmulator(cols, rows), pumped: make(chan struct{})}
-	empty := ""
-	t.title.Store(&empty)
-	t.emu.SetCallbacks(vt.Callbacks{
-		Title: func(s string) { t.title.Store(&s) },
-		EnableMode: func(m ansi.Mode) {
-			if m == ansi.ModeBracketedPaste {
-				t.bracket.Store(true)
-			}
-		},
-		DisableMode: func(m ansi.Mode) {
-			if m == ansi.ModeBracketedPaste {
-				t.bracket.Store(false)
-			}
-		},
-	})
-	go t.pump(reply)
-	return t
-}
+var (
+	_ terminal    = (*vtTerminal)(nil)
+	_ uv.Drawable = (*vtTerminal)(nil)
+	_ RowWriter   = (*vtTerminal)(nil)
+)
 
-// pump drains the emulator's replies until the emulator is closed.
-func (t *vtTerminal) pump(reply func([]byte)) {
-	defer close(t.pumped)
-	buf := make([]byte, 4096)
-	for {
-		n, err := t.emu.Read(buf)
-		if n > 0 && reply != nil {
-			reply(append([]byte(nil), buf[:n]...))
-		}
-		if err != nil {
-			return
-		}
+// newTerminal returns a cols x rows terminal keeping history lines of
+// scrollback (0 for the default) whose replies to the program go to reply
+// (nil discards them).
+func newTerminal(cols, rows, history int, reply func([]byte)) *vtTerminal {
+	if history == 0 {
+		history = vt.DefaultHistory
 	}
+	return &vtTerminal{t: vt.New(cols, rows, history, reply)}
 }
 
 func (t *vtTerminal) Write(p []byte) (int, error) {
 	t.mu.Lock()
-	n, err := t.emu.Write(p)
+	n, err := t.t.Write(p)
 	t.mu.Unlock()
 	t.version.Add(1)
 	return n, err
@@ -94,68 +60,90 @@ func (t *vtTerminal) Write(p []byte) (int, error) {
 
 func (t *vtTerminal) Resize(cols, rows int) {
 	t.mu.Lock()
-	t.emu.Resize(cols, rows)
+	t.t.Resize(cols, rows)
 	t.mu.Unlock()
 	t.version.Add(1)
 }
 
-func (t *vtTerminal) BracketedPaste() bool { return t.bracket.Load() }
+func (t *vtTerminal) BracketedPaste() bool { return t.Modes().BracketedPaste }
 
-// Close ends the reply pump by closing the emulator's input pipe. It does
-// not call the emulator's own Close, which writes a flag that Read reads
-// without a lock.
-func (t *vtTerminal) Close() error {
-	var err error
-	if pw, ok := t.emu.InputPipe().(*io.PipeWriter); ok {
-		err = pw.Close()
-	}
-	<-t.pumped
-	return err
+// Modes returns the input modes the program set (bracketed paste, mouse
+// tracking, application cursor keys).
+func (t *vtTerminal) Modes() vt.Modes {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.t.Modes()
 }
+
+func (t *vtTerminal) Close() error { return nil }
 
 func (t *vtTerminal) Size() (cols, rows int) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return t.emu.Width(), t.emu.Height()
+	return t.t.Size()
 }
 
 func (t *vtTerminal) Render() string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	return t.emu.Render()
+	return t.t.Render()
 }
 
 func (t *vtTerminal) Text() string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	// String trims each line's trailing blanks and keeps one line per row.
-	return t.emu.Emulator.String()
+	return t.t.Text()
 }
 
 func (t *vtTerminal) Cursor() (x, y int, visible bool) {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	p := t.emu.CursorPosition()
-	return p.X, p.Y, !t.emu.CursorHidden()
+	return t.t.Cursor()
 }
 
-func (t *vtTerminal) Title() string { return *t.title.Load() }
+func (t *vtTerminal) Title() string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.t.Title()
+}
 
 func (t *vtTerminal) Scrollback(n int) []string {
 	t.mu.RLock()
 	defer t.mu.RUnlock()
-	if n <= 0 {
-		return nil
-	}
-	lines := t.emu.Emulator.Scrollback().Lines()
-	if n < len(lines) {
-		lines = lines[len(lines)-n:]
-	}
-	out := make([]string, len(lines))
-	for i, l := range lines {
-		out[i] = strings.TrimRight(l.Render(), " ")
-	}
-	return out
+	return t.t.Scrollback(n)
 }
 
 func (t *vtTerminal) Version() uint64 { return t.version.Load() }
+
+// Draw paints the screen into a cell buffer with no ANSI in between.
+func (t *vtTerminal) Draw(scr uv.Screen, area uv.Rectangle) {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	t.t.Draw(scr, area)
+}
+
+// AppendRows appends rows from..from+n-1 of the screen, each exactly w
+// columns wide, to dst.
+func (t *vtTerminal) AppendRows(dst []string, from, n, w int) []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	var buf []byte
+	_, rows := t.t.Size()
+	for y := from; y < from+n; y++ {
+		if y < 0 || y >= rows {
+			dst = append(dst, blankRow(w))
+			continue
+		}
+		buf = t.t.AppendRow(buf[:0], y, w)
+		dst = append(dst, string(buf))
+	}
+	return dst
+}
+
+func blankRow(w int) string {
+	b := make([]byte, w)
+	for i := range b {
+		b[i] = ' '
+	}
+	return string(b)
+}

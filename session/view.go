@@ -25,3 +25,14 @@ type View interface {
 	// whether it needs to draw again without comparing screens.
 	Version() uint64
 }
+
+// RowWriter is what a View offers when it can hand over screen rows
+// already cut to a width, so a pane is drawn without rendering the whole
+// screen to ANSI and parsing it back. The session's own terminal is one;
+// callers fall back to Render for views that are not.
+type RowWriter interface {
+	// AppendRows appends screen rows from..from+n-1, each exactly w
+	// columns wide (cut or padded), as styled text; rows outside the
+	// screen are blank.
+	AppendRows(dst []string, from, n, w int) []string
+}

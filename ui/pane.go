@@ -59,14 +59,14 @@ func (m *Model) noPane(id task.ID) string {
 // pane (before a resize lands) it keeps the cursor's row in view, since that
 // is where an agent is working.
 func fitScreen(v session.View, w, h int) []string {
-	rows := strings.Split(v.Render(), "\n")
-	start := 0
-	if len(rows) > h {
-		_, cy, _ := v.Cursor()
-		if cy >= h {
-			start = min(cy-h+1, len(rows)-h)
-		}
+	if rw, ok := v.(session.RowWriter); ok {
+		// The session's emulator writes its rows at the pane's width
+		// directly, without rendering the whole screen to parse it back.
+		_, n := v.Size()
+		return rw.AppendRows(make([]string, 0, h), paneTop(v, n, h), h, w)
 	}
+	rows := strings.Split(v.Render(), "\n")
+	start := paneTop(v, len(rows), h)
 	out := make([]string, h)
 	for i := range out {
 		if start+i < len(rows) {
@@ -76,6 +76,19 @@ func fitScreen(v session.View, w, h int) []string {
 		}
 	}
 	return out
+}
+
+// paneTop is the first of n screen rows to show in h rows: the top, or
+// when the screen is taller, enough to keep the cursor's row in view.
+func paneTop(v session.View, n, h int) int {
+	if n <= h {
+		return 0
+	}
+	_, cy, _ := v.Cursor()
+	if cy < h {
+		return 0
+	}
+	return min(cy-h+1, n-h)
 }
 
 // scrollLines shows the pane's history and screen as one scrollable text,

@@ -1,0 +1,152 @@
+package vt
+
+import "unicode/utf8"
+
+// decGraphics is DEC special graphics (line drawing) for 0x5f-0x7e, the
+// characters behind "ESC ( 0" box drawing.
+var decGraphics = [32]rune{
+	' ', '◆', '▒', '␉', '␌', '␍', '␊', '°', '±', '␤', '␋', '┘', '┐', '┌', '└', '┼',
+	'⎺', '⎻', '─', '⎼', '⎽', '├', '┤', '┴', '┬', '│', '≤', '≥', 'π', '≠', '£', '·',
+}
+
+// printASCII prints a run of printable ASCII: the common case, kept free of
+// per-character width lookups and parser calls.
+func (t *Terminal) printASCII(b []byte) {
+	if t.insert || t.cur.charset[t.cur.gl] == '0' {
+		for _, c := range b {
+			t.printRune(rune(c))
+		}
+		return
+	}
+	st := t.cur.styleID
+	for len(b) > 0 {
+		if t.cur.x >= t.cols {
+			if !t.autowrap {
+				t.cur.x = t.cols - 1
+				t.put(rune(b[len(b)-1]), 1)
+				return
+			}
+			t.wrap()
+		}
+		l := t.scr.line(t.cur.y)
+		n := min(len(b), t.cols-t.cur.x)
+		x := t.cur.x
+		cells := l.cells[x : x+n]
+		// Overwriting part of a wide character blanks its other half.
+		if cells[0].Width == 0 || cells[n-1].Width == 2 || (x+n < t.cols && l.cells[x+n].Width == 0) {
+			for i := range n {
+				t.fixWide(l, x+i, 1)
+			}
+		}
+		for i, c := range b[:n] {
+			cells[i] = Cell{R: rune(c), Style: st, Width: 1}
+		}
+		t.cur.x += n
+		t.lastRune = rune(b[n-1])
+		b = b[n:]
+		if t.cur.x == t.cols && !t.autowrap {
+			t.cur.x = t.cols - 1
+		}
+	}
+}
+
+// wrap moves to the start of the next line, marking this one as continued.
+func (t *Terminal) wrap() {
+	t.scr.line(t.cur.y).wrapped = true
+	t.linefeed()
+	t.cur.x = 0
+}
+
+// printRune prints one character of any width.
+func (t *Terminal) printRune(r rune) {
+	if t.cur.charset[t.cur.gl] == '0' && r >= 0x5f && r <= 0x7e {
+		r = decGraphics[r-0x5f]
+	}
+	w := runeWidth(r)
+	if w == 0 {
+		t.combine(r)
+		return
+	}
+	if w > t.cols {
+		return
+	}
+	if t.cur.x+w > t.cols {
+		if t.autowrap {
+			t.wrap()
+		} else {
+			t.cur.x = t.cols - w
+		}
+	}
+	t.put(r, w)
+	t.lastRune = r
+}
+
+// put writes a character of width w at the cursor and advances it.
+func (t *Terminal) put(r rune, w int) {
+	l := t.scr.line(t.cur.y)
+	x := t.cur.x
+	if t.insert {
+		copy(l.cells[x+w:], l.cells[x:])
+		if c := l.cells[t.cols-1]; c.Width == 2 {
+			l.cells[t.cols-1] = blankCell(0)
+		}
+	}
+	t.fixWide(l, x, w)
+	l.cells[x] = Cell{R: r, Style: t.cur.styleID, Width: uint8(w)}
+	if w == 2 {
+		l.cells[x+1] = Cell{Style: t.cur.styleID}
+	}
+	t.cur.x += w
+	if t.cur.x == t.cols && !t.autowrap {
+		t.cur.x = t.cols - 1
+	}
+}
+
+// fixWide blanks the halves of wide characters that writing w cells at x
+// would split.
+func (t *Terminal) fixWide(l *line, x, w int) {
+	if l.cells[x].Width == 0 && x > 0 && l.cells[x-1].Width == 2 {
+		l.cells[x-1] = blankCell(0)
+	}
+	if end := x + w - 1; end < len(l.cells) && l.cells[end].Width == 2 && end+1 < len(l.cells) {
+		l.cells[end+1] = blankCell(0)
+	}
+}
+
+// combine appends a zero-width character (a combining mark, a variation
+// selector, a joiner) to the character before the cursor, as tmux does.
+func (t *Terminal) combine(r rune) {
+	x := min(t.cur.x, t.cols) - 1
+	if x < 0 {
+		return
+	}
+	l := t.scr.line(t.cur.y)
+	if l.cells[x].Width == 0 && l.cells[x].R == 0 && x > 0 {
+		x--
+	}
+	c := &l.cells[x]
+	var buf [64]byte
+	b := buf[:0]
+	if c.R < 0 {
+		b = append(b, t.clusters[-c.R-1]...)
+	} else {
+		b = utf8.AppendRune(b, c.R)
+	}
+	if len(b)+utf8.RuneLen(r) > 32 {
+		return
+	}
+	b = utf8.AppendRune(b, r)
+	c.R = t.cluster(b)
+}
+
+// cluster interns a grapheme cluster and returns its cell rune.
+func (t *Terminal) cluster(b []byte) rune {
+	if id, ok := t.clusterIDs[string(b)]; ok {
+		return id
+	}
+	s := string(b)
+	t.clusters = append(t.clusters, s)
+	id := rune(-len(t.clusters))
+	t.clusterIDs[s] = id
+	return id
+}

@@ -1,0 +1,284 @@
+package vt
+
+import (
+	"strings"
+	"unicode/utf8"
+
+	uv "github.com/charmbracelet/ultraviolet"
+)
+
+// asciiStr holds one-byte strings for printable ASCII, so drawing a cell
+// allocates nothing.
+var asciiStr = func() (s [128]string) {
+	for i := range s {
+		s[i] = string(rune(i))
+	}
+	return
+}()
+
+// Size returns the columns and rows.
+func (t *Terminal) Size() (cols, rows int) { return t.cols, t.rows }
+
+// Cursor returns the cursor position (the column is at most cols-1 even
+// while a wrap is pending) and whether it is visible.
+func (t *Terminal) Cursor() (x, y int, visible bool) {
+	return min(t.cur.x, t.cols-1), t.cur.y, !t.cursorHidden
+}
+
+// Title returns the window title set with OSC 0 or 2.
+func (t *Terminal) Title() string { return t.title }
+
+// Modes returns the input modes the program set.
+func (t *Terminal) Modes() Modes { return t.modes }
+
+// AltScreen reports whether the alternate screen is in use.
+func (t *Terminal) AltScreen() bool { return t.scr == t.alt }
+
+// Version grows with every write and resize.
+func (t *Terminal) Version() uint64 { return t.version }
+
+// HistoryLen is the number of lines in the scrollback.
+func (t *Terminal) HistoryLen() int { return t.hist.len() }
+
+// SetHistory changes how many lines of scrollback are kept.
+func (t *Terminal) SetHistory(n int) { t.hist.setLimit(n) }
+
+// CellAt returns the cell at column x, row y of the screen: its text (""
+// for the right half of a wide character), width and style.
+func (t *Terminal) CellAt(x, y int) (text string, width int, st Style) {
+	c := t.scr.line(y).cells[x]
+	return t.cellText(c), int(c.Width), t.styles.list[c.Style]
+}
+
+func (t *Terminal) cellText(c Cell) string {
+	switch {
+	case c.R < 0:
+		return t.clusters[-c.R-1]
+	case c.R == 0:
+		return ""
+	case c.R < utf8.RuneSelf:
+		return asciiStr[c.R]
+	}
+	s, ok := t.runeStr[c.R]
+	if !ok {
+		s = string(c.R)
+		t.runeStr[c.R] = s
+	}
+	return s
+}
+
+// Draw paints the screen's top-left corner into area of scr, cell by cell,
+// with no ANSI in between: it makes the terminal an ultraviolet Drawable.
+func (t *Terminal) Draw(scr uv.Screen, area uv.Rectangle) {
+	w, h := min(area.Dx(), t.cols), min(area.Dy(), t.rows)
+	var uc uv.Cell
+	for y := range h {
+		cells := t.scr.line(y).cells
+		for x := 0; x < w; x++ {
+			c := cells[x]
+			if c.Width == 0 && c.R == 0 {
+				continue
+			}
+			if c.Width == 2 && x == w-1 {
+				c = blankCell(0) // a wide character cut by the area's edge
+			}
+			uc = uv.Cell{Content: t.cellText(c), Width: int(c.Width)}
+			if c.Style != 0 {
+				uc.Style = *t.styles.uvStyle(c.Style)
+			}
+			scr.SetCell(area.Min.X+x, area.Min.Y+y, &uc)
+		}
+		for x := w; x < area.Dx(); x++ {
+			scr.SetCell(area.Min.X+x, area.Min.Y+y, &uv.EmptyCell)
+		}
+	}
+	for y := h; y < area.Dy(); y++ {
+		for x := 0; x < area.Dx(); x++ {
+			scr.SetCell(area.Min.X+x, area.Min.Y+y, &uv.EmptyCell)
+		}
+	}
+}
+
+// AppendRow appends screen row y as ANSI text exactly w columns wide
+// (cut or padded with blanks), ending in a style reset when styled. It is
+// how a string-built frame takes a pane without parsing the pane back.
+func (t *Terminal) AppendRow(dst []byte, y, w int) []byte {
+	return t.appendCells(dst, t.scr.line(y).cells, w, true)
+}
+
+func (t *Terminal) appendCells(dst []byte, cells []Cell, w int, pad bool) []byte {
+	cur := uint32(0)
+	x := 0
+	for ; x < w && x < len(cells); x++ {
+		c := cells[x]
+		if c.Width == 0 && c.R == 0 {
+			continue
+		}
+		if c.Width == 2 && x == w-1 {
+			c = blankCell(0)
+		}
+		if c.Style != cur {
+			dst = appendSGR(dst, t.styles.list[c.Style])
+			cur = c.Style
+		}
+		switch {
+		case c.R < 0:
+			dst = append(dst, t.clusters[-c.R-1]...)
+		case c.R < utf8.RuneSelf:
+			dst = append(dst, byte(c.R))
+		default:
+			dst = utf8.AppendRune(dst, c.R)
+		}
+	}
+	if cur != 0 {
+		dst = append(dst, "\x1b[m"...)
+	}
+	if pad {
+		for ; x < w; x++ {
+			dst = append(dst, ' ')
+		}
+	}
+	return dst
+}
+
+// Render returns the screen as ANSI text, one line per row joined by "\n".
+func (t *Terminal) Render() string {
+	var b []byte
+	for y := range t.rows {
+		if y > 0 {
+			b = append(b, '\n')
+		}
+		b = t.AppendRow(b, y, t.cols)
+	}
+	return string(b)
+}
+
+// Text returns the screen as plain text, one line per row, each without
+// its trailing blanks.
+func (t *Terminal) Text() string {
+	var b strings.Builder
+	for y := range t.rows {
+		if y > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(strings.TrimRight(t.rowText(t.scr.line(y).cells), " "))
+	}
+	return b.String()
+}
+
+func (t *Terminal) rowText(cells []Cell) string {
+	var b []byte
+	for _, c := range cells {
+		switch {
+		case c.Width == 0 && c.R == 0:
+		case c.R < 0:
+			b = append(b, t.clusters[-c.R-1]...)
+		default:
+			b = utf8.AppendRune(b, c.R)
+		}
+	}
+	return string(b)
+}
+
+// Scrollback returns up to n of the newest history lines, oldest first, as
+// ANSI text without trailing blanks.
+func (t *Terminal) Scrollback(n int) []string {
+	n = min(n, t.hist.len())
+	if n <= 0 {
+		return nil
+	}
+	out := make([]string, n)
+	scratch := &line{cells: make([]Cell, t.cols)}
+	for i := range out {
+		hl := t.hist.at(t.hist.len() - n + i)
+		scratch.cells = scratch.cells[:0]
+		hl.each(t.clusters, func(c Cell, w int) {
+			scratch.cells = append(scratch.cells, c)
+			if w == 2 {
+				scratch.cells = append(scratch.cells, Cell{Style: c.Style})
+			}
+		})
+		out[i] = string(t.appendCells(nil, scratch.cells, len(scratch.cells), false))
+	}
+	return out
+}
+
+// Resize changes the screen size the way tmux does: a shorter screen first
+// drops blank rows below the cursor, then pushes rows off the top into the
+// history, so the bottom (where the program is writing) stays; a taller one
+// pulls history back. Lines are cut or padded, not reflowed.
+func (t *Terminal) Resize(cols, rows int) {
+	cols, rows = max(cols, 1), max(rows, 1)
+	if cols == t.cols && rows == t.rows {
+		return
+	}
+	t.version++
+	if cols != t.cols {
+		t.main.resizeCols(cols)
+		if t.alt != nil {
+			t.alt.resizeCols(cols)
+		}
+		t.cols = cols
+		t.resetTabs()
+	}
+	if rows != t.rows {
+		t.resizeRows(t.main, rows, t.scr == t.main)
+		if t.alt != nil {
+			t.resizeRows(t.alt, rows, t.scr == t.alt)
+		}
+		t.rows = rows
+	}
+	t.top, t.bottom = 0, t.rows-1
+	t.cur.x = min(t.cur.x, t.cols-1)
+	t.cur.y = min(max(t.cur.y, 0), t.rows-1)
+	t.saved.x, t.saved.y = min(t.saved.x, t.cols-1), min(t.saved.y, t.rows-1)
+	t.savedAlt.x, t.savedAlt.y = min(t.savedAlt.x, t.cols-1), min(t.savedAlt.y, t.rows-1)
+}
+
+func (t *Terminal) resizeRows(s *screen, rows int, active bool) {
+	ls := s.rowsInOrder()
+	cy := t.cur.y
+	if !active {
+		cy = len(ls) - 1
+	}
+	if rows < len(ls) {
+		need := len(ls) - rows
+		// Rows below the cursor go first.
+		below := min(len(ls)-1-cy, need)
+		ls = ls[:len(ls)-below]
+		need -= below
+		for _, l := range ls[:need] {
+			if s == t.main {
+				t.hist.push(l, t.clusters)
+			}
+		}
+		ls = ls[need:]
+		if active {
+			t.cur.y -= need
+		}
+	} else {
+		need := rows - len(ls)
+		var pulled []*line
+		if s == t.main {
+			for len(pulled) < need {
+				l := newLine(s.cols)
+				if !t.hist.pop(l, t.clusters) {
+					break
+				}
+				pulled = append(pulled, l)
+			}
+		}
+		top := make([]*line, 0, rows)
+		for i := len(pulled) - 1; i >= 0; i-- {
+			top = append(top, pulled[i])
+		}
+		ls = append(top, ls...)
+		for len(ls) < rows {
+			ls = append(ls, newLine(s.cols))
+		}
+		if active {
+			t.cur.y += len(pulled)
+		}
+	}
+	s.setRows(ls)
+}

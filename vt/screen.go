@@ -1,0 +1,174 @@
+package vt
+
+// Cell is one character cell of the screen.
+//
+// R is the character. A negative R is -(i+1) for grapheme cluster i of the
+// terminal's cluster table, for a character followed by combining marks. R
+// is 0 in the right half of a wide character (width 0 there). Style is an
+// interned style id.
+type Cell struct {
+	R     rune
+	Style uint32
+	Width uint8
+}
+
+// blankCell is an erased cell in style id st (its background shows).
+func blankCell(st uint32) Cell { return Cell{R: ' ', Style: st, Width: 1} }
+
+// line is one row of cells; wrapped says the text continues on the next row
+// because it reached the right margin.
+type line struct {
+	cells   []Cell
+	wrapped bool
+}
+
+func (l *line) clear(from, to int, c Cell) {
+	cs := l.cells[from:to]
+	for i := range cs {
+		cs[i] = c
+	}
+}
+
+// screen is a grid of rows kept as a ring: scrolling the whole screen moves
+// the ring's start, so no cell and no line is copied. Scrolling a region
+// moves line pointers only.
+type screen struct {
+	cols, rows int
+	ring       []*line
+	top        int // ring index of row 0
+}
+
+func newScreen(cols, rows int) *screen {
+	s := &screen{cols: cols, rows: rows, ring: make([]*line, rows)}
+	for i := range s.ring {
+		s.ring[i] = newLine(cols)
+	}
+	return s
+}
+
+func newLine(cols int) *line {
+	l := &line{cells: make([]Cell, cols)}
+	l.clear(0, cols, blankCell(0))
+	return l
+}
+
+// line returns row y (0 is the top).
+func (s *screen) line(y int) *line {
+	i := s.top + y
+	if i >= s.rows {
+		i -= s.rows
+	}
+	return s.ring[i]
+}
+
+func (s *screen) setLine(y int, l *line) {
+	i := s.top + y
+	if i >= s.rows {
+		i -= s.rows
+	}
+	s.ring[i] = l
+}
+
+// scrollUp moves rows top..bottom (inclusive) up by n, filling the bottom
+// with blank rows in c. evict, when not nil, takes each row leaving the top
+// before it is reused.
+func (s *screen) scrollUp(top, bottom, n int, c Cell, evict func(*line)) {
+	h := bottom - top + 1
+	n = min(n, h)
+	if n <= 0 {
+		return
+	}
+	if top == 0 && bottom == s.rows-1 {
+		// The whole screen: rotate the ring.
+		for range n {
+			l := s.ring[s.top]
+			if evict != nil {
+				evict(l)
+			}
+			l.clear(0, s.cols, c)
+			l.wrapped = false
+			s.top++
+			if s.top == s.rows {
+				s.top = 0
+			}
+		}
+		return
+	}
+	var tmp [8]*line
+	gone := tmp[:0]
+	for y := top; y < top+n; y++ {
+		l := s.line(y)
+		if evict != nil {
+			evict(l)
+		}
+		gone = append(gone, l)
+	}
+	for y := top; y+n <= bottom; y++ {
+		s.setLine(y, s.line(y+n))
+	}
+	for i, l := range gone {
+		l.clear(0, s.cols, c)
+		l.wrapped = false
+		s.setLine(bottom-n+1+i, l)
+	}
+}
+
+// scrollDown moves rows top..bottom down by n, filling the top with blanks.
+func (s *screen) scrollDown(top, bottom, n int, c Cell) {
+	h := bottom - top + 1
+	n = min(n, h)
+	if n <= 0 {
+		return
+	}
+	var tmp [8]*line
+	gone := tmp[:0]
+	for y := bottom - n + 1; y <= bottom; y++ {
+		gone = append(gone, s.line(y))
+	}
+	for y := bottom; y-n >= top; y-- {
+		s.setLine(y, s.line(y-n))
+	}
+	for i, l := range gone {
+		l.clear(0, s.cols, c)
+		l.wrapped = false
+		s.setLine(top+i, l)
+	}
+}
+
+// resizeCols changes every row's width, cutting or padding with blanks.
+func (s *screen) resizeCols(cols int) {
+	for _, l := range s.ring {
+		resizeLine(l, cols)
+	}
+	s.cols = cols
+}
+
+func resizeLine(l *line, cols int) {
+	old := len(l.cells)
+	if cols <= cap(l.cells) {
+		l.cells = l.cells[:cols]
+	} else {
+		l.cells = append(l.cells, make([]Cell, cols-old)...)
+	}
+	if cols > old {
+		l.clear(old, cols, blankCell(0))
+	}
+	// A wide character cut in half by the new margin becomes a blank.
+	if cols > 0 && cols < old && l.cells[cols-1].Width == 2 {
+		l.cells[cols-1] = blankCell(0)
+	}
+}
+
+// rowsInOrder returns the rows top to bottom, unrotating the ring.
+func (s *screen) rowsInOrder() []*line {
+	out := make([]*line, s.rows)
+	for y := range out {
+		out[y] = s.line(y)
+	}
+	return out
+}
+
+// setRows replaces the rows, top to bottom.
+func (s *screen) setRows(ls []*line) {
+	s.ring, s.top, s.rows = ls, 0, len(ls)
+}

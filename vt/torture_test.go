@@ -1,0 +1,62 @@
+package vt
+
+import (
+	"strings"
+	"testing"
+)
+
+// torture holds escape-sequence cases where emulators commonly differ.
+var torture = []struct {
+	name string
+	data string
+}{
+	{"plain", "hello world\r\nsecond line"},
+	{"sgr", "\x1b[1;31mbold red\x1b[0m \x1b[38;5;200mpink\x1b[48;2;10;20;30m on rgb\x1b[m \x1b[3;4;7;9mmany\x1b[0m \x1b[92mbright\x1b[103m bg\x1b[0m"},
+	{"sgr colon", "\x1b[38:2::1:2:3mrgb colon\x1b[0m \x1b[38:5:33mix\x1b[4:3mcurly\x1b[0m"},
+	{"wrap", strings.Repeat("abcdefghij", 5) + "\r\nnext"},
+	{"pending wrap then CR", strings.Repeat("x", 20) + "\rY"},
+	{"wide chars", "日本語テキスト 🎉 ok\r\n中文"},
+	{"wide at right margin", strings.Repeat("a", 19) + "日本\r\n" + strings.Repeat("b", 18) + "日本"},
+	{"combining", "cafe\u0301 nai\u0308ve e\u0301\u0302"},
+	{"scroll", strings.Repeat("line\r\n", 30) + "end"},
+	{"scroll region", "\x1b[2;5r\x1b[5;1H" + strings.Repeat("region\r\n", 8) + "\x1b[r\x1b[10;1Houtside"},
+	{"reverse index", "\x1b[3;6r\x1b[3;1H\x1bM\x1bMtop\x1b[r"},
+	{"erase in colour", "\x1b[44mblue\x1b[K\r\n\x1b[41m\x1b[2J\x1b[5;5Hx\x1b[1K\x1b[0m\x1b[6;1H\x1b[42m\x1b[3X\x1b[0m"},
+	{"erase display", "aaaa\r\nbbbb\r\ncccc\x1b[2;2H\x1b[J\x1b[1;3H\x1b[1J"},
+	{"alt screen", "main text\x1b[?1049h\x1b[1;1Halt text\x1b[?1049lback"},
+	{"alt screen 47", "main\x1b[?47halt\x1b[?47l!"},
+	{"insert delete line", "1\r\n2\r\n3\r\n4\r\n5\x1b[2;1H\x1b[2L\x1b[4;1H\x1b[1M"},
+	{"insert delete char", "abcdefghij\x1b[1;3H\x1b[2@\x1b[1;8H\x1b[3P"},
+	{"insert mode", "abcdef\x1b[1;2H\x1b[4hXY\x1b[4lZ"},
+	{"tabs", "a\tb\tc\r\n\x1b[3g\x1b[1;5H\x1bH\r\tx\t\x1b[Zy"},
+	{"origin mode", "\x1b[5;10r\x1b[?6h\x1b[1;1Horigin\x1b[20;1Hbottom\x1b[?6l\x1b[r"},
+	{"dec graphics", "\x1b(0lqqk\r\nx  x\r\nmqqj\x1b(B ascii \x0e\x1b)0lq\x0f"},
+	{"cursor moves", "\x1b[5;5H*\x1b[2A^\x1b[3Bv\x1b[10C>\x1b[4D<\x1b[G|\x1b[3d_\x1b[2E#\x1b[F%"},
+	{"save restore", "\x1b[3;3H\x1b[31m\x1b7\x1b[10;10H\x1b[0mX\x1b8Y\x1b[s\x1b[1;1H\x1b[uZ"},
+	{"decaln", "\x1b#8\x1b[3;3Hok"},
+	{"repeat", "ab\x1b[5b"},
+	{"no autowrap", "\x1b[?7l" + strings.Repeat("z", 25) + "Q\x1b[?7h"},
+	{"backspace", "abc\b\bX\r\n" + strings.Repeat("w", 20) + "\bV"},
+	{"osc title with 0x9c", "before\x1b]0;✳ Claude Code\x07after\x1b]2;title\x1b\\end"},
+	{"dcs and apc ignored", "a\x1bP1$r0m\x1b\\b\x1b_apc\x1b\\c\x1b^pm\x1b\\d"},
+	{"scroll up down", "1\r\n2\r\n3\r\n4\x1b[2S\x1b[1T"},
+	{"overwrite wide start", "日本語\x1b[1;3Hx\x1b[2;1H日本語\x1b[2;3Hyz"},
+	{"erase in colour mid-line", "abcdefghij\x1b[1;3H\x1b[42m\x1b[3X\x1b[2;1Hklmnopqrst\x1b[2;2H\x1b[45m\x1b[2P\x1b[0m\x1b[3;1Hxyz\x1b[3;1H\x1b[46m\x1b[2@\x1b[0m"},
+	{"scrolled lines take the background", "\x1b[44m" + strings.Repeat("\r\n", 14) + "x\x1b[0mtext"},
+	{"inserted lines take the background", "1\r\n2\r\n3\x1b[1;1H\x1b[43m\x1b[L\x1b[0mabc"},
+	{"lf at bottom with bg", "\x1b[44m" + strings.Repeat("\r\n", 30) + "x\x1b[0m"},
+	{"cursor past bottom", "\x1b[100;100Hz\x1b[100B\x1b[100Cq"},
+	{"c0 in csi", "\x1b[1\r;31mred?\x1b[0m"},
+	{"invalid utf8", "a\xffb\xc3c\xe2\x9cd"},
+	{"alt screen clear with bg", "\x1b[45m\x1b[?1049h\x1b[0mx\x1b[?1049l"},
+	{"wrap then LF", strings.Repeat("q", 20) + "\nr"},
+}
+
+func TestTortureAgainstTmux(t *testing.T) {
+	needTmux(t)
+	for _, tc := range torture {
+		t.Run(tc.name, func(t *testing.T) {
+			checkAgainstTmux(t, 20, 12, []byte(tc.data), 0)
+		})
+	}
+}
