@@ -45,6 +45,17 @@ type Config struct {
 	Finalise Finalise `toml:"finalise"`
 	// Limits bounds what operators and agents can make the console hold.
 	Limits Limits `toml:"limits"`
+	// Store says where task state lives.
+	Store Store `toml:"store"`
+}
+
+// Store says where task state lives: the SQLite file under .orchestra/ by
+// default, or a PostgreSQL database that engines on several machines share.
+type Store struct {
+	// URL is a postgres:// connection URL; empty means the embedded SQLite
+	// store. The environment variable ORCHESTRA_STORE_URL, when set, takes
+	// its place, so a password need not be written into the repository.
+	URL string `toml:"url"`
 }
 
 // Finalise configures the end of the loop: merging an approved task's
@@ -294,6 +305,10 @@ func (c Config) Validate(name string) error {
 		errs = append(errs, fmt.Errorf("%s: finalise.remote must name a git remote (default \"origin\")", name))
 	}
 	errs = append(errs, c.rangeErrors(name)...)
+	if u := c.Store.URL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
+		// Never echo the value: it may hold a password.
+		errs = append(errs, fmt.Errorf("%s: store.url must be a postgres:// URL (leave it out for the SQLite store under .orchestra/)", name))
+	}
 	for i, s := range c.Slots {
 		if _, ok := c.Harness[s.Harness]; !ok {
 			errs = append(errs, fmt.Errorf("%s: slots[%d] (%s): unknown harness %q", name, i, s.Name, s.Harness))

@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -8,7 +9,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/repo"
-	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
+	"github.com/orchestra-tui/orchestra-tui/store"
 )
 
 // OpenParams says where and how to open a coordinator for a repository.
@@ -31,7 +32,7 @@ type Opened struct {
 	*Coordinator
 	Repo   *repo.Repo
 	Config config.Config
-	Store  *sqlite.Store
+	Store  store.Store
 }
 
 // Close closes the store. Stop the coordinator first.
@@ -59,7 +60,7 @@ func Open(p OpenParams) (*Opened, error) {
 	for k, v := range p.Vars {
 		vars[k] = v
 	}
-	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	st, _, err := OpenStore(context.Background(), r.Root, cfg)
 	if err != nil {
 		return nil, err
 	}

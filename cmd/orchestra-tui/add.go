@@ -17,7 +17,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/repo"
-	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -115,7 +114,7 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	st, err := openStore(ctx, r)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
-	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -90,7 +89,7 @@ func correctOffline(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout
 	if err := coord.CheckCorrection(cmd.Text, cfg.Limits.CorrectionBytes); err != nil {
 		return fail(stderr, err)
 	}
-	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	st, err := openStore(ctx, r)
 	if err != nil {
 		return fail(stderr, err)
 	}

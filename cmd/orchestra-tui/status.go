@@ -10,7 +10,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
-	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 )
 
 // statusCmd lists tasks with state, phase and verdict, read from the store.
@@ -25,7 +24,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	st, err := openStore(context.Background(), r)
 	if err != nil {
 		return fail(stderr, err)
 	}
