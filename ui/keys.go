@@ -22,6 +22,7 @@ type keyMap struct {
 	grid, focus, scroll, pageDown                              key.Binding
 	add, correct, resubmit, extend, expire, cancel, park       key.Binding
 	approve, help, quit                                        key.Binding
+	merge, retry                                               key.Binding
 	leave                                                      key.Binding
 }
 
@@ -51,6 +52,8 @@ func newKeyMap(leave string) keyMap {
 		cancel:   b([]string{"D"}, "D", "cancel the task (asks first)"),
 		park:     b([]string{"p"}, "p", "park / unpark the task"),
 		approve:  b([]string{"a"}, "a", "approve a task awaiting review"),
+		merge:    b([]string{"M"}, "M", "merge an approved task's branch (asks first)"),
+		retry:    b([]string{"R"}, "R", "retry a failed or cancelled task"),
 		help:     b([]string{"?"}, "?", "this help"),
 		quit:     b([]string{"q", "ctrl+c"}, "q", "quit (asks first while sessions run)"),
 		leave:    b([]string{leave}, leave, "leave focus mode (every other key goes to the agent)"),
@@ -62,7 +65,7 @@ func (k keyMap) helpGroups() []helpGroup {
 	return []helpGroup{
 		{"Navigate", []key.Binding{k.down, k.up, k.filter, k.nextTab, k.prevTab, k.tab1, k.tab2, k.tab3, k.tab4}},
 		{"Panes", []key.Binding{k.grid, k.focus, k.leave, k.scroll, k.pageDown}},
-		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve}},
+		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.merge, k.retry}},
 		{"Console", []key.Binding{k.help, k.quit}},
 	}
 }
@@ -197,7 +200,7 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 // actionKey handles the keys that become commands for the selected task.
 func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.Cmd {
 	k := m.keys
-	if !key.Matches(msg, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve) {
+	if !key.Matches(msg, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.merge, k.retry) {
 		return nil
 	}
 	if !ok {
@@ -223,6 +226,11 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 		return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id})
 	case key.Matches(msg, k.approve):
 		return m.do(coord.Command{Kind: coord.CmdApprove, TaskID: id})
+	case key.Matches(msg, k.retry):
+		return m.do(coord.Command{Kind: coord.CmdRetry, TaskID: id})
+	case key.Matches(msg, k.merge):
+		prompt := fmt.Sprintf("Merge task %s's branch %s into the checked-out branch? y/n", id.Short(), tv.Task.Branch)
+		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdMerge, TaskID: id}) })
 	case key.Matches(msg, k.cancel):
 		prompt := fmt.Sprintf("Cancel task %s %q? Its session is stopped; the work in its worktree is kept. y/n", id.Short(), tv.Task.Title)
 		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdCancel, TaskID: id}) })

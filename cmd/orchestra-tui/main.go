@@ -23,6 +23,9 @@ Usage:
   orchestra-tui correct TASK TEXT        record a human decision; a running console types it into the live pane
   orchestra-tui resubmit|expire|cancel|park|unpark|approve TASK
   orchestra-tui extend TASK DURATION     extend a task's lease (e.g. 10m)
+  orchestra-tui retry TASK               queue a failed or cancelled task again, with a fresh attempt budget
+  orchestra-tui merge TASK               merge an approved task's branch into the checked-out branch
+  orchestra-tui prune [--all]            remove the worktrees and branches of ended tasks (merged ones unless --all)
   orchestra-tui handoff export TASK --out FILE
   orchestra-tui fork train TASK [--harness H]   train a base for the task from its background (Claude Code)
   orchestra-tui fork run TASK --prompt TEXT     run a block as a fork of the task's base; prints its delta cost
@@ -60,8 +63,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return addCmd(rest, stdout, stderr)
 	case "status":
 		return statusCmd(rest, stdout, stderr)
-	case "correct", "resubmit", "extend", "expire", "cancel", "park", "unpark", "approve":
+	case "correct", "resubmit", "extend", "expire", "cancel", "park", "unpark", "approve", "retry", "merge":
 		return opCmd(cmd, rest, stdout, stderr)
+	case "prune":
+		return pruneCmd(rest, stdin, stdout, stderr)
 	case "handoff":
 		return handoffCmd(rest, stdout, stderr)
 	case "fork":

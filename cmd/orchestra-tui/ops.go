@@ -24,7 +24,9 @@ var opSynopsis = map[string]string{
 	"cancel":   "orchestra-tui cancel TASK   (cancel the task; needs a running console)",
 	"park":     "orchestra-tui park TASK   (park the task; needs a running console)",
 	"unpark":   "orchestra-tui unpark TASK   (queue a parked task again; needs a running console)",
-	"approve":  "orchestra-tui approve TASK   (approve a task awaiting review; needs a running console)",
+	"approve":  "orchestra-tui approve TASK   (approve a task awaiting review; says where its work is and how to merge it)",
+	"retry":    "orchestra-tui retry TASK   (queue a failed or cancelled task again with a fresh attempt budget; its dead ends are kept)",
+	"merge":    "orchestra-tui merge TASK   (merge an approved task's branch into the checked-out branch; [finalise] merge says how)",
 }
 
 // opCmd sends an operator command to the running console. A correction made
@@ -73,6 +75,9 @@ func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	if !errors.Is(err, coord.ErrNoConsole) {
 		return fail(stderr, err)
+	}
+	if offlineOps[name] {
+		return offlineOp(ctx, r, cmd, stdout, stderr)
 	}
 	if name != "correct" {
 		return fail(stderr, fmt.Errorf("%s needs a running console (it owns the sessions); start one with `orchestra-tui` or `orchestra-tui run --headless`", name))
