@@ -157,7 +157,7 @@ func (h *handoffRun) machineA(ctx context.Context) error {
 	if err := o.Store.TaskInsert(ctx, t, added); err != nil {
 		return err
 	}
-	code := headless.Run(ctx, o.Coordinator, prefixed(h.w, "A │ "), headless.Options{})
+	code := headless.Run(ctx, o.Coordinator, prefixed(h.w, "A │ "), headless.Options{Format: headless.Stable})
 	var problems []string
 	if code == 0 {
 		problems = append(problems, "machine A's run exited 0; it should have stopped with the tests red")
@@ -213,7 +213,7 @@ func (h *handoffRun) machineB(ctx context.Context) error {
 		return err
 	}
 	h.say("Resumed task %s as %s: phase %s on %s, harness %s, model %s.", d.Task.ID, t.ID, t.Phase, t.Branch, t.Harness, t.Model)
-	code := headless.Run(ctx, o.Coordinator, prefixed(h.w, "B │ "), headless.Options{})
+	code := headless.Run(ctx, o.Coordinator, prefixed(h.w, "B │ "), headless.Options{Format: headless.Stable})
 
 	var problems []string
 	if code != 0 {

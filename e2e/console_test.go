@@ -23,6 +23,7 @@ type fixture struct {
 	bin    string
 	root   string
 	record string // the scripted agent's record_dir
+	script string // the scripted agent's script file
 }
 
 // newFixture builds the binary, writes the calc project, the agent script and
@@ -31,6 +32,13 @@ type fixture struct {
 func newFixture(t testing.TB, sc agent.Script, extra string) fixture {
 	t.Helper()
 	needTmux(t)
+	return newRepoFixture(t, sc, extra)
+}
+
+// newRepoFixture is newFixture for tests that drive only the CLI, with no
+// terminal.
+func newRepoFixture(t testing.TB, sc agent.Script, extra string) fixture {
+	t.Helper()
 	// The repository's folder name is what the console's header shows.
 	f := fixture{bin: buildBinary(t, t.TempDir()), root: filepath.Join(t.TempDir(), "calc"), record: filepath.Join(t.TempDir(), "record")}
 	require.NoError(t, os.Mkdir(f.root, 0o755))
@@ -40,6 +48,7 @@ func newFixture(t testing.TB, sc agent.Script, extra string) fixture {
 	require.NoError(t, err)
 	script := filepath.Join(t.TempDir(), "script.json")
 	require.NoError(t, os.WriteFile(script, data, 0o644))
+	f.script = script
 	argv, err := json.Marshal([]string{"{{self}}", "agent", "--script", script})
 	require.NoError(t, err)
 	conf := fmt.Sprintf("[harness.scripted]\nargv = %s\n\n%s", argv, extra)

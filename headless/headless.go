@@ -1,31 +1,67 @@
-// Package headless is the console's text view: one stable line per ledger
-// event, for CI logs, scripts and recordings. Ids, process ids and clock
-// times are replaced by stable names unless timestamps are asked for, so two
-// runs of the same scenario print the same text.
+// Package headless is the console's text view: one line per ledger event,
+// for CI logs, scripts and recordings. By default a line carries the real
+// ids and the event's UTC time, so a script can pass an id to `correct` or
+// match it with `status`; the stable form renames ids, process ids, clock
+// times and digests so two runs of the same scenario print the same text
+// (golden tests, the demo); the JSON form is one object per event.
 package headless
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// Printer writes events as lines.
-type Printer struct {
-	w          io.Writer
-	timestamps bool
-	tasks      map[string]string
-	sessions   map[string]string
-	shas       map[string]string
+// Format is how a Printer writes events.
+type Format int
+
+// The formats.
+const (
+	// Real lines start with the event's UTC time and carry the real ids.
+	Real Format = iota
+	// Stable lines rename ids, pids, clock times, durations and digests to
+	// placeholders (T1, S1, pid N, hh:mm:ss, sha1), for golden tests.
+	Stable
+	// JSON writes one JSON object per line (see Record).
+	JSON
+)
+
+// Record is one line of JSON output. Type is "event" for a ledger event
+// and "verdict" for the closing line of each task.
+type Record struct {
+	Type    string          `json:"type"`
+	Seq     int64           `json:"seq,omitempty"`
+	At      *time.Time      `json:"at,omitempty"`
+	Task    task.ID         `json:"task"`
+	Session string          `json:"session,omitempty"`
+	Kind    task.Kind       `json:"kind,omitempty"`
+	Reason  task.Reason     `json:"reason,omitempty"`
+	Text    string          `json:"text,omitempty"`
+	Data    json.RawMessage `json:"data,omitempty"`
+	// The verdict line's fields.
+	State   task.State `json:"state,omitempty"`
+	Phase   task.Phase `json:"phase,omitempty"`
+	Verdict string     `json:"verdict,omitempty"`
+	Green   *bool      `json:"green,omitempty"`
 }
 
-// New returns a printer writing to w. With timestamps, each line starts with
-// the event's UTC time and nothing is renamed.
-func New(w io.Writer, timestamps bool) *Printer {
-	return &Printer{w: w, timestamps: timestamps, tasks: map[string]string{}, sessions: map[string]string{}, shas: map[string]string{}}
+// Printer writes events as lines.
+type Printer struct {
+	w        io.Writer
+	format   Format
+	tasks    map[string]string
+	sessions map[string]string
+	shas     map[string]string
+}
+
+// New returns a printer writing to w in format f.
+func New(w io.Writer, f Format) *Printer {
+	return &Printer{w: w, format: f, tasks: map[string]string{}, sessions: map[string]string{}, shas: map[string]string{}}
 }
 
 var (
@@ -40,11 +76,16 @@ var (
 
 // Line renders one event without writing it.
 func (p *Printer) Line(ev task.Event) string {
+	if p.format == JSON {
+		at := ev.At.UTC()
+		return p.record(Record{Type: "event", Seq: ev.Seq, At: &at, Task: ev.TaskID, Session: ev.SessionID,
+			Kind: ev.Kind, Reason: ev.Reason, Text: ev.Text, Data: validJSON(ev.Data)})
+	}
 	tname := string(ev.TaskID)
 	// Made printable before renaming, so no placeholder can complete an
 	// escape sequence the text began.
 	text := oneLine(ev.Text)
-	if !p.timestamps {
+	if p.format == Stable {
 		tname = p.name(p.tasks, string(ev.TaskID), "T")
 		if ev.SessionID != "" {
 			p.name(p.sessions, ev.SessionID, "S")
@@ -56,20 +97,39 @@ func (p *Printer) Line(ev task.Event) string {
 		kind = "refusal:" + string(ev.Reason)
 	}
 	line := fmt.Sprintf("%-4s %-32s %s", tname, kind, text)
-	if p.timestamps {
+	if p.format == Real {
 		line = ev.At.UTC().Format("2006-01-02T15:04:05.000Z") + " " + line
 	}
 	return line
 }
 
+// record renders one JSON line.
+func (p *Printer) record(r Record) string {
+	b, err := json.Marshal(r)
+	if err != nil {
+		// Only Data could fail, and validJSON already dropped a bad one.
+		return fmt.Sprintf(`{"type":"error","text":%q}`, err.Error())
+	}
+	return string(b)
+}
+
+// validJSON returns raw when it is valid JSON, else nil, so one event with
+// bad data cannot break a reader's parse of the whole stream.
+func validJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 || !json.Valid(raw) {
+		return nil
+	}
+	return raw
+}
+
 // Rename replaces, in text, the task and session ids this printer has seen
 // by their stable names, and process ids, clock times, durations and hex
 // digests (and an expiry's renewal count) by placeholders, as every
-// line is; with timestamps it returns
-// text unchanged. Callers that print more than events (the demo's report)
+// line is in the stable form; in the others it
+// returns text unchanged. Callers that print more than events (the demo's report)
 // use it so their lines are as stable as the events'.
 func (p *Printer) Rename(text string) string {
-	if p.timestamps {
+	if p.format != Stable {
 		return text
 	}
 	for id, name := range p.tasks {

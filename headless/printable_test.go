@@ -15,7 +15,7 @@ import (
 func TestEventTextReachesTheTerminalWithoutEscapes(t *testing.T) {
 	t.Parallel()
 	var out bytes.Buffer
-	p := New(&out, false)
+	p := New(&out, Stable)
 	p.Print(task.Event{TaskID: "01KB0000000000000000000001", Kind: task.EvTaskAdded,
 		Text: "Task added: Fix\x1b]52;c;cm0gLXJmIH4K\x07 calc\x1b[2J\x1b[H\x1b]0;pwned\x1b\\\x1bc\u009b31m done"})
 	p.Print(task.Event{TaskID: "01KB0000000000000000000001", Kind: task.EvDecisionRecorded,

@@ -13,7 +13,11 @@ import (
 
 // Options tune a headless run.
 type Options struct {
-	Timestamps bool
+	// Format is how events are printed: real ids and times by default.
+	Format Format
+	// Wait keeps the run going once every task is at rest, for tasks
+	// added later, until ctx ends.
+	Wait bool
 	// OnEvent, if set, sees every event after it is printed; the demo uses
 	// it to act at scripted moments. It runs on the printing goroutine.
 	OnEvent func(ev task.Event)
@@ -27,9 +31,9 @@ type Options struct {
 }
 
 // Run starts the coordinator, prints every event, and returns when every
-// task is at rest (waiting for review, ended, parked or unplaceable). It
-// ends with one verdict line per task and returns the exit status: 0 only
-// if every task reached a green verdict.
+// task is at rest (waiting for review, ended, parked or unplaceable), or,
+// with Wait, when ctx ends. It ends with one verdict line per task and
+// returns the exit status: 0 only if every task reached a green verdict.
 func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -39,7 +43,7 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 	go func() { errc <- c.Run(ctx) }()
 	p := o.Printer
 	if p == nil {
-		p = New(w, o.Timestamps)
+		p = New(w, o.Format)
 	}
 	for {
 		select {
@@ -72,7 +76,7 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 			if o.OnEvent != nil {
 				o.OnEvent(*n.Event)
 			}
-			if AtRest(c.Snapshot()) {
+			if !o.Wait && AtRest(c.Snapshot()) {
 				cancel()
 			}
 		}
@@ -98,15 +102,13 @@ func AtRest(s coord.Snapshot) bool {
 // summary prints one verdict line per task and returns the exit status.
 func summary(w io.Writer, p *Printer, s coord.Snapshot) int {
 	if len(s.Tasks) == 0 {
-		fmt.Fprintln(w, "no tasks: add one with `orchestra-tui add`")
-		return 0
+		if p.format != JSON {
+			fmt.Fprintln(w, "no tasks: add one with `orchestra-tui add`")
+		}
+		return 1
 	}
 	status := 0
 	for _, tv := range s.Tasks {
-		name := p.name(p.tasks, string(tv.Task.ID), "T")
-		if p.timestamps {
-			name = string(tv.Task.ID)
-		}
 		line := "· no verdict yet"
 		if tv.Verdict != nil {
 			line = tv.Verdict.Line()
@@ -116,7 +118,15 @@ func summary(w io.Writer, p *Printer, s coord.Snapshot) int {
 		if !green {
 			status = 1
 		}
-		fmt.Fprintf(w, "%-4s %-32s %s (%s, phase %s)\n", name, "verdict", Printable(line), tv.Task.State, Printable(string(tv.Task.Phase)))
+		switch p.format {
+		case JSON:
+			fmt.Fprintln(w, p.record(Record{Type: "verdict", Task: tv.Task.ID, State: tv.Task.State, Phase: tv.Task.Phase, Verdict: line, Green: &green}))
+		case Stable:
+			name := p.name(p.tasks, string(tv.Task.ID), "T")
+			fmt.Fprintf(w, "%-4s %-32s %s (%s, phase %s)\n", name, "verdict", Printable(line), tv.Task.State, Printable(string(tv.Task.Phase)))
+		default:
+			fmt.Fprintf(w, "%s %-32s %s (%s, phase %s)\n", tv.Task.ID, "verdict", Printable(line), tv.Task.State, Printable(string(tv.Task.Phase)))
+		}
 	}
 	return status
 }

@@ -25,7 +25,7 @@ func RunHeadless(ctx context.Context, s *Scenario, w io.Writer) int {
 		}
 		added <- err
 	}()
-	p := headless.New(w, false)
+	p := headless.New(w, headless.Stable)
 	var actErr error
 	code := headless.Run(ctx, s.Opened.Coordinator, w, headless.Options{Printer: p, Skip: Heartbeat, OnEvent: func(ev task.Event) {
 		for _, a := range op.On(ev) {
