@@ -90,7 +90,8 @@ type Coordinator struct {
 	// keep publishes the registry's events and keeps bases warm.
 	keep keeper
 
-	live sync.Map // task.ID -> *worker.Run, for Pane and Input from other goroutines
+	live  sync.Map // task.ID -> *worker.Run, for Pane and Input from other goroutines
+	sizes paneSizes
 	// started holds every worker started and not yet stopped by us, from
 	// the moment worker.Start returns, so shutdown stops each agent it
 	// launched even when the result of that launch was never applied.

@@ -42,15 +42,6 @@ func (c *Coordinator) Input(id task.ID, b []byte) error {
 	return w.Session().Write(b)
 }
 
-// ResizePane resizes the task's live pty and emulator.
-func (c *Coordinator) ResizePane(id task.ID, cols, rows int) error {
-	w, ok := c.liveRun(id)
-	if !ok {
-		return nil
-	}
-	return w.Session().Resize(cols, rows)
-}
-
 // Detail reads the slower facts of one task from the store.
 func (c *Coordinator) Detail(ctx context.Context, id task.ID) (Detail, error) {
 	return ReadDetail(ctx, c.st, id)

@@ -20,9 +20,9 @@ type launchPrint struct {
 // fingerprint computes r's launch fingerprint off the loop (it may run the
 // agent's --version once per binary) and looks for an earlier session of
 // the task that was launched the same way.
-func (c *Coordinator) fingerprint(t task.Task, r *run, dir string) launchPrint {
+func (c *Coordinator) fingerprint(t task.Task, r *run, dir string, cols, rows int) launchPrint {
 	l, err := session.NewLaunch(c.io, session.Params{
-		Spec: r.spec, Dir: dir, Cols: c.cfg.Pane.Cols, Rows: c.cfg.Pane.Rows, Environ: c.p.Environ,
+		Spec: r.spec, Dir: dir, Cols: cols, Rows: rows, Environ: c.p.Environ,
 	}, t.Model)
 	if err != nil {
 		return launchPrint{err: err}

@@ -150,7 +150,8 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 		dir, w, baseline, err := c.prepare(c.io, next, r, cast, needBaseline)
 		var fp launchPrint
 		if err == nil {
-			fp = c.fingerprint(next, r, dir)
+			cols, rows := w.Session().Size() // the launch size: not live, so not resized yet
+			fp = c.fingerprint(next, r, dir, cols, rows)
 		}
 		return func() {
 			if baseline != nil && c.io.Err() == nil {
@@ -170,7 +171,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 			}
 			r.w = w
 			r.meter = c.startMeter(ctx, r)
-			c.live.Store(next.ID, w)
+			c.goLive(next.ID, w)
 			c.watchPane(r)
 			c.rebaseLease(ctx, r)
 			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
@@ -209,9 +210,10 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 			return dir, nil, v, err
 		}
 	}
+	cols, rows := c.paneSize(t.ID)
 	w, err := worker.Start(ctx, worker.Params{
 		TaskID: t.ID, SessionID: r.sessionID, Token: r.token, Phase: r.phase, Spec: r.spec,
-		Dir: dir, Base: t.BaseCommit, Cols: c.cfg.Pane.Cols, Rows: c.cfg.Pane.Rows,
+		Dir: dir, Base: t.BaseCommit, Cols: cols, Rows: rows,
 		CastPath: cast, Environ: c.p.Environ, Brief: brief,
 		SampleEvery: c.p.SampleEvery, StuckAfter: c.cfg.Stuck.After.Duration, Settle: c.p.Settle,
 		Changed: repo.Changed, Now: c.now, Reports: c.reports, Gone: c.stopped,

@@ -23,11 +23,13 @@ import (
 //	             └───── program exits, or Stop: SIGTERM to the ─────┘
 //	                    group, SIGKILL after grace ──► Done closed
 //
-// Three goroutines serve a session. The reader moves pty output into the
-// recording and the emulator and signals a change; the writer moves queued
-// input (operator typing, pastes, emulator replies) to the pty and records
-// it; the waiter reaps the process, kills what is left of its process
-// group, waits for the reader to drain, then closes everything and Done.
+// Four goroutines serve a session. The reader moves pty output into the
+// recording and the parse queue; the parser feeds the queue to the emulator
+// and signals each change (parse.go), so parsing never blocks the pty read;
+// the writer moves queued input (operator typing, pastes, emulator replies)
+// to the pty and records it; the waiter reaps the process, kills what is
+// left of its process group, waits for the reader and the parser to drain,
+// then closes everything and Done.
 
 // Params says what session to start.
 type Params struct {
@@ -66,8 +68,12 @@ type Session struct {
 	volatile []*regexp.Regexp
 
 	// outMu keeps the recording's order of output and resize events the
-	// same as the order the emulator saw them, so a replay matches.
+	// same as the order the emulator sees them, so a replay matches. It
+	// also guards cols and rows, the pty's size.
 	outMu      sync.Mutex
+	cols, rows int
+	ptyClosed  bool
+	parse      *parseQueue
 	changed    chan struct{}
 	sigMu      sync.Mutex
 	sig        chan struct{} // closed and replaced on every change
@@ -78,6 +84,7 @@ type Session struct {
 	lastInputVer uint64
 
 	readerDone chan struct{}
+	parserDone chan struct{}
 	done       chan struct{}
 	exitCode   int
 }
@@ -118,6 +125,7 @@ func Start(p Params) (*Session, error) {
 		ready:   regexp.MustCompile(spec.Ready),
 		changed: make(chan struct{}, 1), sig: make(chan struct{}),
 		in: newInputQueue(), readerDone: make(chan struct{}), done: make(chan struct{}),
+		parse: newParseQueue(), parserDone: make(chan struct{}), cols: p.Cols, rows: p.Rows,
 	}
 	for _, v := range spec.Volatile {
 		s.volatile = append(s.volatile, regexp.MustCompile(v))
@@ -148,24 +156,24 @@ func Start(p Params) (*Session, error) {
 	s.lastOutput.Store(now().UnixNano())
 	go s.in.run(s.ptmx, func(b []byte) { s.cast.event("i", b) })
 	go s.readLoop()
+	go s.parseLoop()
 	go s.waitLoop()
 	return s, nil
 }
 
-// readLoop moves program output into the recording and the emulator. It
-// runs on the session's own goroutine so parsing never costs the UI a frame.
+// readLoop moves program output into the recording and the parse queue.
+// It waits only when the queue is full, never for a parse.
 func (s *Session) readLoop() {
 	defer close(s.readerDone)
 	buf := make([]byte, 32<<10)
 	for {
+		s.parse.waitRoom()
 		n, err := s.ptmx.Read(buf)
 		if n > 0 {
 			s.outMu.Lock()
 			s.cast.event("o", buf[:n])
-			_, _ = s.term.Write(buf[:n])
+			s.parse.push(buf[:n])
 			s.outMu.Unlock()
-			s.lastOutput.Store(s.now().UnixNano())
-			s.notify()
 		}
 		if err != nil {
 			return // EIO once every holder of the pty's other end is gone
@@ -192,8 +200,13 @@ func (s *Session) waitLoop() {
 	}
 	t.Stop()
 	s.in.close()
+	s.outMu.Lock() // Resize uses the descriptor under it
 	_ = s.ptmx.Close()
+	s.ptyClosed = true
+	s.outMu.Unlock()
 	<-s.readerDone
+	s.parse.close()
+	<-s.parserDone
 	_ = s.term.Close()
 	_ = s.cast.Close()
 	close(s.done)
@@ -356,8 +369,17 @@ func envValue(env []string, name string) string {
 	return ""
 }
 
+// Size returns the pty's size: the last one Start or Resize set. The
+// emulator takes it on once the output read before the resize is parsed.
+func (s *Session) Size() (cols, rows int) {
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	return s.cols, s.rows
+}
+
 // Resize changes the pty's and the emulator's size and records an "r"
-// event. The program learns of it through SIGWINCH from the kernel.
+// event; asking for the size the pty has already does nothing. The program
+// learns of it through SIGWINCH from the kernel.
 func (s *Session) Resize(cols, rows int) error {
 	if cols <= 0 || rows <= 0 {
 		return fmt.Errorf("resize harness %q: size %dx%d is not positive", s.spec.Name, cols, rows)
@@ -367,15 +389,22 @@ func (s *Session) Resize(cols, rows int) error {
 		return fmt.Errorf("resize harness %q: it has exited", s.spec.Name)
 	default:
 	}
-	// The emulator first, so output drawn for the new size lands on a
-	// screen of that size.
 	s.outMu.Lock()
-	s.term.Resize(cols, rows)
-	s.cast.resize(cols, rows)
-	s.outMu.Unlock()
+	defer s.outMu.Unlock()
+	if s.ptyClosed {
+		return fmt.Errorf("resize harness %q: it has exited", s.spec.Name)
+	}
+	if cols == s.cols && rows == s.rows {
+		return nil
+	}
 	if err := pty.Setsize(s.ptmx, &pty.Winsize{Cols: uint16(cols), Rows: uint16(rows)}); err != nil {
 		return fmt.Errorf("resize harness %q: %w", s.spec.Name, err)
 	}
-	s.notify()
+	s.cols, s.rows = cols, rows
+	// Queued behind the output read so far, so the emulator parses that at
+	// the old size and what the program draws after SIGWINCH at the new
+	// one; recorded at the same point in the stream.
+	s.cast.resize(cols, rows)
+	s.parse.resize(cols, rows)
 	return nil
 }

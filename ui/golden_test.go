@@ -25,6 +25,7 @@ var scenarios = []struct {
 	{"states", everyState, func(*bundle) {}},
 	{"live", everyState, func(b *bundle) { b.selectState(task.StateRunning) }},
 	{"focus", everyState, func(b *bundle) { b.selectState(task.StateRunning).press("enter") }},
+	{"zoom", everyState, func(b *bundle) { b.selectState(task.StateRunning).press("z") }},
 	{"correction", everyState, func(b *bundle) {
 		b.selectState(task.StateRunning).press("c").typeText("keep the public API unchanged")
 	}},

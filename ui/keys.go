@@ -19,7 +19,7 @@ const extendBy = 10 * time.Minute
 // shows. Focus, scroll, form and confirm modes read keys directly.
 type keyMap struct {
 	down, up, filter, nextTab, prevTab, tab1, tab2, tab3, tab4 key.Binding
-	grid, focus, scroll, pageDown                              key.Binding
+	grid, focus, zoom, scroll, pageDown                        key.Binding
 	add, correct, resubmit, extend, expire, cancel, park       key.Binding
 	approve, help, quit                                        key.Binding
 	merge, retry                                               key.Binding
@@ -42,6 +42,7 @@ func newKeyMap(leave string) keyMap {
 		tab4:     b([]string{"4"}, "4", "Events tab: the task's ledger"),
 		grid:     b([]string{"g"}, "g", "grid: several live sessions at once"),
 		focus:    b([]string{"enter", "i"}, "enter/i", "focus: type into the selected agent"),
+		zoom:     b([]string{"z"}, "z", "zoom: focus with the agent on the whole terminal"),
 		scroll:   b([]string{"s", "pgup"}, "s/pgup", "scroll the pane's history (Live) or the tab"),
 		pageDown: b([]string{"pgdown"}, "pgdn", "scroll the tab down"),
 		add:      b([]string{"n"}, "n", "new task · ctrl+r resumes"),
@@ -64,7 +65,7 @@ func newKeyMap(leave string) keyMap {
 func (k keyMap) helpGroups() []helpGroup {
 	return []helpGroup{
 		{"Navigate", []key.Binding{k.down, k.up, k.filter, k.nextTab, k.prevTab, k.tab1, k.tab2, k.tab3, k.tab4}},
-		{"Panes", []key.Binding{k.grid, k.focus, k.leave, k.scroll, k.pageDown}},
+		{"Panes", []key.Binding{k.grid, k.focus, k.zoom, k.leave, k.scroll, k.pageDown}},
 		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.merge, k.retry}},
 		{"Console", []key.Binding{k.help, k.quit}},
 	}
@@ -144,12 +145,13 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 			}
 		}
 		return m.relayout()
-	case key.Matches(msg, k.focus):
+	case key.Matches(msg, k.focus, k.zoom):
 		if !ok || !isLive(tv) {
 			m.setStatus("nothing to focus: the selected task has no live session", false)
 			return nil
 		}
 		m.mode = modeFocus
+		m.zoom = key.Matches(msg, k.zoom)
 		if !m.grid {
 			m.tab = tabLive
 		}
@@ -304,7 +306,8 @@ func (m *Model) confirmKey(msg tea.KeyPressMsg) tea.Cmd {
 func (m *Model) focusKey(msg tea.KeyPressMsg) tea.Cmd {
 	if msg.String() == m.opt.LeaveFocusKey || msg.Keystroke() == m.opt.LeaveFocusKey {
 		m.mode = modeNormal
-		return nil
+		m.zoom = false
+		return m.syncPaneSizes() // a zoomed pane goes back to its place
 	}
 	return m.sendInput(m.selID, keyBytes(msg))
 }

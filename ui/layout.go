@@ -1,6 +1,8 @@
 package ui
 
 import (
+	"sync"
+
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
@@ -92,11 +94,18 @@ func (m *Model) relayout() tea.Cmd {
 	return m.syncPaneSizes()
 }
 
+// zoomed reports whether the selected pane has the whole terminal.
+func (m *Model) zoomed() bool { return m.zoom && m.mode == modeFocus && m.selID != "" }
+
 // wantedPanes lists the panes the next frame draws and their sizes.
 func (m *Model) wantedPanes() map[task.ID][2]int {
 	l := m.layout()
 	out := map[task.ID][2]int{}
 	if l.tooSmall || m.mode == modeHelp {
+		return out
+	}
+	if m.zoomed() {
+		out[m.selID] = [2]int{m.width, m.height - 1}
 		return out
 	}
 	if m.grid {
@@ -117,23 +126,44 @@ func (m *Model) wantedPanes() map[task.ID][2]int {
 // pane whose size differs from what was last asked.
 func (m *Model) syncPaneSizes() tea.Cmd {
 	var cmds []tea.Cmd
-	e := m.eng
 	for id, sz := range m.wantedPanes() {
-		// A new session of the same task starts at the engine's default
-		// size, so the size asked is remembered per session.
+		// A new session of the same task starts at the size last asked
+		// for the task, but the console asks again per session anyway:
+		// the engine may have been restarted in between.
 		want := paneSize{session: m.sessionOf(id), size: sz}
 		if m.paneSizes[id] == want || sz[0] < 1 || sz[1] < 1 {
 			continue
 		}
 		m.paneSizes[id] = want
-		cmds = append(cmds, func() tea.Msg {
-			if err := e.ResizePane(id, sz[0], sz[1]); err != nil {
-				return resizeDoneMsg{err: err}
-			}
-			return resizeDoneMsg{}
-		})
+		cmds = append(cmds, m.resizer.ask(m.eng, id, sz))
 	}
 	return tea.Batch(cmds...)
+}
+
+// resizer sends pane sizes to the engine in the order they were asked.
+// tea.Cmds run on goroutines of their own, in no set order, so each one
+// sends the newest size asked for its pane when it runs, not the size it
+// was made with: whichever runs last, the engine ends with the newest.
+type resizer struct {
+	mu   sync.Mutex // held across the engine call, so sends never overtake
+	want map[task.ID][2]int
+}
+
+func newResizer() *resizer { return &resizer{want: map[task.ID][2]int{}} }
+
+func (r *resizer) ask(e coord.Engine, id task.ID, sz [2]int) tea.Cmd {
+	r.mu.Lock()
+	r.want[id] = sz
+	r.mu.Unlock()
+	return func() tea.Msg {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		sz := r.want[id]
+		if err := e.ResizePane(id, sz[0], sz[1]); err != nil {
+			return resizeDoneMsg{err: err}
+		}
+		return resizeDoneMsg{}
+	}
 }
 
 // gridTasks are the live tasks grid mode shows, at most one grid's worth,

@@ -86,6 +86,7 @@ type Model struct {
 	tab    tab
 	grid   bool
 	mode   mode
+	zoom   bool // in focus mode: the pane has the whole terminal but the status line
 
 	detail    coord.Detail
 	detailID  task.ID // which task detail belongs to; empty when none
@@ -108,6 +109,7 @@ type Model struct {
 
 	input      inputQueue
 	paneSizes  map[task.ID]paneSize // last size asked of the engine per pane
+	resizer    *resizer
 	paneCache  map[task.ID]paneCacheEntry
 	leaseArmed bool
 	spinArmed  bool
@@ -132,6 +134,7 @@ func New(e coord.Engine, o Options) *Model {
 		now:       now,
 		st:        newStyles(),
 		paneSizes: map[task.ID]paneSize{},
+		resizer:   newResizer(),
 		paneCache: map[task.ID]paneCacheEntry{},
 		tick:      tea.Tick,
 		brief:     viewport.New(),

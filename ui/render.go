@@ -23,6 +23,9 @@ func (m *Model) render() string {
 	if m.mode == modeHelp {
 		return strings.Join(m.renderHelp(w, h), "\n")
 	}
+	if m.zoomed() {
+		return strings.Join(m.renderZoom(w, h), "\n")
+	}
 	lines := make([]string, 0, h)
 	lines = append(lines, m.renderHeader(w))
 	bottom := m.renderBottomPanel(w)
@@ -34,6 +37,26 @@ func (m *Model) render() string {
 	lines = append(lines, body...)
 	lines = append(lines, m.renderStatus(w), m.renderHints(w))
 	return strings.Join(lines, "\n")
+}
+
+// renderZoom is focus mode zoomed, as tmux's z: the agent's pane on every
+// row but the last, which names the task and says how to leave.
+func (m *Model) renderZoom(w, h int) []string {
+	tv, ok := m.selected()
+	out := m.renderLive(tv, ok, w, h-1)
+	right := m.st.focus.Render(" ZOOM · " + m.opt.LeaveFocusKey + " to leave ")
+	left := ""
+	if ok {
+		left = m.st.dim.Render(" " + tv.Task.ID.Short() + " " + tv.Task.Title + " · " + string(tv.Task.Phase))
+	}
+	if m.status != "" {
+		left = m.st.statusInfo.Render(" " + m.status)
+		if !m.statusOK {
+			left = m.st.statusErr.Render(" " + m.status)
+		}
+	}
+	rw := ansi.StringWidth(right)
+	return append(out, fit(left, max(w-rw, 0))+right)
 }
 
 // renderBody is the list and the selected task's panes, or the grid.
