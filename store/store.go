@@ -280,5 +280,12 @@ type Store interface {
 	// trained with never changes: a different training is a new base.
 	BaseUpdate(ctx context.Context, b Base, events ...task.Event) error
 
+	// Listen returns a channel that receives a signal after writes commit
+	// (coalesced: at most one pending per listener, so read the ledger after
+	// the last Seq seen on each), and closes when ctx ends or the store
+	// closes. Every driver signals its own writes; PostgreSQL also signals
+	// writes of every other process on the same database (LISTEN/NOTIFY).
+	Listen(ctx context.Context) (<-chan struct{}, error)
+
 	Close() error
 }

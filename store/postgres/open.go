@@ -33,6 +33,9 @@ type Store struct {
 	pool *pgxpool.Pool
 	// where names the database for messages, without its password.
 	where string
+	// changes wakes this process's listeners; listen feeds it from NOTIFY.
+	changes store.Changes
+	listen  listener
 }
 
 var _ store.Store = (*Store)(nil)
@@ -88,6 +91,7 @@ func (s *Store) Where() string { return s.where }
 
 // Close closes the pool.
 func (s *Store) Close() error {
+	s.stopListening()
 	s.pool.Close()
 	return nil
 }
@@ -106,9 +110,15 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	if err := fn(tx); err != nil {
 		return err
 	}
+	// Delivered to every listening engine when, and only if, this commits.
+	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, channel); err != nil {
+		return fmt.Errorf("store %s: notify: %w", s.where, err)
+	}
 	if err := tx.Commit(ctx); err != nil {
 		return fmt.Errorf("store %s: commit: %w", s.where, err)
 	}
+	// Listeners of this Store hear it at once, not after the round trip.
+	s.changes.Notify()
 	return nil
 }
 

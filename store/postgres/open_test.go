@@ -5,12 +5,14 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/postgres/pgtest"
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 func TestOpen(t *testing.T) {
@@ -96,4 +98,27 @@ func TestRedact(t *testing.T) {
 	require.NotContains(t, Redact("postgres://bob:hunter2@[::1"), "hunter2")
 	require.True(t, IsURL("postgresql://x/y"))
 	require.False(t, IsURL("/repo/.orchestra/orchestra.db"))
+}
+
+// A write through one Store wakes the listeners of another Store on the same
+// database, as it would an engine on another machine.
+func TestListenAcrossStores(t *testing.T) {
+	t.Parallel()
+	url := pgtest.Start(t).NewDatabase(t)
+	ctx := context.Background()
+	a, err := Open(ctx, url)
+	require.NoError(t, err)
+	defer a.Close()
+	b, err := Open(ctx, url)
+	require.NoError(t, err)
+	defer b.Close()
+	ch, err := b.Listen(ctx)
+	require.NoError(t, err)
+	// Listen returned with LISTEN in place: the first write is heard.
+	require.NoError(t, a.EventAppend(ctx, task.Event{TaskID: "t1", Kind: task.EvUsage, Text: "x", At: time.Now()}))
+	select {
+	case <-ch:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no signal from another store's write")
+	}
 }

@@ -44,6 +44,8 @@ type Store struct {
 	r *sql.DB
 	// insertEvent is prepared on w, since nearly every write appends events.
 	insertEvent *sql.Stmt
+	// changes wakes this process's listeners after each commit.
+	changes store.Changes
 }
 
 var _ store.Store = (*Store)(nil)
@@ -128,6 +130,7 @@ func (s *Store) Path() string { return s.path }
 
 // Close closes both connection pools.
 func (s *Store) Close() error {
+	s.changes.Close()
 	return errors.Join(s.insertEvent.Close(), s.w.Close(), s.r.Close())
 }
 

@@ -50,7 +50,14 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("store %s: commit: %w", s.path, err)
 	}
+	s.changes.Notify()
 	return nil
+}
+
+// Listen signals after every write this Store commits. Writes of other
+// processes on the same file are not seen: SQLite has no notification.
+func (s *Store) Listen(ctx context.Context) (<-chan struct{}, error) {
+	return s.changes.Listen(ctx)
 }
 
 const insertEvent = `INSERT INTO events (id, task_id, session_id, kind, reason, text, data, at)
