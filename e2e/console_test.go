@@ -74,11 +74,13 @@ func (f fixture) addTask(t testing.TB, title, pipeline string) {
 }
 
 // console opens the console in tmux as a person would: cd into the repo and
-// run the binary with no arguments. When the console exits the pane says so
-// and stays, so the test can read the exit status off the screen.
+// run the binary, here with the engine inside it (--in-process) so quitting
+// stops the agents as these tests expect and nothing outlives the test.
+// When the console exits the pane says so and stays, so the test can read
+// the exit status off the screen.
 func (f fixture) console(t testing.TB, args ...string) *tmuxTerm {
 	t.Helper()
-	cmdline := "cd " + shellQuote(f.root) + " && " + shellQuote(f.bin)
+	cmdline := "cd " + shellQuote(f.root) + " && " + shellQuote(f.bin) + " --in-process"
 	for _, a := range args {
 		cmdline += " " + shellQuote(a)
 	}

@@ -53,7 +53,7 @@ func BenchmarkIdleCPU(b *testing.B) {
 				f.orch(b, "add", "--title", fmt.Sprintf("idle %d", i+1), "--goal", "sit at the prompt",
 					"--verify", "true", "--harness", "scripted", "--pipeline", "plan")
 			}
-			cmdline := "cd " + shellQuote(f.root) + " && exec " + shellQuote(f.bin)
+			cmdline := "cd " + shellQuote(f.root) + " && exec " + shellQuote(f.bin) + " --in-process"
 			for _, a := range c.args {
 				cmdline += " " + shellQuote(a)
 			}

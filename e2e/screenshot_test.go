@@ -181,7 +181,7 @@ func selectedLine(screen, text string) bool {
 func (f fixture) consolePiped(t *testing.T) (*tmuxTerm, string) {
 	t.Helper()
 	raw := filepath.Join(t.TempDir(), "console.raw")
-	cmdline := "read -r go; cd " + shellQuote(f.root) + " && exec " + shellQuote(f.bin)
+	cmdline := "read -r go; cd " + shellQuote(f.root) + " && exec " + shellQuote(f.bin) + " --in-process"
 	tm := startTerm(t, cmdline, "COLORTERM=truecolor", "USER=operator")
 	tm.run("pipe-pane", "-o", "-t", "main", "cat > "+shellQuote(raw))
 	tm.keys("Enter")

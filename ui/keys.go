@@ -21,7 +21,7 @@ type keyMap struct {
 	down, up, filter, nextTab, prevTab, tab1, tab2, tab3, tab4 key.Binding
 	grid, focus, zoom, scroll, pageDown                        key.Binding
 	add, correct, resubmit, extend, expire, cancel, park       key.Binding
-	approve, help, quit                                        key.Binding
+	approve, help, quit, stop                                  key.Binding
 	merge, retry                                               key.Binding
 	leave                                                      key.Binding
 }
@@ -57,17 +57,22 @@ func newKeyMap(leave string) keyMap {
 		retry:    b([]string{"R"}, "R", "retry a failed or cancelled task"),
 		help:     b([]string{"?"}, "?", "this help"),
 		quit:     b([]string{"q", "ctrl+c"}, "q", "quit (asks first while sessions run)"),
+		stop:     b([]string{"Q"}, "Q", "stop the engine and every agent (asks first)"),
 		leave:    b([]string{leave}, leave, "leave focus mode (every other key goes to the agent)"),
 	}
 }
 
 // helpGroups orders the key map for the help screen.
 func (k keyMap) helpGroups() []helpGroup {
+	console := []key.Binding{k.help, k.quit}
+	if k.stop.Enabled() {
+		console = append(console, k.stop)
+	}
 	return []helpGroup{
 		{"Navigate", []key.Binding{k.down, k.up, k.filter, k.nextTab, k.prevTab, k.tab1, k.tab2, k.tab3, k.tab4}},
 		{"Panes", []key.Binding{k.grid, k.focus, k.zoom, k.leave, k.scroll, k.pageDown}},
 		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.merge, k.retry}},
-		{"Console", []key.Binding{k.help, k.quit}},
+		{"Console", console},
 	}
 }
 
@@ -193,6 +198,8 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.mode = modeHelp
 	case key.Matches(msg, k.quit):
 		return m.askQuit()
+	case key.Matches(msg, k.stop):
+		return m.askStop()
 	default:
 		return m.actionKey(msg, tv, ok)
 	}
@@ -275,7 +282,7 @@ func (m *Model) ask(prompt string, yes func() tea.Cmd) {
 // saying what quitting does to them.
 func (m *Model) askQuit() tea.Cmd {
 	n := m.liveCount()
-	if n == 0 {
+	if n == 0 || m.opt.Detach {
 		return tea.Quit
 	}
 	noun := "sessions are"

@@ -9,6 +9,7 @@
 package ui
 
 import (
+	"context"
 	"time"
 
 	"charm.land/bubbles/v2/textinput"
@@ -33,6 +34,12 @@ type Options struct {
 	RepoName string
 	// Author is recorded on corrections and other commands.
 	Author string
+	// Detach says the console is attached to an engine that runs on its
+	// own: quitting detaches at once and every agent keeps running.
+	Detach bool
+	// StopEngine, when set, stops the engine and every agent; the stop key
+	// (Q) asks first, then calls it and quits.
+	StopEngine func(ctx context.Context) error
 }
 
 // DefaultLeaveFocusKey is the key that leaves focus mode unless Options says
@@ -145,6 +152,10 @@ func New(e coord.Engine, o Options) *Model {
 		vp.SoftWrap = true
 	}
 	m.keys = newKeyMap(o.LeaveFocusKey)
+	m.keys.stop.SetEnabled(o.StopEngine != nil)
+	if o.Detach {
+		m.keys.quit.SetHelp("q", "detach: the agents keep running")
+	}
 	m.form = newTaskFormModel()
 	m.correct = newInput("correction: ", "what the agent should do differently")
 	m.setSnap(e.Snapshot())
@@ -172,6 +183,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case behindMsg:
 		m.setStatus("the console fell behind the engine's events; reread the task from the ledger", false)
 		return m, tea.Batch(m.refresh(), m.fetchDetail())
+	case engineStoppedMsg:
+		if msg.err != nil {
+			m.setStatus("stopping the engine: "+msg.err.Error(), false)
+			return m, nil
+		}
+		return m, tea.Quit
 	case panesMsg:
 		// The newest screens are pulled at frame time; the message only
 		// exists to make the program draw a frame.

@@ -102,12 +102,12 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	res, err := coord.Send(ctx, coord.ControlPath(r.Root), coord.Command{Kind: coord.CmdAdd, Task: &t, Author: author()})
+	res, err := engineDo(ctx, r.Root, coord.Command{Kind: coord.CmdAdd, Task: &t, Author: author()})
 	if err == nil {
 		fmt.Fprintln(stdout, res.TaskID)
 		return 0
 	}
-	if !errors.Is(err, coord.ErrNoConsole) {
+	if !errors.Is(err, errNoEngine) {
 		return fail(stderr, err)
 	}
 	t, err = coord.Prepare(t, r, time.Now())

@@ -2,34 +2,123 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/engine"
+	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/ui"
 )
 
-// console opens the operator console on the repository's store, running the
-// coordinator and the workers in this process.
+// console opens the operator console on the repository: attached to its
+// engine (started in the background first when none runs), or with
+// --in-process running the engine in this process as well.
 func console(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("orchestra-tui", "orchestra-tui [flags]   (the console; `orchestra-tui help` lists the subcommands)", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	noAnim := fs.Bool("no-anim", os.Getenv("ORCHESTRA_NO_ANIM") == "1", "no spinners or repainting status line (also ORCHESTRA_NO_ANIM=1)")
 	leave := fs.String("leave-key", ui.DefaultLeaveFocusKey, "the key that leaves focus mode")
 	record := fs.String("record", "", "write the console's screen to `FILE.cast` (asciicast v2)")
+	inProcess := fs.Bool("in-process", false, "run the engine inside this console: quitting stops every agent")
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
-	o, err := coord.Open(coord.OpenParams{Dir: *dir, Control: true})
+	opts := consoleOptions{NoAnim: *noAnim, LeaveKey: *leave, Record: *record}
+	if *inProcess {
+		e, err := engine.Start(context.Background(), engine.Params{Dir: *dir, Version: version()})
+		if err != nil {
+			var le *engine.LockedError
+			if errors.As(err, &le) {
+				return fail(stderr, fmt.Errorf("%w (without --in-process this console attaches to it)", err))
+			}
+			return fail(stderr, err)
+		}
+		code := showConsole(context.Background(), e.Opened, e.Repo.Root, opts, stdout, stderr)
+		if err := e.Stop(); err != nil {
+			return fail(stderr, err)
+		}
+		return code
+	}
+	return attach(*dir, opts, stdout, stderr)
+}
+
+// attach runs the console on the repository's engine. Quitting detaches:
+// the engine and its agents go on.
+func attach(dir string, opts consoleOptions, stdout, stderr io.Writer) int {
+	r, err := repo.Open(dir)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	defer o.Close()
-	return runConsole(context.Background(), o, consoleOptions{NoAnim: *noAnim, LeaveKey: *leave, Record: *record}, stdout, stderr)
+	ctx := context.Background()
+	cl, err := dialEngine(ctx, r.Root, true, "console")
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer cl.Close()
+	var mu sync.Mutex
+	stopped := false
+	opts.Detach = true
+	opts.StopEngine = func(ctx context.Context) error {
+		lines, err := cl.Stop(ctx)
+		if err == nil {
+			mu.Lock()
+			stopped = true
+			opts.after = lines
+			mu.Unlock()
+		}
+		return err
+	}
+	opts.engine = cl
+	code := showConsole(ctx, cl, r.Root, opts, stdout, stderr)
+	mu.Lock()
+	defer mu.Unlock()
+	switch {
+	case stopped:
+		for _, l := range opts.after {
+			fmt.Fprintln(stdout, l)
+		}
+		fmt.Fprintf(stdout, "engine (pid %d) stopped\n", cl.Pid())
+	case isDone(cl.Done()):
+		if cl.Stopping() {
+			fmt.Fprintln(stdout, "the engine was stopped; `orchestra-tui` starts it again")
+		} else {
+			fmt.Fprintf(stdout, "lost the engine (pid %d); see %s, and run `orchestra-tui` to start it again\n",
+				cl.Pid(), relTo(r.Root, engine.PathsFor(r.Root).Log))
+		}
+		if code == 0 {
+			code = 1
+		}
+	default:
+		n := 0
+		for _, tv := range cl.Snapshot().Tasks {
+			if tv.SessionID != "" {
+				n++
+			}
+		}
+		agents := "agents keep"
+		if n == 1 {
+			agents = "agent keeps"
+		}
+		fmt.Fprintf(stdout, "detached: %d %s running in the engine (pid %d). `orchestra-tui` attaches again; `orchestra-tui stop` stops them.\n",
+			n, agents, cl.Pid())
+	}
+	return code
+}
+
+func isDone(c <-chan struct{}) bool {
+	select {
+	case <-c:
+		return true
+	default:
+		return false
+	}
 }
 
 type consoleOptions struct {
@@ -38,8 +127,16 @@ type consoleOptions struct {
 	Record   string
 	// Script, if set, runs alongside the console (the demo's operator).
 	Script func(ctx context.Context, p *tea.Program)
+	// Detach and StopEngine are the ui options of an attached console.
+	Detach     bool
+	StopEngine func(ctx context.Context) error
+	// engine, when set, is the connection whose end quits the console.
+	engine *engine.Client
+	after  []string // what a stop from the console said, per session
 }
 
+// runConsole runs the coordinator in this process with the console on it
+// (the demo and `run`); quitting stops every agent.
 func runConsole(ctx context.Context, o *coord.Opened, opts consoleOptions, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -55,8 +152,20 @@ func runConsole(ctx context.Context, o *coord.Opened, opts consoleOptions, stdou
 		}
 		return fail(stderr, err)
 	}
+	code := showConsole(ctx, o, o.Repo.Root, opts, stdout, stderr)
+	cancel()
+	if err := <-errc; err != nil {
+		return fail(stderr, err)
+	}
+	return code
+}
 
-	m := ui.New(o, ui.Options{NoAnim: opts.NoAnim, LeaveFocusKey: opts.LeaveKey, RepoName: filepath.Base(o.Repo.Root), Author: author()})
+// showConsole runs the console program on any engine until it quits.
+func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleOptions, stdout, stderr io.Writer) int {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	m := ui.New(e, ui.Options{NoAnim: opts.NoAnim, LeaveFocusKey: opts.LeaveKey, RepoName: filepath.Base(root), Author: author(),
+		Detach: opts.Detach, StopEngine: opts.StopEngine})
 	out := stdout
 	var rec *castRecorder
 	if opts.Record != "" {
@@ -67,14 +176,23 @@ func runConsole(ctx context.Context, o *coord.Opened, opts consoleOptions, stdou
 		out = rec
 	}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(out))
-	stop := ui.Subscribe(p, o)
+	stop := ui.Subscribe(p, e)
 	if opts.Script != nil {
 		go opts.Script(ctx, p)
 	}
+	if opts.engine != nil {
+		// The engine going away ends an attached console: it has nothing
+		// left to show or command.
+		go func() {
+			select {
+			case <-opts.engine.Done():
+				p.Quit()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	_, runErr := p.Run()
 	stop()
-	cancel()
-	err := <-errc
 	if rec != nil {
 		if cerr := rec.Close(); cerr != nil && runErr == nil {
 			runErr = cerr
@@ -82,9 +200,6 @@ func runConsole(ctx context.Context, o *coord.Opened, opts consoleOptions, stdou
 	}
 	if runErr != nil && runErr != tea.ErrProgramKilled && ctx.Err() == nil {
 		return fail(stderr, runErr)
-	}
-	if err != nil {
-		return fail(stderr, err)
 	}
 	return 0
 }
@@ -95,5 +210,3 @@ func author() string {
 	}
 	return "operator"
 }
-
-var _ = fmt.Sprint

@@ -83,8 +83,8 @@ func forkCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), forkTimeout)
 	defer cancel()
-	res, err := coord.Send(ctx, coord.ControlPath(r.Root), cmd)
-	if errors.Is(err, coord.ErrNoConsole) {
+	res, err := engineDo(ctx, r.Root, cmd)
+	if errors.Is(err, errNoEngine) {
 		res, err = forkOffline(ctx, r.Root, cmd)
 	}
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/fork"
@@ -154,26 +155,20 @@ func TestForkCLIWithoutConsole(t *testing.T) {
 	require.Contains(t, stderr.String(), `no task matches "NOPE"`)
 }
 
-// With a console running the CLI goes through its control socket: the
-// console publishes the training's and the fork's usage to subscribers
+// With an engine running the CLI goes through its socket: the engine
+// publishes the training's and the fork's usage to subscribers
 // and counts them in the task's usage at once.
 func TestForkCLIThroughConsole(t *testing.T) {
 	t.Parallel()
 	root, id, _ := forkRepo(t)
-	o, err := coord.Open(coord.OpenParams{Dir: root, Control: true})
+	e, err := engine.Start(context.Background(), engine.Params{Dir: root, Version: "test"})
 	require.NoError(t, err)
+	o := e.Opened
 	notices, unsub := o.Subscribe()
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { _ = o.Run(ctx) }()
 	t.Cleanup(func() {
-		cancel()
 		unsub()
-		<-o.Done()
-		require.NoError(t, o.Close())
+		require.NoError(t, e.Stop())
 	})
-	// The loop takes a command only once the control socket is served.
-	_, err = o.Do(ctx, coord.Command{Kind: "barrier"})
-	require.Error(t, err)
 
 	baseID := requireTrainRunList(t, root, id)
 	var roles []string

@@ -15,7 +15,11 @@ import (
 const usage = `orchestra-tui: a terminal operator console for unattended runs of AI coding agents.
 
 Usage:
-  orchestra-tui [--no-anim] [-C DIR]     open the console on the repository around DIR (default .)
+  orchestra-tui [--no-anim] [-C DIR]     open the console on the repository around DIR (default .); it attaches
+                                         to the repository's engine, starting it first; q detaches, agents keep running
+  orchestra-tui --in-process             the console with the engine inside it: quitting stops every agent
+  orchestra-tui engine [--foreground]    start the engine in the background (or run it in the foreground for a service)
+  orchestra-tui stop                     stop the engine and every agent; their tasks requeue without losing an attempt
   orchestra-tui run --headless           run every task without the console, one line per event
   orchestra-tui run --resume FILE        resume a handed-off task [--harness H] [--model M] [--headless]
   orchestra-tui add [flags]              add a task (--title --goal --verify --acceptance ... or --file F)
@@ -59,6 +63,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return console(rest, stdout, stderr)
 	case "run":
 		return runCmd(rest, stdout, stderr)
+	case "engine":
+		return engineCmd(rest, stdout, stderr)
+	case "stop":
+		return stopCmd(rest, stdout, stderr)
 	case "add":
 		return addCmd(rest, stdout, stderr)
 	case "status":

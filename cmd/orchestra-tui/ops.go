@@ -68,12 +68,12 @@ func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	res, err := coord.Send(ctx, coord.ControlPath(r.Root), cmd)
+	res, err := engineDo(ctx, r.Root, cmd)
 	if err == nil {
 		fmt.Fprintln(stdout, res.Message)
 		return 0
 	}
-	if !errors.Is(err, coord.ErrNoConsole) {
+	if !errors.Is(err, errNoEngine) {
 		return fail(stderr, err)
 	}
 	if offlineOps[name] {

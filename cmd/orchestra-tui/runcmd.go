@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -32,11 +33,18 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
-	o, err := coord.Open(coord.OpenParams{Dir: *dir, Control: true})
+	o, err := coord.Open(coord.OpenParams{Dir: *dir})
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer o.Close()
+	// This process is the repository's engine while it runs: CLI commands
+	// reach it, and no background engine starts beside it.
+	unserve, err := engine.Serve(o, version())
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer unserve()
 	if *resume != "" {
 		if code := resumeInto(o, *resume, *harness, *model, stdout, stderr); code != 0 {
 			return code

@@ -1,0 +1,217 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+func TestSocketIsPrivate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{})
+	fi, err := os.Stat(b.eng.Paths.Dir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+	fi, err = os.Stat(b.eng.Paths.Socket)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o600), fi.Mode().Perm())
+}
+
+func TestSecondEngineIsRefusedWithThePid(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{})
+	_, err := Start(context.Background(), Params{Dir: b.root})
+	var le *LockedError
+	require.ErrorAs(t, err, &le)
+	require.Equal(t, os.Getpid(), le.Pid)
+	require.Contains(t, err.Error(), "orchestra-tui stop")
+}
+
+func TestClientRunsATaskAndSeesItsPane(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{task.PhaseImplement: {{Behave: agent.BehaveStall, AwaitDecision: true}}}})
+	cl := b.dial(t, true)
+	ch, unsub := cl.Subscribe()
+	defer unsub()
+	id := addCalc(t, cl, task.Pipeline{task.PhaseImplement})
+	waitEvent(t, ch, kindIs(task.EvBriefDelivered))
+	// The snapshot came before the event that needed it.
+	snap := cl.Snapshot()
+	require.Len(t, snap.Tasks, 1)
+	require.Equal(t, id, snap.Tasks[0].Task.ID)
+	require.NotEmpty(t, snap.Tasks[0].SessionID)
+	require.NotNil(t, snap.Tasks[0].Lease)
+
+	// A correction from this client reaches the live pane, and the pane
+	// pushed to the client shows it as the engine's own view does.
+	res, err := cl.Do(context.Background(), coord.Command{Kind: coord.CmdCorrect, TaskID: id, Text: "use integers only", Author: "test"})
+	require.NoError(t, err)
+	require.True(t, res.Delivered, res.Message)
+	waitPane(t, cl, ch, id, "use integers only")
+
+	// Keys typed through the client reach the agent.
+	// (The stalled agent no longer echoes; it logs what it was sent.)
+	require.NoError(t, cl.Input(id, []byte("typed-through-engine\r")))
+	require.Eventually(t, func() bool {
+		b, _ := os.ReadFile(filepath.Join(b.record, agent.InputsLogName))
+		return strings.Contains(string(b), "typed-through-engine")
+	}, 30*time.Second, 5*time.Millisecond)
+
+	require.NoError(t, cl.ResizePane(id, 70, 20))
+	require.Eventually(t, func() bool {
+		v, ok := cl.Pane(id)
+		if !ok {
+			return false
+		}
+		c, r := v.Size()
+		return c == 70 && r == 20
+	}, 30*time.Second, 10*time.Millisecond)
+
+	d, err := cl.Detail(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, id, d.Task.ID)
+	require.NotEmpty(t, d.Brief)
+	require.Len(t, d.Decisions, 1)
+}
+
+// waitPane waits on notices until the client's pane of id shows want.
+func waitPane(t *testing.T, cl *Client, ch <-chan coord.Notice, id task.ID, want string) {
+	t.Helper()
+	deadline := time.NewTimer(60 * time.Second)
+	defer deadline.Stop()
+	for {
+		if v, ok := cl.Pane(id); ok && strings.Contains(v.Text(), want) {
+			return
+		}
+		select {
+		case _, open := <-ch:
+			require.True(t, open)
+		case <-deadline.C:
+			v, _ := cl.Pane(id)
+			text := ""
+			if v != nil {
+				text = v.Text()
+			}
+			t.Fatalf("pane never showed %q; it shows:\n%s", want, text)
+		}
+	}
+}
+
+func TestTwoClientsSeeTheSameTasksPanesAndCorrections(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{task.PhaseImplement: {{Behave: agent.BehaveStall, AwaitDecision: true}}}})
+	one, two := b.dial(t, true), b.dial(t, true)
+	ch1, u1 := one.Subscribe()
+	defer u1()
+	ch2, u2 := two.Subscribe()
+	defer u2()
+	id := addCalc(t, one, task.Pipeline{task.PhaseImplement})
+	waitEvent(t, ch1, kindIs(task.EvBriefDelivered))
+	waitEvent(t, ch2, kindIs(task.EvBriefDelivered))
+	res, err := one.Do(context.Background(), coord.Command{Kind: coord.CmdCorrect, TaskID: id, Text: "from the first console", Author: "one"})
+	require.NoError(t, err)
+	t.Logf("correction: %+v", res)
+	defer func() {
+		if t.Failed() {
+			v, _ := b.eng.Pane(id)
+			t.Logf("engine's own pane:\n%s", v.Text())
+		}
+	}()
+	ev := waitEvent(t, ch2, kindIs(task.EvDecisionRecorded))
+	require.Contains(t, ev.Text, "from the first console")
+	waitPane(t, two, ch2, id, "from the first console")
+	s1, s2 := one.Snapshot(), two.Snapshot()
+	require.Equal(t, len(s1.Tasks), len(s2.Tasks))
+	require.Equal(t, s1.Tasks[0].SessionID, s2.Tasks[0].SessionID)
+	require.Equal(t, s1.Tasks[0].Task.State, s2.Tasks[0].Task.State)
+}
+
+func TestAClientAttachingLaterGetsEveryPaneAtOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{task.PhaseImplement: {{Behave: agent.BehaveStall, AwaitDecision: true}}}})
+	ch, unsub := b.eng.Subscribe()
+	defer unsub()
+	id := addCalc(t, b.eng, task.Pipeline{task.PhaseImplement})
+	waitEvent(t, ch, kindIs(task.EvBriefDelivered))
+	cl := b.dial(t, true)
+	// Dial returned: the pane is there without waiting for it to change.
+	v, ok := cl.Pane(id)
+	require.True(t, ok, "no pane right after attaching")
+	local, _ := b.eng.Pane(id)
+	require.Equal(t, local.Render(), v.Render())
+}
+
+func TestAnotherProtocolVersionIsToldWhatToDo(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{})
+	nc, err := net.Dial("unix", b.eng.Paths.Socket)
+	require.NoError(t, err)
+	defer nc.Close()
+	c := newConn(nc)
+	require.NoError(t, c.push(opHello, 0, hello{Protocol: ProtocolVersion + 1, Version: "v9.9.9", Client: "console"}))
+	f, err := c.recv()
+	require.NoError(t, err)
+	require.Equal(t, opRefused, f.Op)
+	require.NotContains(t, f.Error, "\n")
+	require.Contains(t, f.Error, "protocol 2")
+	require.Contains(t, f.Error, "protocol 1")
+	require.Contains(t, f.Error, "orchestra-tui stop")
+	var w welcome
+	require.NoError(t, json.Unmarshal(f.Body, &w))
+	require.Equal(t, ProtocolVersion, w.Protocol)
+	// The engine goes on serving.
+	cl := b.dial(t, false)
+	require.Equal(t, os.Getpid(), cl.Pid())
+}
+
+func TestTheProtocolRunsOverAnyByteStream(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{})
+	srv := &Server{Engine: b.eng, Store: b.eng.Store, Version: "test"}
+	a, z := net.Pipe()
+	go srv.ServeConn(z)
+	cl, err := NewClient(context.Background(), a, Options{Watch: true, Version: "test"})
+	require.NoError(t, err)
+	defer cl.Close()
+	id := addCalc(t, cl, task.Pipeline{task.PhaseImplement})
+	require.Eventually(t, func() bool {
+		for _, tv := range cl.Snapshot().Tasks {
+			if tv.Task.ID == id {
+				return true
+			}
+		}
+		return false
+	}, 30*time.Second, 10*time.Millisecond)
+}
+
+func TestStopEndsEveryAgentAndSaysSoPerSession(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{task.PhaseImplement: {{Behave: agent.BehaveStall, AwaitDecision: true}}}})
+	cl := b.dial(t, true)
+	ch, unsub := cl.Subscribe()
+	defer unsub()
+	addCalc(t, cl, task.Pipeline{task.PhaseImplement})
+	ev := waitEvent(t, ch, kindIs(task.EvSessionLaunched))
+	var ld coord.LaunchedData
+	require.NoError(t, json.Unmarshal(ev.Data, &ld))
+	waitEvent(t, ch, kindIs(task.EvBriefDelivered))
+	lines, err := cl.Stop(context.Background())
+	require.NoError(t, err)
+	require.Len(t, lines, 1)
+	require.Contains(t, lines[0], "killed")
+	<-b.eng.Done()
+	require.Error(t, processAlive(ld.Pid), "agent pid %d still alive", ld.Pid)
+	<-cl.Done()
+	require.True(t, cl.Stopping())
+}

@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// Lock is the exclusive lock one engine per repository holds for its whole
+// life. The kernel releases it when the process dies however it dies, so a
+// killed engine never blocks the next one.
+type Lock struct{ f *os.File }
+
+// LockedError says another engine holds the lock.
+type LockedError struct{ Pid int }
+
+func (e *LockedError) Error() string {
+	if e.Pid > 0 {
+		return fmt.Sprintf("an engine already runs on this repository (pid %d); attach with `orchestra-tui`, or stop it with `orchestra-tui stop`", e.Pid)
+	}
+	return "an engine already runs on this repository; attach with `orchestra-tui`, or stop it with `orchestra-tui stop`"
+}
+
+// Acquire takes the lock at path without waiting and writes this process's
+// pid into it.
+func Acquire(path string) (*Lock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("engine lock: %w", err)
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, &LockedError{Pid: LockHolder(path)}
+		}
+		return nil, fmt.Errorf("engine lock: %w", err)
+	}
+	if err := f.Truncate(0); err == nil {
+		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
+	}
+	return &Lock{f: f}, nil
+}
+
+// Release gives the lock up.
+func (l *Lock) Release() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close()
+	l.f = nil
+	return err
+}
+
+// LockHolder returns the pid written in the lock file, 0 when unknown.
+func LockHolder(path string) int {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+	return pid
+}
+
+// Held reports whether some process holds the lock at path.
+func Held(path string) bool {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return errors.Is(err, syscall.EWOULDBLOCK)
+	}
+	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+	return false
+}

@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"path/filepath"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// Params say how to start an engine.
+type Params struct {
+	// Dir is any directory inside the repository.
+	Dir string
+	// Version is the binary's version, for the handshake.
+	Version string
+	// Open, when set, opens the coordinator (tests and the demo adjust
+	// it); nil opens the repository's with its configuration.
+	Open func(dir string) (*coord.Opened, error)
+	// Log receives the engine's log lines; nil means stderr.
+	Log *log.Logger
+}
+
+// Engine is a running engine: the coordinator, its lock and its socket.
+// The background engine and the in-process console run the same one.
+type Engine struct {
+	*coord.Opened
+	Paths  Paths
+	lock   *Lock
+	ln     net.Listener
+	srv    *Server
+	cancel context.CancelFunc
+	done   chan struct{}
+	err    error
+	logf   func(string, ...any)
+}
+
+// Serve takes the repository's engine lock and serves o on the engine
+// socket, for a coordinator that something else runs (`run --headless`):
+// CLI commands reach it, and no second engine starts beside it. The
+// returned function stops serving and releases the lock.
+func Serve(o *coord.Opened, version string) (func(), error) {
+	paths := PathsFor(o.Repo.Root)
+	if err := os.MkdirAll(filepath.Dir(paths.Lock), 0o755); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	lock, err := Acquire(paths.Lock)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := Listen(paths)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	srv := &Server{Engine: o, Store: o.Store, Root: o.Repo.Root, Version: version}
+	go func() { _ = srv.Serve(ln) }()
+	return func() {
+		ln.Close()
+		srv.Close()
+		_ = os.Remove(paths.Socket)
+		lock.Release()
+	}, nil
+}
+
+// Start takes the repository's engine lock, opens the coordinator, serves
+// the socket and runs the coordinator until ctx ends or a client asks it
+// to stop. A second engine on the same repository is refused with the
+// first one's pid.
+func Start(ctx context.Context, p Params) (*Engine, error) {
+	r, err := repo.Open(p.Dir)
+	if err != nil {
+		return nil, err
+	}
+	paths := PathsFor(r.Root)
+	if err := os.MkdirAll(filepath.Dir(paths.Lock), 0o755); err != nil {
+		return nil, fmt.Errorf("state directory: %w", err)
+	}
+	lock, err := Acquire(paths.Lock)
+	if err != nil {
+		return nil, err
+	}
+	open := p.Open
+	if open == nil {
+		open = func(dir string) (*coord.Opened, error) { return coord.Open(coord.OpenParams{Dir: dir}) }
+	}
+	o, err := open(r.Root)
+	if err != nil {
+		lock.Release()
+		return nil, err
+	}
+	ln, err := Listen(paths)
+	if err != nil {
+		o.Close()
+		lock.Release()
+		return nil, err
+	}
+	lg := p.Log
+	if lg == nil {
+		lg = log.New(os.Stderr, "engine: ", log.LstdFlags)
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	e := &Engine{Opened: o, Paths: paths, lock: lock, ln: ln, cancel: cancel, done: make(chan struct{}), logf: lg.Printf}
+	e.srv = &Server{Engine: o, Store: o.Store, Root: r.Root, Version: p.Version, Stop: e.stopFor, Logf: lg.Printf}
+	go func() { _ = e.srv.Serve(ln) }()
+	go e.run(ctx)
+	// A console's first frame is the history: return once the coordinator
+	// has loaded the store, or has failed to.
+	select {
+	case <-o.Loaded():
+	case <-e.done:
+		if e.err != nil {
+			return nil, e.err
+		}
+		return nil, errors.New("the engine stopped while starting")
+	}
+	lg.Printf("pid %d serving %s (protocol %d, %s)", os.Getpid(), paths.Socket, ProtocolVersion, p.Version)
+	return e, nil
+}
+
+func (e *Engine) run(ctx context.Context) {
+	err := e.Opened.Run(ctx)
+	e.ln.Close()
+	e.srv.Close()
+	_ = os.Remove(e.Paths.Socket)
+	if cerr := e.Opened.Close(); err == nil {
+		err = cerr
+	}
+	e.lock.Release()
+	if err != nil {
+		e.logf("stopped: %v", err)
+	} else {
+		e.logf("stopped")
+	}
+	e.err = err
+	close(e.done)
+}
+
+// Done is closed once the engine has stopped every agent, released its
+// lock and closed its store.
+func (e *Engine) Done() <-chan struct{} { return e.done }
+
+// Err is why the engine stopped; read it after Done.
+func (e *Engine) Err() error { return e.err }
+
+// Stop stops every agent and the engine, and waits for it.
+func (e *Engine) Stop() error {
+	e.cancel()
+	<-e.done
+	return e.err
+}
+
+// stopFor serves a client's stop: it names each live session, stops the
+// engine, and reports how each session ended.
+func (e *Engine) stopFor(ctx context.Context) []string {
+	snap := e.Opened.Snapshot()
+	type live struct {
+		id      task.ID
+		title   string
+		session string
+	}
+	var ls []live
+	for _, tv := range snap.Tasks {
+		if tv.SessionID != "" {
+			ls = append(ls, live{tv.Task.ID, tv.Task.Title, tv.SessionID})
+		}
+	}
+	e.logf("stop requested; stopping %d sessions", len(ls))
+	e.cancel()
+	<-e.Opened.Done()
+	var lines []string
+	for _, l := range ls {
+		line := fmt.Sprintf("task %s (%s): session %s stopped", l.id.Short(), l.title, shortID(l.session))
+		if s, err := e.Opened.Store.SessionGet(context.WithoutCancel(ctx), l.session); err == nil {
+			line = fmt.Sprintf("task %s (%s): session %s %s, exit %d", l.id.Short(), l.title, shortID(l.session), s.Status, s.ExitCode)
+			if s.Status == store.SessionConfirmed || s.Status == store.SessionLaunching {
+				line += " (still marked live)"
+			}
+		}
+		lines = append(lines, line)
+	}
+	if len(lines) == 0 {
+		lines = append(lines, "no session was running")
+	}
+	return lines
+}
+
+func shortID(id string) string {
+	if len(id) > 8 {
+		return id[len(id)-8:]
+	}
+	return id
+}

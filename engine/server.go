@@ -1,0 +1,301 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// Server serves one engine to any number of clients.
+type Server struct {
+	// Engine is what the clients see and command.
+	Engine coord.Engine
+	// Store replays the ledger to a client that resumes after a sequence
+	// number.
+	Store store.Store
+	// Root is the repository the engine runs on, for the welcome.
+	Root string
+	// Version is the binary's version, for the handshake's messages.
+	Version string
+	// Stop, when set, stops the engine and every agent for a client's stop
+	// request; it returns one line per session it stopped.
+	Stop func(ctx context.Context) []string
+	// Logf, when set, logs connections and refusals.
+	Logf func(format string, args ...any)
+
+	mu    sync.Mutex
+	conns map[*conn]struct{}
+	// stopping counts stop requests whose reply is not sent yet.
+	stopping sync.WaitGroup
+	closed   bool
+	wg       sync.WaitGroup
+}
+
+// handshakeWait bounds how long a new connection may take to say hello.
+const handshakeWait = 10 * time.Second
+
+// Serve accepts connections on ln until it is closed. Each unix peer of
+// another user is refused with a message before any other byte is read.
+func (s *Server) Serve(ln net.Listener) error {
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return err
+		}
+		if uc, ok := nc.(*net.UnixConn); ok {
+			if err := checkPeer(uc); err != nil {
+				s.logf("refused a connection: %v", err)
+				_ = newConn(nc).send(Frame{Op: opRefused, Error: err.Error()})
+				nc.Close()
+				continue
+			}
+		}
+		_ = nc.SetReadDeadline(time.Now().Add(handshakeWait))
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.ServeConn(nc)
+		}()
+	}
+}
+
+// Close tells every client the engine is going and closes their
+// connections, then waits for their handlers.
+func (s *Server) Close() {
+	s.stopping.Wait()
+	s.mu.Lock()
+	s.closed = true
+	conns := s.conns
+	s.conns = nil
+	s.mu.Unlock()
+	for c := range conns {
+		_ = c.push(opBye, 0, nil)
+		_ = c.close()
+	}
+	s.wg.Wait()
+}
+
+func (s *Server) logf(format string, args ...any) {
+	if s.Logf != nil {
+		s.Logf(format, args...)
+	}
+}
+
+// ServeConn speaks the protocol on one byte stream of any transport, until
+// the peer goes or the server closes.
+func (s *Server) ServeConn(rw io.ReadWriteCloser) {
+	c := newConn(rw)
+	defer c.close()
+	f, err := c.recv()
+	if err != nil {
+		return
+	}
+	if nc, ok := rw.(net.Conn); ok {
+		_ = nc.SetReadDeadline(time.Time{})
+	}
+	var h hello
+	if f.Op != opHello || json.Unmarshal(f.Body, &h) != nil {
+		_ = c.send(Frame{Op: opRefused, Error: "this is an orchestra-tui engine; the first message must be a hello"})
+		return
+	}
+	me := welcome{Protocol: ProtocolVersion, Version: s.Version, Pid: os.Getpid(), Root: s.Root}
+	if h.Protocol != ProtocolVersion {
+		ve := &VersionError{Client: h.Protocol, Engine: ProtocolVersion, ClientVersion: h.Version, EngineVersion: s.Version}
+		s.logf("refused a %s of protocol %d (%s)", h.Client, h.Protocol, h.Version)
+		b, _ := json.Marshal(me)
+		_ = c.send(Frame{Op: opRefused, Body: b, Error: ve.Error()})
+		return
+	}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		_ = c.send(Frame{Op: opRefused, Error: "the engine is stopping"})
+		return
+	}
+	if s.conns == nil {
+		s.conns = map[*conn]struct{}{}
+	}
+	s.conns[c] = struct{}{}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.conns, c)
+		s.mu.Unlock()
+	}()
+	if err := c.push(opWelcome, 0, me); err != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	defer cancel()
+	watching := false
+	for {
+		f, err := c.recv()
+		if err != nil {
+			return
+		}
+		switch f.Op {
+		case opWatch:
+			if watching {
+				_ = c.send(Frame{ID: f.ID, Op: opError, Error: "already watching"})
+				continue
+			}
+			var w watchReq
+			_ = json.Unmarshal(f.Body, &w)
+			watching = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				s.watch(ctx, c, w.After)
+			}()
+			_ = c.send(Frame{ID: f.ID, Op: opOK})
+		case opInput, opResize:
+			// Keys are applied in the order they came, on this goroutine.
+			s.reply(c, f, s.handle(ctx, f))
+		default:
+			if f.Op == opStop {
+				// Close waits for this reply before cutting connections:
+				// the engine stops while the request is being served.
+				s.stopping.Add(1)
+			}
+			wg.Add(1)
+			go func(f Frame) {
+				defer wg.Done()
+				s.reply(c, f, s.handle(ctx, f))
+				if f.Op == opStop {
+					s.stopping.Done()
+				}
+			}(f)
+		}
+	}
+}
+
+type result struct {
+	v   any
+	err error
+}
+
+func (s *Server) reply(c *conn, f Frame, r result) {
+	if r.err != nil {
+		_ = c.send(Frame{ID: f.ID, Op: opError, Error: r.err.Error()})
+		return
+	}
+	_ = c.push(opOK, f.ID, r.v)
+}
+
+func (s *Server) handle(ctx context.Context, f Frame) result {
+	switch f.Op {
+	case opSnapshot:
+		return result{v: s.Engine.Snapshot()}
+	case opDetail:
+		var q taskReq
+		if err := json.Unmarshal(f.Body, &q); err != nil {
+			return result{err: err}
+		}
+		d, err := s.Engine.Detail(ctx, q.Task)
+		return result{v: d, err: err}
+	case opDo:
+		var cmd coord.Command
+		if err := json.Unmarshal(f.Body, &cmd); err != nil {
+			return result{err: err}
+		}
+		res, err := s.Engine.Do(ctx, cmd)
+		if err != nil {
+			// The result may say what was done before the error.
+			return result{err: err}
+		}
+		return result{v: res}
+	case opInput:
+		var q inputReq
+		if err := json.Unmarshal(f.Body, &q); err != nil {
+			return result{err: err}
+		}
+		return result{err: s.Engine.Input(q.Task, q.Data)}
+	case opResize:
+		var q resizeReq
+		if err := json.Unmarshal(f.Body, &q); err != nil {
+			return result{err: err}
+		}
+		return result{err: s.Engine.ResizePane(q.Task, q.Cols, q.Rows)}
+	case opScrollback:
+		var q scrollbackReq
+		if err := json.Unmarshal(f.Body, &q); err != nil {
+			return result{err: err}
+		}
+		v, ok := s.Engine.Pane(q.Task)
+		if !ok {
+			return result{v: []string{}}
+		}
+		return result{v: v.Scrollback(q.N)}
+	case opStop:
+		if s.Stop == nil {
+			return result{err: errors.New("this engine runs inside a console; quit that console to stop it")}
+		}
+		return result{v: stopReply{Lines: s.Stop(ctx)}}
+	default:
+		return result{err: fmt.Errorf("unknown request %q (engine protocol %d)", f.Op, ProtocolVersion)}
+	}
+}
+
+type watchReq struct {
+	// After, when positive, replays the ledger's events after this
+	// sequence number before the live ones: a client that lost its
+	// connection resumes where it stopped.
+	After int64 `json:"after,omitempty"`
+}
+
+type taskReq struct {
+	Task task.ID `json:"task"`
+}
+
+type inputReq struct {
+	Task task.ID `json:"task"`
+	Data []byte  `json:"data"`
+}
+
+type resizeReq struct {
+	Task task.ID `json:"task"`
+	Cols int     `json:"cols"`
+	Rows int     `json:"rows"`
+}
+
+type scrollbackReq struct {
+	Task task.ID `json:"task"`
+	N    int     `json:"n"`
+}
+
+type stopReply struct {
+	Lines []string `json:"lines"`
+}
+
+// paneFrame is the newest screen of one pane.
+type paneFrame struct {
+	Task    task.ID `json:"task"`
+	Session string  `json:"session,omitempty"`
+	// Gone says the task has no live pane any more.
+	Gone    bool   `json:"gone,omitempty"`
+	Cols    int    `json:"cols,omitempty"`
+	Rows    int    `json:"rows,omitempty"`
+	Render  string `json:"render,omitempty"`
+	Text    string `json:"text,omitempty"`
+	X       int    `json:"x,omitempty"`
+	Y       int    `json:"y,omitempty"`
+	Cursor  bool   `json:"cursor,omitempty"`
+	Title   string `json:"title,omitempty"`
+	Version uint64 `json:"version,omitempty"`
+}

@@ -1,0 +1,211 @@
+package engine
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// snapEvery is how often a watcher's snapshot is compared with the last one
+// sent, for changes that come with no event (a lease renewed quietly, a
+// slot freed). Lease clocks are not changes: the client ages them itself.
+const snapEvery = time.Second
+
+// watcher pushes one client's view: the snapshot when it changes, every
+// event in order, and each dirty pane's newest screen. It writes on the
+// connection from one goroutine; while a slow client blocks a write, the
+// coordinator's hub holds that client's events (bounded) and coalesces its
+// pane notices, so the engine never waits for a console and a console
+// never grows the engine's memory past the backlog.
+type watcher struct {
+	s        *Server
+	c        *conn
+	lastSnap []byte
+	sessions map[task.ID]string // the session of each pane as last sent
+	dirty    map[task.ID]bool
+	seen     map[string]bool // ids of events replayed from the ledger
+}
+
+func (s *Server) watch(ctx context.Context, c *conn, after int64) {
+	w := &watcher{s: s, c: c, sessions: map[task.ID]string{}, dirty: map[task.ID]bool{}}
+	ch, unsub := s.Engine.Subscribe()
+	defer func() { unsub() }()
+	if after > 0 && s.Store != nil {
+		evs, err := s.Store.EventList(ctx, store.EventListParams{AfterSeq: after})
+		if err == nil {
+			w.seen = map[string]bool{}
+			for i := range evs {
+				w.seen[evs[i].ID] = true
+				if c.push(opEvent, 0, evs[i]) != nil {
+					return
+				}
+			}
+		}
+	}
+	if w.sendSnap(true) != nil || w.flushPanes() != nil || c.push(opReady, 0, nil) != nil {
+		return
+	}
+	tick := time.NewTicker(snapEvery)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if w.sendSnap(false) != nil {
+				return
+			}
+		case n, ok := <-ch:
+			if !ok {
+				return
+			}
+			if n.Behind {
+				unsub()
+				ch, unsub = s.Engine.Subscribe()
+				if c.push(opBehind, 0, nil) != nil {
+					return
+				}
+				continue
+			}
+			if w.notice(n) != nil {
+				return
+			}
+			// Take everything already waiting before drawing panes, so a
+			// burst of output costs one screen per pane.
+			for more := true; more; {
+				select {
+				case n, ok := <-ch:
+					if !ok {
+						return
+					}
+					if n.Behind {
+						more = false
+						unsub()
+						ch, unsub = s.Engine.Subscribe()
+						if c.push(opBehind, 0, nil) != nil {
+							return
+						}
+						continue
+					}
+					if w.notice(n) != nil {
+						return
+					}
+				default:
+					more = false
+				}
+			}
+		}
+		if w.flushPanes() != nil {
+			return
+		}
+	}
+}
+
+func (w *watcher) notice(n coord.Notice) error {
+	if n.Pane != "" {
+		w.dirty[n.Pane] = true
+	}
+	if n.Event == nil {
+		return nil
+	}
+	if w.seen != nil && w.seen[n.Event.ID] {
+		return nil
+	}
+	// The coordinator publishes the snapshot an event led to before the
+	// event: send it first, so the client's rule holds too.
+	if err := w.sendSnap(false); err != nil {
+		return err
+	}
+	return w.c.push(opEvent, 0, n.Event)
+}
+
+// sendSnap sends the snapshot when it differs from the last one sent in
+// more than its clocks.
+func (w *watcher) sendSnap(force bool) error {
+	snap := w.s.Engine.Snapshot()
+	key, err := json.Marshal(stable(snap))
+	if err != nil {
+		return err
+	}
+	if !force && bytes.Equal(key, w.lastSnap) {
+		return nil
+	}
+	w.lastSnap = key
+	// A pane whose session changed is redrawn (a new session) or dropped.
+	live := map[task.ID]bool{}
+	for _, tv := range snap.Tasks {
+		if tv.SessionID == "" {
+			continue
+		}
+		live[tv.Task.ID] = true
+		if w.sessions[tv.Task.ID] != tv.SessionID {
+			w.dirty[tv.Task.ID] = true
+		}
+	}
+	for id := range w.sessions {
+		if !live[id] {
+			w.dirty[id] = true
+		}
+	}
+	return w.c.push(opSnap, 0, snap)
+}
+
+// stable is the snapshot without what changes on its own with time.
+func stable(s coord.Snapshot) coord.Snapshot {
+	s.At = time.Time{}
+	tasks := make([]coord.TaskView, len(s.Tasks))
+	copy(tasks, s.Tasks)
+	for i := range tasks {
+		if lv := tasks[i].Lease; lv != nil {
+			l := *lv
+			l.Remaining, l.WindowOpensIn, l.SinceProgress = 0, 0, 0
+			tasks[i].Lease = &l
+		}
+	}
+	s.Tasks = tasks
+	bases := make([]coord.BaseView, len(s.Bases))
+	copy(bases, s.Bases)
+	for i := range bases {
+		bases[i].ExpiresIn = 0
+	}
+	s.Bases = bases
+	return s
+}
+
+// flushPanes sends the newest screen of every dirty pane.
+func (w *watcher) flushPanes() error {
+	if len(w.dirty) == 0 {
+		return nil
+	}
+	var sessions map[task.ID]string
+	for id := range w.dirty {
+		delete(w.dirty, id)
+		v, ok := w.s.Engine.Pane(id)
+		if !ok {
+			if _, had := w.sessions[id]; had {
+				delete(w.sessions, id)
+				if err := w.c.push(opPane, 0, paneFrame{Task: id, Gone: true}); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if sessions == nil {
+			sessions = map[task.ID]string{}
+			for _, tv := range w.s.Engine.Snapshot().Tasks {
+				sessions[tv.Task.ID] = tv.SessionID
+			}
+		}
+		f := frameOf(id, sessions[id], v)
+		w.sessions[id] = f.Session
+		if err := w.c.push(opPane, 0, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
