@@ -17,9 +17,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
-	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/fork"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
