@@ -15,7 +15,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
-	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -31,7 +30,7 @@ func offlineOp(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout, std
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	st, err := openStore(ctx, r)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -142,12 +141,12 @@ func pruneCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := sqlite.Open(sqlite.DefaultPath(r.Root))
+	ctx := context.Background()
+	st, err := openStore(ctx, r)
 	if err != nil {
 		return fail(stderr, err)
 	}
 	defer st.Close()
-	ctx := context.Background()
 	ts, err := st.TaskList(ctx, store.TaskListParams{})
 	if err != nil {
 		return fail(stderr, err)
