@@ -90,6 +90,11 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	// The store is about to be created under .orchestra/: exclude it now,
+	// so it never shows as untracked before the console first runs.
+	if err := r.Exclude(task.StateDir + "/"); err != nil {
+		return fail(stderr, err)
+	}
 	cfg, err := config.Load(r.Root)
 	if err != nil {
 		return fail(stderr, err)

@@ -30,6 +30,9 @@ func console(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
+	if noTerminal(stdout, stderr, "use `orchestra-tui run --headless` to run the tasks without one, or `orchestra-tui status` to list them") {
+		return 1
+	}
 	opts := consoleOptions{NoAnim: *noAnim, LeaveKey: *leave, Record: *record}
 	if *inProcess {
 		e, err := engine.Start(context.Background(), engine.Params{Dir: *dir, Version: version()})

@@ -67,6 +67,9 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 		*record = abs
 	}
 
+	if !*hl && noTerminal(stdout, stderr, "add --headless for the demo as text") {
+		return 1
+	}
 	s, err := scenario.Prepare(scenario.Options{Fast: *fast, Keep: *keep, Record: *record, Harness: h})
 	if err != nil {
 		return fail(stderr, err)

@@ -51,6 +51,7 @@ Every subcommand takes -C DIR and -h. Exit status: 0 ok, 1 failure, 2 usage.
 func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	args = hoistGlobalFlags(args)
 	if len(args) == 0 || strings.HasPrefix(args[0], "-") && args[0] != "-h" && args[0] != "--help" {
 		return console(args, stdout, stderr)
 	}
@@ -98,4 +99,44 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 func fail(stderr io.Writer, err error) int {
 	fmt.Fprintf(stderr, "orchestra-tui: %v\n", err)
 	return 1
+}
+
+// hoistGlobalFlags moves the global flags given before a subcommand (-C DIR,
+// --no-anim) after it, where the subcommand's own flag set reads them, so
+// `orchestra-tui -C DIR status` is `orchestra-tui status -C DIR` as with git
+// and go. With no subcommand the arguments are the console's and stay.
+func hoistGlobalFlags(args []string) []string {
+	var global []string
+	i := 0
+	for i < len(args) {
+		a := args[i]
+		switch {
+		case a == "-C" || a == "--C":
+			if i+1 >= len(args) {
+				return args // the flag set reports the missing value
+			}
+			global = append(global, a, args[i+1])
+			i += 2
+			continue
+		case strings.HasPrefix(a, "-C=") || strings.HasPrefix(a, "--C=") || a == "-no-anim" || a == "--no-anim":
+			global = append(global, a)
+			i++
+			continue
+		case a == "--" || strings.HasPrefix(a, "-"):
+			return args // a console flag: no subcommand follows
+		}
+		break
+	}
+	if i == 0 || i >= len(args) {
+		return args
+	}
+	out := []string{args[i]}
+	for j := 0; j < len(global); j++ {
+		g := global[j]
+		if strings.TrimLeft(g, "-") == "no-anim" && args[i] != "run" && args[i] != "demo" && args[i] != "console" {
+			continue // a display setting the subcommand has no use for
+		}
+		out = append(out, g)
+	}
+	return append(out, args[i+1:]...)
 }

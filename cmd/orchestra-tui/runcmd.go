@@ -33,6 +33,9 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
+	if !*hl && noTerminal(stdout, stderr, "add --headless to run the tasks without one") {
+		return 1
+	}
 	o, err := coord.Open(coord.OpenParams{Dir: *dir})
 	if err != nil {
 		return fail(stderr, err)

@@ -125,6 +125,21 @@ func dsn(abs string, writer bool) string {
 	return u.String()
 }
 
+// inspectDSN is the read-only connection string inspect uses. Like every
+// other connection it waits busyTimeoutMS for a lock held by another
+// process (a console checkpointing its WAL, a CLI migrating the schema)
+// instead of failing at once with SQLITE_BUSY.
+func inspectDSN(abs string, wal bool) string {
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", busyTimeoutMS))
+	q.Set("mode", "ro")
+	if !wal {
+		q.Set("immutable", "1")
+	}
+	u := url.URL{Scheme: "file", Path: abs, RawQuery: q.Encode()}
+	return u.String()
+}
+
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
@@ -160,11 +175,8 @@ func inspect(abs string) error {
 	// reads it taking no locks and creating no -shm or -wal beside it. With
 	// one, another process may be writing, and a read-only connection reads
 	// the header through the WAL, which the bytes on disk may not show yet.
-	u := url.URL{Scheme: "file", Path: abs, RawQuery: "mode=ro&immutable=1"}
-	if fi, err := os.Stat(abs + "-wal"); err == nil && fi.Size() > 0 {
-		u.RawQuery = "mode=ro"
-	}
-	db, err := sql.Open("sqlite", u.String())
+	fi, err := os.Stat(abs + "-wal")
+	db, err := sql.Open("sqlite", inspectDSN(abs, err == nil && fi.Size() > 0))
 	if err != nil {
 		return fmt.Errorf("open store %s: %w", abs, err)
 	}

@@ -298,3 +298,29 @@ func TestOpenAdoptsEmptySQLite(t *testing.T) {
 	_, err = st.TaskGet(t.Context(), tk.ID)
 	require.NoError(t, err)
 }
+
+// Every connection a store opens, the header check's included, waits for
+// another process's lock instead of failing at once with SQLITE_BUSY: the
+// CLI opens the store while the console writes it.
+func TestEveryConnectionWaitsForALock(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "orchestra.db")
+	st, err := Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	require.EqualValues(t, busyTimeoutMS, pragmaInt(t, st.w, "busy_timeout"), "the writer")
+	require.EqualValues(t, busyTimeoutMS, pragmaInt(t, st.r, "busy_timeout"), "the readers")
+	for _, wal := range []bool{false, true} {
+		db, err := sql.Open("sqlite", inspectDSN(path, wal))
+		require.NoError(t, err)
+		require.EqualValues(t, busyTimeoutMS, pragmaInt(t, db, "busy_timeout"), "the header check (wal %v)", wal)
+		if wal {
+			// (immutable=1 does not read the WAL, which still holds the
+			// schema here; inspect uses it only when there is no WAL.)
+			require.EqualValues(t, applicationID, pragmaInt(t, db, "application_id"), "it reads the store")
+		}
+		_, err = db.Exec("CREATE TABLE nope (x)")
+		require.Error(t, err, "it is read-only")
+		require.NoError(t, db.Close())
+	}
+}
