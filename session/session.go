@@ -51,6 +51,10 @@ type Params struct {
 	// Brief is appended as the last argv element when the spec's delivery
 	// is "arg"; it is ignored otherwise.
 	Brief string
+	// TaskID and SessionID mark the program's environment (TaskEnv,
+	// SessionEnv), so descendants that leave its process group are still
+	// found and stopped with it.
+	TaskID, SessionID string
 }
 
 // Session is one agent process in a pty.
@@ -87,6 +91,10 @@ type Session struct {
 	parserDone chan struct{}
 	done       chan struct{}
 	exitCode   int
+	// taskID and sessionID are the marks; treeErr says what of the
+	// session's tree outlived it (set before done is closed).
+	taskID, sessionID string
+	treeErr           error
 }
 
 // Start launches the spec's program in a new pty, in a session and process
@@ -108,6 +116,9 @@ func Start(p Params) (*Session, error) {
 		environ = os.Environ()
 	}
 	env := ScrubEnv(environ, spec)
+	if p.TaskID != "" && p.SessionID != "" {
+		env = append(env, TaskEnv+"="+p.TaskID, SessionEnv+"="+p.SessionID)
+	}
 	argv := append([]string(nil), spec.Argv...)
 	if spec.Delivery == DeliveryArg && p.Brief != "" {
 		argv = append(argv, p.Brief)
@@ -121,7 +132,7 @@ func Start(p Params) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{
-		spec: spec, now: now, submit: submit, castPath: p.CastPath,
+		spec: spec, now: now, submit: submit, castPath: p.CastPath, taskID: p.TaskID, sessionID: p.SessionID,
 		ready:   regexp.MustCompile(spec.Ready),
 		changed: make(chan struct{}, 1), sig: make(chan struct{}),
 		in: newInputQueue(), readerDone: make(chan struct{}), done: make(chan struct{}),
@@ -189,10 +200,13 @@ const drainGrace = 2 * time.Second
 func (s *Session) waitLoop() {
 	err := s.cmd.Wait()
 	s.exitCode = exitCode(s.cmd, err)
-	// Nothing of the program's group may outlive it.
+	// Nothing of the program's group may outlive it, nor any descendant
+	// that left the group (setsid, nohup, a double fork): those are found
+	// by the session's mark.
 	pgid := s.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	reapGroup(pgid)
+	s.treeErr = stopSession(s.taskID, s.sessionID, pgid, 0)
 	t := time.NewTimer(drainGrace)
 	select {
 	case <-s.readerDone:
@@ -296,30 +310,40 @@ func (s *Session) CastPath() string { return s.castPath }
 // Spec returns the harness the session runs.
 func (s *Session) Spec() Spec { return s.spec }
 
-// Stop ends the program's whole process group: SIGTERM, then SIGKILL if it
-// has not exited after grace. It returns once the session is torn down.
+// Stop ends the program's whole process tree: its process group and every
+// descendant that left it (found by the session's mark) get SIGTERM, then
+// SIGKILL if the program has not exited after grace. It returns once the
+// session is torn down, or, when something survives SIGKILL for longer
+// than the teardown allows (a process stuck in the kernel), a
+// *RemainError naming the pids left instead of hanging.
 func (s *Session) Stop(grace time.Duration) error {
 	select {
 	case <-s.done:
-		return nil
+		return s.treeErr
 	default:
 	}
 	pgid := s.cmd.Process.Pid
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop harness %q (pid %d): %w", s.spec.Name, pgid, err)
 	}
+	signalSession(s.taskID, s.sessionID, pgid, syscall.SIGTERM)
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-s.done:
-		return nil
+		return s.treeErr
 	case <-t.C:
 	}
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill harness %q (pid %d): %w", s.spec.Name, pgid, err)
 	}
-	<-s.done
-	return nil
+	t.Reset(grace + drainGrace + 2*time.Second)
+	select {
+	case <-s.done:
+		return s.treeErr
+	case <-t.C:
+		return &RemainError{What: fmt.Sprintf("stop harness %q", s.spec.Name), Pids: []int{pgid}}
+	}
 }
 
 // lookPath resolves name like exec.LookPath, but in the session's PATH and

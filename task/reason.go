@@ -46,6 +46,7 @@ const (
 	ReasonMergeConflict      Reason = "merge-conflict"
 	ReasonMergeRefused       Reason = "merge-refused"
 	ReasonPushFailed         Reason = "push-failed"
+	ReasonArtifactStale      Reason = "artifact-not-this-session"
 )
 
 // Reasons lists every reason, for tests that enumerate them.
@@ -59,6 +60,7 @@ var Reasons = []Reason{
 	ReasonWorktreeFailed, ReasonNotGitRepo, ReasonNoVerifyCommand, ReasonUnknownPhase,
 	ReasonHandoffInvalid, ReasonHandoffForeignRepo, ReasonForkFingerprint, ReasonCommitFailed,
 	ReasonArtifactNotSealed, ReasonPathOutside, ReasonMergeConflict, ReasonMergeRefused, ReasonPushFailed,
+	ReasonArtifactStale,
 }
 
 var sentences = map[Reason]string{
@@ -96,6 +98,7 @@ var sentences = map[Reason]string{
 	ReasonCommitFailed:       "The task's work could not be committed to its branch.",
 	ReasonArtifactNotSealed:  "The finished phase's artifact could not be stored; the session was stopped and the phase runs again.",
 	ReasonPathOutside:        "A path in the task's worktree leads outside it (a symlink); the console touched nothing there.",
+	ReasonArtifactStale:      "The artifact may not be this session's work (written before it started, or while a process of an older session was alive); it was not sealed.",
 	ReasonMergeConflict:      "The task's branch conflicts with the base branch; nothing was merged and the repository is unchanged.",
 	ReasonMergeRefused:       "The task's branch was not merged.",
 	ReasonPushFailed:         "The task's branch could not be pushed or its pull request opened.",

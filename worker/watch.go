@@ -10,6 +10,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -55,6 +56,10 @@ func (r *Run) watch(ctx context.Context, w *fsnotify.Watcher) {
 			}
 			if !r.waitIdle(ctx) {
 				return
+			}
+			if err := r.checkOwnWork(); err != nil {
+				r.refuse(err)
+				continue
 			}
 			if r.finished.CompareAndSwap(false, true) {
 				r.report(Report{Kind: PhaseFinished, Artifact: data})
@@ -194,4 +199,30 @@ func (r *Run) takeSample(prev lease.Progress, refresh bool) lease.Progress {
 		}
 	}
 	return p
+}
+
+// mtimeSlack absorbs the coarse clock file times are stamped with.
+const mtimeSlack = time.Second
+
+// checkOwnWork refuses an artifact that may not be this session's: one
+// older than the session's launch, or any while a process of an older
+// session of the task is still alive (that process is stopped, so the
+// agent's next write is its own).
+func (r *Run) checkOwnWork() error {
+	rel := task.ArtifactPath(r.p.Phase)
+	if fi, err := r.wt.Lstat(rel); err == nil && fi.ModTime().Before(r.launchedAt.Add(-mtimeSlack)) {
+		return task.Refuse(task.ReasonArtifactStale, "%s was last written at %s, before this session started at %s.",
+			rel, fi.ModTime().UTC().Format(time.RFC3339Nano), r.launchedAt.UTC().Format(time.RFC3339Nano))
+	}
+	var older []int
+	for _, p := range session.Marked(string(r.p.TaskID)) {
+		if p.Session != r.p.SessionID {
+			older = append(older, p.Pid)
+		}
+	}
+	if len(older) > 0 {
+		_ = session.StopMarked(string(r.p.TaskID), r.p.SessionID, fenceGrace)
+		return task.Refuse(task.ReasonArtifactStale, "process(es) %v of an older session were alive in the worktree and were stopped; write %s again.", older, rel)
+	}
+	return nil
 }

@@ -105,13 +105,16 @@ type Params struct {
 
 // Run is one live session of an assignment.
 type Run struct {
-	p        Params
-	wt       *jail.Dir // the worktree, confined
-	sess     *session.Session
-	volatile []*regexp.Regexp
-	in       *inputQueue
-	sample   atomic.Pointer[lease.Progress]
-	finished atomic.Bool
+	p  Params
+	wt *jail.Dir // the worktree, confined
+	// launchedAt is the wall-clock time just before the program started:
+	// an artifact older than it is not this session's.
+	launchedAt time.Time
+	sess       *session.Session
+	volatile   []*regexp.Regexp
+	in         *inputQueue
+	sample     atomic.Pointer[lease.Progress]
+	finished   atomic.Bool
 	// briefedAt is when the brief was typed (unix ns; 0 before): a pane
 	// still waiting for its brief is waiting on the console, not stuck.
 	briefedAt atomic.Int64
@@ -156,6 +159,15 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 		wt.Close()
 		return nil, outsideOr(err, fmt.Errorf("prepare %s: %w", task.StateDir, err))
 	}
+	// Files are fenced as well as rows: whatever is left of an earlier
+	// session of this task (a daemonised child of a killed console's
+	// agent, say) is stopped before this one starts in the worktree, so it
+	// cannot write this session's artifact (stopped before the old
+	// sentinel and artifact are cleared, so it cannot write them again).
+	if err := session.StopMarked(string(p.TaskID), "", fenceGrace); err != nil {
+		wt.Close()
+		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: "an earlier session's processes could not be stopped: " + err.Error()}
+	}
 	// A sentinel or artifact left by an earlier attempt must not finish
 	// this one.
 	for _, rel := range []string{task.SentinelPath, task.ArtifactPath(p.Phase)} {
@@ -187,9 +199,11 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 			return nil, fmt.Errorf("prepare recording dir: %w", err)
 		}
 	}
+	launchedAt := time.Now()
 	sess, err := session.Start(session.Params{
 		Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows,
 		Environ: p.Environ, CastPath: p.CastPath, Now: p.Now,
+		TaskID: string(p.TaskID), SessionID: p.SessionID,
 	})
 	if err != nil {
 		w.Close()
@@ -197,7 +211,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Run{p: p, wt: wt, sess: sess, volatile: volatile, cancel: cancel, done: make(chan struct{})}
+	r := &Run{p: p, wt: wt, launchedAt: launchedAt, sess: sess, volatile: volatile, cancel: cancel, done: make(chan struct{})}
 	r.in = newInputQueue()
 	first := r.takeSample(lease.Progress{}, true)
 	r.sample.Store(&first)
@@ -280,6 +294,10 @@ func (r *Run) waitExit() {
 	r.report(Report{Kind: Exited, ExitCode: r.sess.ExitCode()})
 	close(r.done)
 }
+
+// fenceGrace is how long processes of an earlier session get to exit on
+// SIGTERM before they are killed, when a new session of the task starts.
+const fenceGrace = 2 * time.Second
 
 // outsideOr turns a jail escape into the refusal the operator sees, and
 // returns other otherwise.
