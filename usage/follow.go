@@ -26,6 +26,7 @@ import (
 type Follower struct {
 	root  string
 	match func(path string) bool
+	parse func(path string) LineParser
 	emit  func(Record)
 	w     *fsnotify.Watcher
 
@@ -39,16 +40,29 @@ type Follower struct {
 	done chan struct{}
 }
 
-// followed is one file's read position and its unfinished last line.
+// followed is one file's read position, its unfinished last line and the
+// parser that reads its lines.
 type followed struct {
 	offset  int64
 	partial []byte
+	parse   LineParser
 }
 
-// Follow starts following the files under root (created if missing) for
-// which match returns true (nil matches every file). emit is called from
-// the follower's goroutine, or from Close, never concurrently.
+// LineParser returns the usage record of one line of a file, and false for
+// a line that carries none. A parser belongs to one file and may keep state
+// between its lines (the model a rollout file named earlier, say).
+type LineParser func(line []byte) (Record, bool)
+
+// Follow starts following Claude Code transcripts under root (created if
+// missing) for which match returns true (nil matches every file). emit is
+// called from the follower's goroutine, or from Close, never concurrently.
 func Follow(root string, match func(path string) bool, emit func(Record)) (*Follower, error) {
+	return FollowWith(root, match, func(string) LineParser { return ParseTranscriptLine }, emit)
+}
+
+// FollowWith is Follow with the lines of each file read by a parser that
+// parse returns for it, when the file is first seen.
+func FollowWith(root string, match func(path string) bool, parse func(path string) LineParser, emit func(Record)) (*Follower, error) {
 	if match == nil {
 		match = func(string) bool { return true }
 	}
@@ -59,7 +73,7 @@ func Follow(root string, match func(path string) bool, emit func(Record)) (*Foll
 	if err != nil {
 		return nil, fmt.Errorf("follow usage under %s: %w", root, err)
 	}
-	f := &Follower{root: root, match: match, emit: emit, w: w, files: map[string]*followed{},
+	f := &Follower{root: root, match: match, parse: parse, emit: emit, w: w, files: map[string]*followed{},
 		seen: map[string]bool{}, quit: make(chan struct{}), done: make(chan struct{})}
 	// Watch every directory first, then take the sizes: a write between
 	// the two is then both reported and beyond the recorded size, so it is
@@ -98,7 +112,7 @@ func (f *Follower) addTree(dir string, existing bool) error {
 		if _, ok := f.files[path]; ok || !f.match(path) {
 			return nil
 		}
-		st := &followed{}
+		st := &followed{parse: f.parse(path)}
 		if existing {
 			if fi, err := d.Info(); err == nil {
 				st.offset = fi.Size()
@@ -155,7 +169,7 @@ func (f *Follower) handle(ev fsnotify.Event) {
 		if !f.match(ev.Name) {
 			return
 		}
-		st = &followed{}
+		st = &followed{parse: f.parse(ev.Name)}
 		f.files[ev.Name] = st
 	}
 	f.read(ev.Name, st)
@@ -202,7 +216,7 @@ func (f *Follower) read(path string, st *followed) {
 	}
 	st.partial = append([]byte(nil), data[last+1:]...)
 	for _, line := range bytes.Split(data[:last], []byte("\n")) {
-		r, ok := ParseTranscriptLine(line)
+		r, ok := st.parse(line)
 		if !ok {
 			continue
 		}

@@ -87,21 +87,24 @@ func labelValue(line, label string) string {
 	return strings.Trim(v, "`\"")
 }
 
-// WorkingDir returns the directory the CLI says it runs in (its environment
-// section names it), or "" if the request does not say.
+// WorkingDir returns the directory the CLI says it runs in, or "" if the
+// request does not say. Claude Code names it in its environment section
+// ("Primary working directory: DIR"), Codex in an environment_context
+// message ("<cwd>DIR</cwd>").
 func (r Request) WorkingDir() string {
-	const label = "Primary working directory:"
 	texts := []string{r.System}
 	for _, m := range r.Messages {
 		texts = append(texts, m.Text)
 	}
 	for _, t := range texts {
-		if i := strings.Index(t, label); i >= 0 {
-			rest := t[i+len(label):]
-			if j := strings.IndexByte(rest, '\n'); j >= 0 {
-				rest = rest[:j]
+		for _, label := range [][2]string{{"Primary working directory:", "\n"}, {"<cwd>", "</cwd>"}} {
+			if i := strings.Index(t, label[0]); i >= 0 {
+				rest := t[i+len(label[0]):]
+				if j := strings.Index(rest, label[1]); j >= 0 {
+					rest = rest[:j]
+				}
+				return strings.TrimSpace(rest)
 			}
-			return strings.TrimSpace(rest)
 		}
 	}
 	return ""

@@ -28,7 +28,7 @@ type ScriptOptions struct {
 }
 
 // PhaseScript returns one rule per phase. A rule matches a main-loop
-// request (one that offers the Write tool) whose latest brief names its
+// request (one that offers the Write tool or a shell tool) whose latest brief names its
 // phase, and plays the phase's turns in order, one per request: the
 // number of assistant turns since the brief says which turn is next, so
 // the script advances exactly when the CLI sends the tool results back.
@@ -46,7 +46,7 @@ func PhaseScript(opts ScriptOptions) []Rule {
 		rules = append(rules, Rule{
 			Name: "phase " + string(p),
 			When: func(req Request) bool {
-				if !req.HasTool("Write") {
+				if !req.IsMainLoop() {
 					return false
 				}
 				b, ok := FindBrief(req)

@@ -65,6 +65,9 @@ func (s *Server) Start() (string, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.handleMessages)
 	mux.HandleFunc("POST /v1/messages/count_tokens", s.handleCountTokens)
+	mux.HandleFunc("POST /v1/responses", s.handleResponses)
+	mux.HandleFunc("POST /v1beta/models/{call}", s.handleGemini)
+	mux.HandleFunc("POST /v1/chat/completions", s.handleChat)
 	mux.HandleFunc("/", s.handleOther)
 	s.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	s.done, s.quit = make(chan struct{}), make(chan struct{})
@@ -143,6 +146,7 @@ func (s *Server) nextID(prefix string) string {
 
 func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 	req, err := s.record(r)
+	req.API = APIMessages
 	if err == nil {
 		err = parseMessagesBody(&req)
 	}
@@ -152,13 +156,8 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		writeAPIError(w, http.StatusBadRequest, "invalid_request_error", err.Error())
 		return
 	}
-	name, reply := s.answer(req)
-	reply = s.complete(req, reply)
-	s.store(Exchange{Request: req, Rule: name, Reply: reply})
-	s.logf("modelstub: %s %s model=%s stream=%v tools=%d messages=%d -> %s (%d tool uses, %s)",
-		r.Method, r.URL.Path, req.Model, req.Stream, len(req.Tools), len(req.Messages), name, len(reply.ToolUses), reply.StopReason)
-	if reply.Hold {
-		s.hold(r)
+	reply, ok := s.reply(w, r, req)
+	if !ok {
 		return
 	}
 	if req.Stream {
@@ -166,6 +165,22 @@ func (s *Server) handleMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, s.messageJSON(reply, true))
+}
+
+// reply answers a parsed request with the first matching rule, records the
+// exchange and logs it. It returns false when the reply is a stall, after
+// holding the request open until the client or the server gives up.
+func (s *Server) reply(w http.ResponseWriter, r *http.Request, req Request) (Reply, bool) {
+	name, reply := s.answer(req)
+	reply = s.complete(req, reply)
+	s.store(Exchange{Request: req, Rule: name, Reply: reply})
+	s.logf("modelstub: %s %s model=%s stream=%v tools=%d messages=%d -> %s (%d tool uses, %s)",
+		r.Method, r.URL.Path, req.Model, req.Stream, len(req.Tools), len(req.Messages), name, len(reply.ToolUses), reply.StopReason)
+	if reply.Hold {
+		s.hold(r)
+		return reply, false
+	}
+	return reply, true
 }
 
 // hold keeps a request open, sending nothing, until the client cancels it
@@ -191,7 +206,7 @@ func (s *Server) answer(req Request) (string, Reply) {
 
 // complete fills a reply's defaults: stop reason, model and usage.
 func (s *Server) complete(req Request, r Reply) Reply {
-	r.ToolUses = append([]ToolUse(nil), r.ToolUses...)
+	r.ToolUses = adapt(req, r.ToolUses)
 	if r.Hold {
 		return Reply{Hold: true, Model: req.Model}
 	}

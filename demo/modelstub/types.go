@@ -52,8 +52,26 @@ type Usage struct {
 // IsZero reports whether no field is set.
 func (u Usage) IsZero() bool { return u == Usage{} }
 
-// Request is a recorded request, flattened enough to match on.
+// API names the wire format a request came in.
+type API string
+
+// The APIs the stub speaks.
+const (
+	// APIMessages is the Anthropic Messages API (Claude Code).
+	APIMessages API = "anthropic-messages"
+	// APIResponses is the OpenAI Responses API (Codex).
+	APIResponses API = "openai-responses"
+	// APIChat is the OpenAI Chat Completions API (opencode).
+	APIChat API = "openai-chat"
+	// APIGemini is Google's generateContent API (Gemini CLI).
+	APIGemini API = "gemini"
+)
+
+// Request is a recorded request, flattened enough to match on. Every API's
+// body is flattened into the same fields, so one script answers them all.
 type Request struct {
+	// API is the wire format the request came in; "" for other paths.
+	API API
 	// Method and Path are the HTTP method and URL path (no query).
 	Method string
 	Path   string
