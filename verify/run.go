@@ -84,7 +84,7 @@ func Run(ctx context.Context, p Params) Verdict {
 		return finish()
 	}
 	defer pr.Close()
-	cmd := exec.Command("/bin/sh", "-c", p.Command)
+	cmd := exec.Command("/bin/sh", "-c", GoTestJSON(p.Command))
 	cmd.Dir, cmd.Env = p.Dir, env
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = pw, pw

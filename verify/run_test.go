@@ -51,6 +51,9 @@ func fixedClock() func() time.Time {
 	}
 }
 
+// The gate on a Go module with two tests, one failing, counts tests, not
+// packages, shows go test's own text in the tail, and never passes on a
+// cached result.
 func TestRunGoModuleFailingThenFixed(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -72,7 +75,7 @@ func TestAddZero(t *testing.T) {
 	}
 }
 `)
-	env := append(os.Environ(), "GOFLAGS=-count=1", "GOWORK=off", "GOTOOLCHAIN=local")
+	env := append(os.Environ(), "GOFLAGS=", "GOWORK=off", "GOTOOLCHAIN=local")
 	params := Params{Dir: dir, Command: "go test ./...", Timeout: 2 * time.Minute, Env: env, Now: fixedClock()}
 
 	v := Run(t.Context(), params)
@@ -81,7 +84,10 @@ func TestAddZero(t *testing.T) {
 	require.Equal(t, 1, v.Failed)
 	require.Equal(t, 1, v.ExitCode)
 	require.Contains(t, v.Tail, "Add(2, 3) = -1, want 5")
-	require.Equal(t, "✗ incomplete · tests failing (0 passed, 1 failed)", v.Line())
+	require.Contains(t, v.Tail, "--- FAIL: TestAdd")
+	require.NotContains(t, v.Tail, `"Action"`, "the tail is go test's text, not its JSON")
+	require.Equal(t, 1, v.Passed)
+	require.Equal(t, "✗ incomplete · tests failing (1 passed, 1 failed)", v.Line())
 	require.Equal(t, time.Second, v.Duration)
 
 	writeFile(t, filepath.Join(dir, "calc.go"), "package calc\n\n// Add returns the sum.\nfunc Add(a, b int) int { return a + b }\n")
@@ -90,6 +96,30 @@ func TestAddZero(t *testing.T) {
 	require.Equal(t, StatusOK, v.Status, v.Tail)
 	require.Equal(t, 0, v.ExitCode)
 	require.Equal(t, "✓ ok · tests green (2 passed)", v.Line())
+
+	// Run again: go test would answer from its cache without -count=1.
+	params.Command = "go test ./..."
+	v = Run(t.Context(), params)
+	require.Equal(t, "✓ ok · tests green (2 passed)", v.Line())
+	require.NotContains(t, v.Tail, "(cached)")
+}
+
+func TestGoTestJSONRewritesOnlyGoTest(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"go test ./...":                       "go test -json -count=1 ./...",
+		"go vet ./... && go test -race ./...": "go vet ./... && go test -json -count=1 -race ./...",
+		"cd sub; go test":                     "cd sub; go test -json -count=1",
+		"go test -count=3 ./...":              "go test -json -count=3 ./...",
+		"go test -json ./... | tee log":       "go test -count=1 -json ./... | tee log",
+		"make test":                           "make test",
+		"echo go test":                        "echo go test",
+		"go testing":                          "go testing",
+		"gotestsum -- ./...":                  "gotestsum -- ./...",
+		"npm test":                            "npm test",
+	} {
+		require.Equal(t, want, GoTestJSON(in), in)
+	}
 }
 
 func TestRunTimeoutKillsTheGroup(t *testing.T) {

@@ -2,6 +2,7 @@ package verify
 
 import (
 	"bytes"
+	"encoding/json"
 	"strconv"
 	"strings"
 )
@@ -11,6 +12,9 @@ import (
 // one per package). ok is false when no summary line was recognised.
 //
 // Recognised formats:
+//   - go test -json (what the gate runs, see GoTestJSON): one pass, fail
+//     or skip event per top-level test; a package that failed with no test
+//     counted (it did not build) counts as one failure;
 //   - go test: top-level "--- PASS:", "--- FAIL:", "--- SKIP:" lines, and
 //     "ok  pkg" / "FAIL pkg" lines; a package line with no test lines before
 //     it (go test without -v, or a build failure) counts as one unit itself;
@@ -22,17 +26,10 @@ import (
 //   - plain: "N passed, N failed[, N skipped]", optionally preceded by one
 //     word and a colon ("Tests: 3 passed, 1 failed", which also covers jest).
 func Parse(output string) (passed, failed, skipped int, ok bool) {
-	var c counter
-	for len(output) > 0 {
-		i := strings.IndexByte(output, '\n')
-		if i < 0 {
-			c.line([]byte(output))
-			break
-		}
-		c.line([]byte(output[:i]))
-		output = output[i+1:]
-	}
-	return c.passed, c.failed, c.skipped, c.ok
+	w := newTailWriter(0)
+	_, _ = w.Write([]byte(output))
+	w.finish()
+	return w.count.passed, w.count.failed, w.count.skipped, w.count.ok
 }
 
 // counter accumulates counts line by line. Run feeds it the whole output as
@@ -44,6 +41,66 @@ type counter struct {
 
 	// go test: counts of top-level test lines since the last package line.
 	goPass, goFail, goSkip int
+	// go test -json: top-level tests counted per package, so a package
+	// that failed with no test counted (a build failure) counts as one.
+	jsonTests map[string]int
+}
+
+// goEvent is one line of go test -json (test2json's TestEvent).
+type goEvent struct {
+	Action  string
+	Package string
+	Test    string
+	Output  string
+}
+
+// goJSON handles one line of go test -json: it counts top-level tests that
+// passed, failed or were skipped (subtests are part of their test) and
+// returns the text the line carries, which is what go test prints without
+// -json. ok is false for a line that is not such an event.
+func (c *counter) goJSON(b []byte) (text []byte, ok bool) {
+	if len(b) < 2 || b[0] != '{' || !bytes.Contains(b, []byte(`"Action"`)) {
+		return nil, false
+	}
+	var ev goEvent
+	if err := json.Unmarshal(b, &ev); err != nil || ev.Action == "" {
+		return nil, false
+	}
+	switch ev.Action {
+	case "output", "build-output":
+		return []byte(ev.Output), true
+	case "pass", "fail", "skip":
+	default:
+		return nil, true // start, run, pause, cont, bench, build-fail
+	}
+	if c.jsonTests == nil {
+		c.jsonTests = map[string]int{}
+	}
+	if ev.Test == "" {
+		// The package's own result. One that failed with no test
+		// counted did not build, or failed outside any test (TestMain,
+		// a panic in init): count it as one failure so the verdict is
+		// not "0 passed".
+		if ev.Action == "fail" && c.jsonTests[ev.Package] == 0 {
+			c.failed++
+		}
+		c.ok = true
+		return nil, true
+	}
+	if strings.Contains(ev.Test, "/") {
+		return nil, true
+	}
+	c.jsonTests[ev.Package]++
+	switch ev.Action {
+	case "pass":
+		c.passed++
+	case "fail":
+		c.failed++
+	case "skip":
+		c.skipped++
+	}
+	c.ok = true
+	return nil, true
 }
 
 // line classifies one line of output. It dispatches on cheap prefix checks

@@ -132,3 +132,39 @@ func TestVerdictLine(t *testing.T) {
 		Verdict{Status: StatusError, Detail: "command not found\n(exit 127)"}.Line())
 	require.Equal(t, "· no verdict yet", Verdict{}.Line())
 }
+
+// go test -json: top-level tests count, subtests do not, a package that
+// failed to build counts as one failure, and the tail is the text.
+func TestTailWriterCountsGoTestJSON(t *testing.T) {
+	t.Parallel()
+	lines := []string{
+		`{"Action":"start","Package":"m/a"}`,
+		`{"Action":"run","Package":"m/a","Test":"TestA"}`,
+		`{"Action":"output","Package":"m/a","Test":"TestA","Output":"=== RUN   TestA\n"}`,
+		`{"Action":"run","Package":"m/a","Test":"TestA/sub"}`,
+		`{"Action":"pass","Package":"m/a","Test":"TestA/sub"}`,
+		`{"Action":"pass","Package":"m/a","Test":"TestA"}`,
+		`{"Action":"output","Package":"m/a","Test":"TestB","Output":"    b_test.go:9: boom\n"}`,
+		`{"Action":"fail","Package":"m/a","Test":"TestB"}`,
+		`{"Action":"skip","Package":"m/a","Test":"TestC"}`,
+		`{"Action":"output","Package":"m/a","Output":"FAIL\tm/a\t0.01s\n"}`,
+		`{"Action":"fail","Package":"m/a"}`,
+		`{"ImportPath":"m/b","Action":"build-output","Output":"b.go:3:1: syntax error\n"}`,
+		`{"ImportPath":"m/b","Action":"build-fail"}`,
+		`{"Action":"fail","Package":"m/b","FailedBuild":"m/b"}`,
+		`{"Action":"pass","Package":"m/c"}`,
+		`not json: FAIL`,
+	}
+	w := newTailWriter(1 << 10)
+	_, _ = w.Write([]byte(strings.Join(lines, "\n") + "\n"))
+	w.finish()
+	require.True(t, w.count.ok)
+	require.Equal(t, 1, w.count.passed)
+	require.Equal(t, 2, w.count.failed, "TestB and the package that did not build")
+	require.Equal(t, 1, w.count.skipped)
+	require.Equal(t, "=== RUN   TestA\n    b_test.go:9: boom\nFAIL\tm/a\t0.01s\nb.go:3:1: syntax error\nnot json: FAIL\n", w.tail())
+
+	p, f, s, ok := Parse(strings.Join(lines, "\n"))
+	require.Equal(t, []int{1, 2, 1}, []int{p, f, s})
+	require.True(t, ok)
+}
