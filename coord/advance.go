@@ -64,7 +64,7 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 	dir := r.dir
 	c.gating[r.taskID] = r
 	c.async(func() func() {
-		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
+		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration, Task: string(t.ID)})
 		return func() {
 			if c.gating[r.taskID] != r {
 				// The task was parked or cancelled while this gate ran,

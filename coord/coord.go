@@ -165,7 +165,7 @@ func New(p Params) (*Coordinator, error) {
 		p.StopGrace = 2 * time.Second
 	}
 	if p.Holder == "" {
-		p.Holder = fmt.Sprintf("console:%d:%s", os.Getpid(), task.NewULID(p.Now()))
+		p.Holder = newHolder(task.NewULID(p.Now()))
 	}
 	cfg := p.Config
 	if cfg.Harness == nil {

@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/orchestra-tui/orchestra-tui/brief"
 	"github.com/orchestra-tui/orchestra-tui/repo"
@@ -189,24 +186,6 @@ func (c *Coordinator) deadEnd(ctx context.Context, r *run, text string) {
 	c.hub.event(ev)
 }
 
-// holderAlive reports whether a lease holder "console:<pid>:<id>" may still
-// be running. A holder in this very process that is not this coordinator is
-// an earlier instance, and gone.
-func holderAlive(holder string) bool {
-	parts := strings.SplitN(holder, ":", 3)
-	if len(parts) != 3 || parts[0] != "console" {
-		return false
-	}
-	pid, err := strconv.Atoi(parts[1])
-	if err != nil || pid <= 0 {
-		return false
-	}
-	if pid == os.Getpid() {
-		return false
-	}
-	err = syscall.Kill(pid, 0)
-	return err == nil || errors.Is(err, syscall.EPERM)
-}
 
 // maxRunErrors bounds a run's error list. An agent can be refused many
 // times in one attempt (an artifact rewritten wrong in a loop); the list

@@ -197,7 +197,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 	}
 	var v *verify.Verdict
 	if baseline {
-		res := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration})
+		res := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration, Task: string(t.ID)})
 		v = &res
 	}
 	if err := ctx.Err(); err != nil {

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
 )
 
 // DefaultMaxOutput is how much of the output's tail a verdict keeps when
@@ -28,6 +30,11 @@ type Params struct {
 	Env       []string      // nil means os.Environ()
 	// Now is the clock for Verdict.At and Duration; nil means time.Now.
 	Now func() time.Time
+	// Task, when set, marks the gate's environment as this task's gate
+	// (session.TaskEnv = GateMark(Task)); a gate of the task still running
+	// from a console that was killed is stopped before this one starts, so
+	// two gates never run side by side in one worktree.
+	Task string
 
 	// started, when set, is told the process group id once the command
 	// runs, so tests can check the whole group is gone afterwards.
@@ -55,6 +62,12 @@ func Run(ctx context.Context, p Params) Verdict {
 	env := p.Env
 	if env == nil {
 		env = os.Environ()
+	}
+	if p.Task != "" {
+		env = append(env[:len(env):len(env)], session.TaskEnv+"="+GateMark(p.Task))
+		if err := session.StopMarked(GateMark(p.Task), "", killGrace); err != nil {
+			return Verdict{Status: StatusError, Detail: "an earlier verify run of this task could not be stopped: " + err.Error(), At: now()}
+		}
 	}
 	v := Verdict{Command: p.Command, ExitCode: -1}
 	begin := now()
@@ -88,7 +101,10 @@ func Run(ctx context.Context, p Params) Verdict {
 	cmd.Dir, cmd.Env = p.Dir, env
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = pw, pw
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: the gate dies with the engine that started it, rather than
+	// running on beside the next engine's gate; what it started is found
+	// by the task's gate mark.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		v.Status, v.Detail = StatusError, fmt.Sprintf("could not start %q in %s: %v", p.Command, dirName(p.Dir), err)
@@ -211,3 +227,8 @@ func dirName(dir string) string {
 	}
 	return dir
 }
+
+// GateMark is the value of session.TaskEnv in the environment of task's
+// verify gate: distinct from the task's sessions, so stopping an old gate
+// never touches a live agent.
+func GateMark(task string) string { return "verify:" + task }

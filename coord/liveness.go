@@ -1,0 +1,82 @@
+package coord
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// A lease holder names the console (or engine) instance that holds it:
+//
+//	console:<pid>:<start>:<instance>
+//
+// pid alone cannot tell a live holder from a dead one whose pid the kernel
+// has since given to another process: a task would then stay running for
+// ever. <start> is the process's start time (clock ticks after boot, from
+// /proc/<pid>/stat), which a reused pid does not share; <instance> tells
+// two coordinators in one process apart. Holders written before the start
+// time was recorded ("console:<pid>:<instance>") are judged by pid alone.
+
+// newHolder returns this process's holder name for instance.
+func newHolder(instance string) string {
+	start, err := procStart(os.Getpid())
+	if err != nil {
+		return fmt.Sprintf("console:%d:%s", os.Getpid(), instance)
+	}
+	return fmt.Sprintf("console:%d:%d:%s", os.Getpid(), start, instance)
+}
+
+// holderAlive reports whether a lease holder may still be running. A
+// holder in this very process that is not this coordinator is an earlier
+// instance, so it is gone.
+func holderAlive(holder string) bool {
+	parts := strings.Split(holder, ":")
+	if len(parts) < 3 || parts[0] != "console" {
+		return false
+	}
+	pid, err := strconv.Atoi(parts[1])
+	if err != nil || pid <= 0 || pid == os.Getpid() {
+		return false
+	}
+	err = syscall.Kill(pid, 0)
+	if err != nil && !errors.Is(err, syscall.EPERM) {
+		return false
+	}
+	if len(parts) < 4 {
+		return true // an old holder name: the pid is all there is
+	}
+	want, err := strconv.ParseUint(parts[2], 10, 64)
+	if err != nil {
+		return false
+	}
+	got, err := procStart(pid)
+	if err != nil {
+		return true // cannot tell: never take a live holder's task
+	}
+	return got == want
+}
+
+// procStart returns the start time of process pid in clock ticks after
+// boot (field 22 of /proc/<pid>/stat).
+func procStart(pid int) (uint64, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	// The command name (field 2) is in parentheses and may hold spaces and
+	// parentheses itself: count fields after the last ')'.
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
+	}
+	fields := strings.Fields(s[i+1:])
+	// fields[0] is field 3 (state); field 22 is fields[19].
+	if len(fields) < 20 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields)+2)
+	}
+	return strconv.ParseUint(fields[19], 10, 64)
+}
