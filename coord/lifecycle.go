@@ -186,7 +186,6 @@ func (c *Coordinator) deadEnd(ctx context.Context, r *run, text string) {
 	c.hub.event(ev)
 }
 
-
 // maxRunErrors bounds a run's error list. An agent can be refused many
 // times in one attempt (an artifact rewritten wrong in a loop); the list
 // lives in memory, in the session's continuity and in the next brief.
