@@ -28,7 +28,11 @@ type terminal interface {
 // Replies to the program's queries (cursor position, device attributes)
 // are handed to reply while the lock is held; reply must not block (the
 // session's input queue never does).
-type vtTerminal struct {
+type vtTerminal = Terminal
+
+// Terminal is a View over the vt emulator that can also be written to:
+// the session's own terminal, and what recordings replay into.
+type Terminal struct {
 	mu      sync.RWMutex
 	t       *vt.Terminal
 	version atomic.Uint64
@@ -40,14 +44,18 @@ var (
 	_ RowWriter   = (*vtTerminal)(nil)
 )
 
-// newTerminal returns a cols x rows terminal keeping history lines of
-// scrollback (0 for the default) whose replies to the program go to reply
-// (nil discards them).
-func newTerminal(cols, rows, history int, reply func([]byte)) *vtTerminal {
+// NewTerminal returns a cols x rows terminal keeping history lines of
+// scrollback (0 for vt.DefaultHistory, negative for none) whose replies to
+// the program go to reply (nil discards them).
+func NewTerminal(cols, rows, history int, reply func([]byte)) *Terminal {
 	if history == 0 {
 		history = vt.DefaultHistory
 	}
-	return &vtTerminal{t: vt.New(cols, rows, history, reply)}
+	return &Terminal{t: vt.New(cols, rows, history, reply)}
+}
+
+func newTerminal(cols, rows, history int, reply func([]byte)) *Terminal {
+	return NewTerminal(cols, rows, history, reply)
 }
 
 func (t *vtTerminal) Write(p []byte) (int, error) {

@@ -1,134 +1,145 @@
 package vt
 
-import "unicode/utf8"
+import (
+	"encoding/binary"
+	"unicode/utf8"
+)
 
-// histLine is a line that scrolled off the top, stored compactly: its text
-// as UTF-8 (trailing blanks dropped) and its styles as runs, not as cells.
-// A 120-column line of agent prose costs its bytes plus a few runs instead
-// of 120 cell structs.
-type histLine struct {
-	text    []byte
-	runs    []run
-	wrapped bool
-}
-
-// run is a stretch of a history line's text in one style.
-type run struct {
-	style uint32
-	bytes uint32
-}
-
-// history is a ring of at most limit lines. When it is full the oldest
-// line's buffers are reused for the newest, so a steady flood allocates
-// nothing.
+// history keeps the lines that scrolled off the top, oldest first, at most
+// limit of them. A line is stored compactly, not as cells: its style runs
+// as varints (count, then style id and byte length of each run) followed
+// by its text as UTF-8 without trailing blanks, about the size of the text
+// itself. The encodings live one after another in a byte ring, so pushing a
+// line allocates nothing once the ring has grown to the history's size,
+// and the garbage collector sees one buffer per pane, not one per line.
 type history struct {
-	lines []histLine
-	start int // index of the oldest line
-	n     int
-	limit int
+	buf     []byte
+	head    int // where the next encoding goes
+	ents    []hent
+	start   int // index in ents of the oldest line
+	n       int
+	limit   int
+	scratch []byte
+}
+
+// hent locates one line's encoding in the ring.
+type hent struct {
+	off, size uint32
+	wrapped   bool
 }
 
 func (h *history) len() int { return h.n }
 
-// at returns line i, 0 being the oldest.
-func (h *history) at(i int) *histLine {
+func (h *history) ent(i int) *hent {
 	j := h.start + i
-	if j >= len(h.lines) {
-		j -= len(h.lines)
+	if j >= len(h.ents) {
+		j -= len(h.ents)
 	}
-	return &h.lines[j]
+	return &h.ents[j]
 }
 
-// push appends a line encoded from cells and returns it.
+func (h *history) clear() { h.start, h.n, h.head = 0, 0, 0 }
+
+func (h *history) dropOldest() {
+	h.start++
+	if h.start == len(h.ents) {
+		h.start = 0
+	}
+	h.n--
+}
+
+// push appends l, encoded.
 func (h *history) push(l *line, clusters []string) {
 	if h.limit <= 0 {
 		return
 	}
-	var hl *histLine
-	switch {
-	case h.n < len(h.lines):
-		hl = h.at(h.n)
-		h.n++
-	case h.n < h.limit:
-		h.lines = append(h.lines, histLine{})
-		hl = &h.lines[len(h.lines)-1]
-		h.n++
-	default:
-		hl = &h.lines[h.start]
-		h.start++
-		if h.start == len(h.lines) {
-			h.start = 0
-		}
+	h.scratch = encodeLine(h.scratch[:0], l, clusters)
+	if h.n == h.limit {
+		h.dropOldest()
 	}
-	hl.encode(l, clusters)
+	off := h.place(len(h.scratch))
+	copy(h.buf[off:], h.scratch)
+	h.head = off + len(h.scratch)
+	if h.n == len(h.ents) {
+		h.growEnts()
+	}
+	*h.ent(h.n) = hent{off: uint32(off), size: uint32(len(h.scratch)), wrapped: l.wrapped}
+	h.n++
 }
 
-// pop removes and decodes the newest line into l (a resize pulling
+// place finds room for size bytes at the head of the ring, wrapping to the
+// start when the end is too short, and growing the ring rather than losing
+// lines the limit still allows.
+func (h *history) place(size int) int {
+	for {
+		off := h.head
+		if off+size > len(h.buf) {
+			off = 0
+		}
+		if off+size <= len(h.buf) && !h.overlapsOldest(off, size) {
+			return off
+		}
+		h.grow(size)
+	}
+}
+
+func (h *history) overlapsOldest(off, size int) bool {
+	if h.n == 0 {
+		return false
+	}
+	// The lines run from the oldest's start forward (wrapping) to head;
+	// the region is free unless it reaches into that span.
+	o := h.ent(0)
+	lo, hi := int(o.off), h.head
+	if lo < hi || (lo == hi && h.n == 0) {
+		// Not wrapped: live bytes are [lo, hi).
+		return off < hi && off+size > lo
+	}
+	// Wrapped: live bytes are [lo, len) and [0, hi).
+	return off+size > lo || off < hi
+}
+
+// grow re-lays the lines in a bigger ring, oldest at offset 0.
+func (h *history) grow(need int) {
+	used := 0
+	for i := range h.n {
+		used += int(h.ent(i).size)
+	}
+	size := max(64<<10, (used+need)*5/4, len(h.buf)*5/4)
+	buf := make([]byte, size)
+	off := 0
+	for i := range h.n {
+		e := h.ent(i)
+		copy(buf[off:], h.buf[e.off:e.off+e.size])
+		e.off = uint32(off)
+		off += int(e.size)
+	}
+	h.buf, h.head = buf, off
+}
+
+func (h *history) growEnts() {
+	ents := make([]hent, max(1024, len(h.ents)*2))
+	for i := range h.n {
+		ents[i] = *h.ent(i)
+	}
+	if h.limit > 0 && len(ents) > h.limit {
+		ents = ents[:h.limit]
+	}
+	h.ents, h.start = ents, 0
+}
+
+// pop removes the newest line and decodes it into l (a resize pulling
 // history back onto the screen).
 func (h *history) pop(l *line, clusters []string) bool {
 	if h.n == 0 {
 		return false
 	}
+	e := *h.ent(h.n - 1)
 	h.n--
-	h.at(h.n).decode(l, clusters)
-	return true
-}
-
-func (h *history) setLimit(n int) {
-	if n < 0 {
-		n = 0
-	}
-	if n < h.n {
-		// Keep the newest n lines.
-		kept := make([]histLine, n)
-		for i := range kept {
-			kept[i] = *h.at(h.n - n + i)
-		}
-		h.lines, h.start, h.n = kept, 0, n
-	} else if len(h.lines) > 0 && h.start != 0 {
-		// Unrotate so growing by append stays in order.
-		kept := make([]histLine, h.n)
-		for i := range kept {
-			kept[i] = *h.at(i)
-		}
-		h.lines, h.start = kept, 0
-	}
-	h.limit = n
-}
-
-func (hl *histLine) encode(l *line, clusters []string) {
-	hl.text, hl.runs, hl.wrapped = hl.text[:0], hl.runs[:0], l.wrapped
-	end := len(l.cells)
-	for end > 0 && l.cells[end-1] == blankCell(0) {
-		end--
-	}
-	for _, c := range l.cells[:end] {
-		if c.Width == 0 && c.R == 0 {
-			continue // right half of a wide character
-		}
-		before := len(hl.text)
-		switch {
-		case c.R < 0:
-			hl.text = append(hl.text, clusters[-c.R-1]...)
-		case c.R < utf8.RuneSelf:
-			hl.text = append(hl.text, byte(c.R))
-		default:
-			hl.text = utf8.AppendRune(hl.text, c.R)
-		}
-		n := uint32(len(hl.text) - before)
-		if k := len(hl.runs); k > 0 && hl.runs[k-1].style == c.Style {
-			hl.runs[k-1].bytes += n
-		} else {
-			hl.runs = append(hl.runs, run{style: c.Style, bytes: n})
-		}
-	}
-}
-
-// decode writes the line back into cells (padding with blanks).
-func (hl *histLine) decode(l *line, clusters []string) {
-	l.wrapped = hl.wrapped
+	h.head = int(e.off)
+	l.wrapped = e.wrapped
 	x := 0
-	hl.each(clusters, func(c Cell, w int) {
+	h.each(&e, clusters, func(c Cell, w int) {
 		if x+w > len(l.cells) {
 			return
 		}
@@ -139,20 +150,92 @@ func (hl *histLine) decode(l *line, clusters []string) {
 		x += w
 	})
 	l.clear(min(x, len(l.cells)), len(l.cells), blankCell(0))
+	return true
 }
 
-// each calls f for every character cell of the line, in order. Clusters
-// are matched by text against the cluster table; a cluster no longer in it
-// comes back as its first character.
-func (hl *histLine) each(clusters []string, f func(c Cell, w int)) {
-	text := hl.text
-	for _, r := range hl.runs {
-		seg := text[:r.bytes]
-		text = text[r.bytes:]
+func (h *history) setLimit(n int) {
+	n = max(n, 0)
+	for h.n > n {
+		h.dropOldest()
+	}
+	h.limit = n
+}
+
+// encodeLine appends the compact form of l to b.
+func encodeLine(b []byte, l *line, clusters []string) []byte {
+	end := len(l.cells)
+	for end > 0 && l.cells[end-1] == blankCell(0) {
+		end--
+	}
+	cells := l.cells[:end]
+	// Runs first: count them, then write them, then the text.
+	nruns := 0
+	for i := 0; i < len(cells); nruns++ {
+		st := cells[i].Style
+		for i < len(cells) && cells[i].Style == st {
+			i++
+		}
+	}
+	b = binary.AppendUvarint(b, uint64(nruns))
+	for i := 0; i < len(cells); {
+		st := cells[i].Style
+		n := 0
+		for ; i < len(cells) && cells[i].Style == st; i++ {
+			n += cellBytes(cells[i], clusters)
+		}
+		b = binary.AppendUvarint(b, uint64(st))
+		b = binary.AppendUvarint(b, uint64(n))
+	}
+	for _, c := range cells {
+		switch {
+		case c.R > 0 && c.R < utf8.RuneSelf:
+			b = append(b, byte(c.R))
+		case c.R == 0: // right half of a wide character
+		case c.R < 0:
+			b = append(b, clusters[-c.R-1]...)
+		default:
+			b = utf8.AppendRune(b, c.R)
+		}
+	}
+	return b
+}
+
+func cellBytes(c Cell, clusters []string) int {
+	switch {
+	case c.R > 0 && c.R < utf8.RuneSelf:
+		return 1
+	case c.R == 0:
+		return 0
+	case c.R < 0:
+		return len(clusters[-c.R-1])
+	}
+	return utf8.RuneLen(c.R)
+}
+
+// each calls f for every character cell of line e, in order. Combining
+// marks after a character belong to its cell; a cluster no longer in the
+// table comes back as its first character.
+func (h *history) each(e *hent, clusters []string, f func(c Cell, w int)) {
+	b := h.buf[e.off : e.off+e.size]
+	nruns, k := binary.Uvarint(b)
+	b = b[k:]
+	runs := b
+	// Skip over the runs to find the text.
+	for range nruns {
+		_, k1 := binary.Uvarint(b)
+		_, k2 := binary.Uvarint(b[k1:])
+		b = b[k1+k2:]
+	}
+	text := b
+	for range nruns {
+		st, k1 := binary.Uvarint(runs)
+		n, k2 := binary.Uvarint(runs[k1:])
+		runs = runs[k1+k2:]
+		seg := text[:n]
+		text = text[n:]
 		for len(seg) > 0 {
 			ch, size := utf8.DecodeRune(seg)
 			w := runeWidth(ch)
-			// Combining marks that follow belong to this cell.
 			end := size
 			for end < len(seg) {
 				r2, s2 := utf8.DecodeRune(seg[end:])
@@ -161,7 +244,7 @@ func (hl *histLine) each(clusters []string, f func(c Cell, w int)) {
 				}
 				end += s2
 			}
-			c := Cell{R: ch, Style: r.style, Width: uint8(w)}
+			c := Cell{R: ch, Style: uint32(st), Width: uint8(max(w, 1))}
 			if end > size {
 				c.R = findCluster(clusters, seg[:end], ch)
 			}
@@ -179,5 +262,3 @@ func findCluster(clusters []string, b []byte, first rune) rune {
 	}
 	return first
 }
-
-func (h *history) clear() { h.start, h.n = 0, 0 }

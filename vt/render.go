@@ -190,9 +190,9 @@ func (t *Terminal) Scrollback(n int) []string {
 	out := make([]string, n)
 	scratch := &line{cells: make([]Cell, t.cols)}
 	for i := range out {
-		hl := t.hist.at(t.hist.len() - n + i)
+		e := t.hist.ent(t.hist.len() - n + i)
 		scratch.cells = scratch.cells[:0]
-		hl.each(t.clusters, func(c Cell, w int) {
+		t.hist.each(e, t.clusters, func(c Cell, w int) {
 			scratch.cells = append(scratch.cells, c)
 			if w == 2 {
 				scratch.cells = append(scratch.cells, Cell{Style: c.Style})

@@ -79,18 +79,34 @@ type styleTable struct {
 	list []Style
 	ids  map[Style]uint32
 	uv   []*uv.Style // converted lazily for drawing
+	// recent caches the last styles interned: programs switch between a
+	// handful of styles, and a map lookup per SGR shows in profiles.
+	recent [4]uint32
+	next   int
 }
 
 func newStyleTable() *styleTable {
 	t := &styleTable{ids: make(map[Style]uint32)}
-	t.intern(Style{})
+	t.add(Style{})
 	return t
 }
 
 func (t *styleTable) intern(s Style) uint32 {
-	if id, ok := t.ids[s]; ok {
-		return id
+	for _, id := range t.recent {
+		if t.list[id] == s {
+			return id
+		}
 	}
+	id, ok := t.ids[s]
+	if !ok {
+		id = t.add(s)
+	}
+	t.recent[t.next] = id
+	t.next = (t.next + 1) % len(t.recent)
+	return id
+}
+
+func (t *styleTable) add(s Style) uint32 {
 	id := uint32(len(t.list))
 	t.list = append(t.list, s)
 	t.uv = append(t.uv, nil)

@@ -284,7 +284,7 @@ func (t *Terminal) endString() {
 	}
 	switch cmd {
 	case 0, 2:
-		if utf8.Valid(data) {
+		if utf8.Valid(data) && string(data) != t.title {
 			t.title = string(data)
 		}
 	}
