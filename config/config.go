@@ -111,6 +111,9 @@ type Verify struct {
 type Pane struct {
 	Cols int `toml:"cols"`
 	Rows int `toml:"rows"`
+	// History is how many lines that scrolled off a pane's top it keeps
+	// for scroll mode (the recording keeps everything anyway); 0 keeps none.
+	History int `toml:"history"`
 }
 
 // Brief configures brief rendering.
@@ -147,7 +150,7 @@ func Default() Config {
 		},
 		Stuck:  Stuck{After: Duration{Duration: 2 * time.Minute}},
 		Verify: Verify{Timeout: Duration{Duration: 10 * time.Minute}},
-		Pane:   Pane{Cols: 120, Rows: 40},
+		Pane:   Pane{Cols: 120, Rows: 40, History: 10000},
 		Prices: map[string]Price{},
 		Fork: Fork{
 			CacheLifetime: Duration{Duration: 5 * time.Minute},

@@ -29,6 +29,7 @@ func DefaultLimits() Limits {
 const (
 	maxPaneCols      = 1000
 	maxPaneRows      = 500
+	maxPaneHistory   = 1000000
 	maxDuration      = 7 * 24 * time.Hour
 	maxCount         = 1000
 	maxBriefBudget   = 1 << 20
@@ -56,6 +57,7 @@ func (c Config) rangeErrors(name string) []error {
 	}
 	intIn("pane.cols", c.Pane.Cols, 20, maxPaneCols)
 	intIn("pane.rows", c.Pane.Rows, 5, maxPaneRows)
+	intIn("pane.history", c.Pane.History, 0, maxPaneHistory)
 	durIn("lease.length", c.Lease.Length.Duration, time.Millisecond, maxDuration)
 	durIn("lease.tick", c.Lease.Tick.Duration, minLeaseTick, time.Hour)
 	intIn("lease.max_renewals", c.Lease.MaxRenewals, 0, maxCount)

@@ -322,7 +322,7 @@ func (h *handoffRun) open(root string, entry agent.Entry) (*coord.Opened, error)
 func (h *handoffRun) tweak(cfg *config.Config) {
 	cfg.Lease.MaxAttempts = 1
 	cfg.Lease.Tick.Duration = 100 * time.Millisecond
-	cfg.Pane = config.Pane{Cols: 100, Rows: 30}
+	cfg.Pane = config.Pane{Cols: 100, Rows: 30, History: 10000}
 	sp := cfg.Harness["scripted"]
 	sp.Env = append(append([]string(nil), sp.Env...), "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY", "GOENV")
 	if len(h.opts.AgentEnv) > 0 {

@@ -76,6 +76,7 @@ type Params struct {
 	Base      string       // base commit, for the worktree fingerprint
 	Cols      int
 	Rows      int
+	History   int // pane scrollback lines; 0 keeps none
 	CastPath  string
 	Environ   []string // the console's environment, scrubbed by the session
 	// Brief is passed as the last argv element when the harness delivers
@@ -201,7 +202,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	}
 	launchedAt := time.Now()
 	sess, err := session.Start(session.Params{
-		Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows,
+		Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows, History: noHistory(p.History),
 		Environ: p.Environ, CastPath: p.CastPath, Now: p.Now,
 		TaskID: string(p.TaskID), SessionID: p.SessionID,
 	})
@@ -306,4 +307,13 @@ func outsideOr(err, other error) error {
 		return &task.Refusal{Reason: task.ReasonPathOutside, Detail: err.Error() + "; nothing there was touched."}
 	}
 	return other
+}
+
+// noHistory maps the configuration's "0 keeps none" onto session.Params,
+// where 0 means the default.
+func noHistory(n int) int {
+	if n == 0 {
+		return -1
+	}
+	return n
 }

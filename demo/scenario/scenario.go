@@ -248,7 +248,7 @@ func (s *Scenario) tweak(cfg *config.Config) {
 	cfg.Lease.MaxAttempts = 3
 	cfg.Stuck.After.Duration = s.pace.stuck
 	cfg.Stuck.AutoResubmit = 0
-	cfg.Pane = config.Pane{Cols: 100, Rows: 30}
+	cfg.Pane = config.Pane{Cols: 100, Rows: 30, History: 10000}
 	if s.opts.Break == BreakContinuity {
 		// Small enough that everything trimmable goes, continuity first.
 		cfg.Brief.Budget = 512
