@@ -88,6 +88,7 @@ type Terminal struct {
 	strEsc bool
 
 	title   string
+	titles  map[string]string
 	version uint64
 	reply   func([]byte)
 }
@@ -103,6 +104,7 @@ func New(cols, rows, historyLines int, reply func([]byte)) *Terminal {
 		styles:     newStyleTable(),
 		clusterIDs: make(map[string]rune),
 		runeStr:    make(map[rune]string),
+		titles:     make(map[string]string),
 		reply:      reply,
 		p:          ansi.NewParser(),
 	}
@@ -285,12 +287,27 @@ func (t *Terminal) endString() {
 	switch cmd {
 	case 0, 2:
 		if utf8.Valid(data) && string(data) != t.title {
-			t.title = string(data)
+			t.title = t.internTitle(data)
 		}
 	}
 }
 
-// style returns the interned id of the current style.
+// internTitle returns data as a string, reusing one made before: agents
+// cycle through a few titles (a spinner in the title, a task name), and a
+// string per title change is the last allocation of a steady flood.
+func (t *Terminal) internTitle(data []byte) string {
+	if s, ok := t.titles[string(data)]; ok {
+		return s
+	}
+	if len(t.titles) >= 64 {
+		clear(t.titles)
+	}
+	s := string(data)
+	t.titles[s] = s
+	return s
+}
+
+// setStyle makes s the style of what is printed next.
 func (t *Terminal) setStyle(s Style) {
 	t.cur.style = s
 	t.cur.styleID = t.styles.intern(s)

@@ -1,0 +1,71 @@
+package vt
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestClaudeCodeTitleDoesNotLeak is upstream charmbracelet/x#848: the
+// UTF-8 of "✳" holds the byte 0x9C, which a parser that honours C1 ST
+// inside a string takes as the end of the title, printing the rest.
+func TestClaudeCodeTitleDoesNotLeak(t *testing.T) {
+	term := New(40, 3, 10, nil)
+	data := []byte("\x1b]0;✳ Claude Code\x07❯ \x1b]2;✳ Claude Code\x1b\\")
+	for cut := range data {
+		term = New(40, 3, 10, nil)
+		_, _ = term.Write(data[:cut])
+		_, _ = term.Write(data[cut:])
+		if got := strings.TrimSpace(term.Text()); got != "❯" {
+			t.Fatalf("split at %d: screen %q, want only the prompt", cut, got)
+		}
+		if term.Title() != "✳ Claude Code" {
+			t.Fatalf("split at %d: title %q", cut, term.Title())
+		}
+	}
+}
+
+// TestModesReachTheInputSide: what the program asks of its input (bracketed
+// paste, mouse reports, application cursor keys) is readable by whoever
+// writes to it.
+func TestModesReachTheInputSide(t *testing.T) {
+	term := New(20, 3, 10, nil)
+	_, _ = term.Write([]byte("\x1b[?2004h\x1b[?1002h\x1b[?1006h\x1b[?1h\x1b=\x1b[?1004h"))
+	want := Modes{BracketedPaste: true, AppCursor: true, AppKeypad: true, FocusEvents: true, Mouse: 1002, MouseEncoding: 1006}
+	if got := term.Modes(); got != want {
+		t.Fatalf("modes %+v, want %+v", got, want)
+	}
+	_, _ = term.Write([]byte("\x1b[?2004l\x1b[?1002l\x1b[?1006l\x1b[?1l\x1b>\x1b[?1004l"))
+	if got := term.Modes(); got != (Modes{}) {
+		t.Fatalf("modes after reset %+v", got)
+	}
+}
+
+// TestRepliesToQueries: cursor position and device attributes are answered
+// on the reply callback, in order.
+func TestRepliesToQueries(t *testing.T) {
+	var got []string
+	term := New(20, 5, 10, func(b []byte) { got = append(got, string(b)) })
+	_, _ = term.Write([]byte("\x1b[3;7H\x1b[6n\x1b[c\x1b[5n"))
+	want := []string{"\x1b[3;7R", "\x1b[?1;2c", "\x1b[0n"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("replies %q, want %q", got, want)
+	}
+}
+
+// TestUnterminatedStringIsBounded: a program that opens an OSC string and
+// never ends it cannot make the terminal hold more than maxStringLen.
+func TestUnterminatedStringIsBounded(t *testing.T) {
+	term := New(20, 3, 10, nil)
+	_, _ = term.Write([]byte("\x1b]0;"))
+	chunk := []byte(strings.Repeat("x", 4096))
+	for range 100 {
+		_, _ = term.Write(chunk)
+	}
+	if len(term.strBuf) > maxStringLen {
+		t.Fatalf("string buffer grew to %d bytes", len(term.strBuf))
+	}
+	_, _ = term.Write([]byte("\x07visible"))
+	if !strings.HasPrefix(term.Text(), "visible") {
+		t.Fatalf("screen after the string: %q", term.Text())
+	}
+}
