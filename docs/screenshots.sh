@@ -2,7 +2,7 @@
 # Captures the console's screenshots from the real binary in tmux and
 # renders them to PNG: e2e's TestScreenshots stages a run and writes
 # docs/console-{live,brief}.{txt,ans} (plain text, and tmux capture-pane -e
-# with its colours); the demo is recorded with `demo --record` at 100x30
+# with its colours); the demo is recorded with `demo --exit-when-done --record` at 100x30
 # and docs/castshot renders its screen at DEMO_AT (the correction has just
 # reached the stalled pane) into docs/demo.ans; aha turns the colours into
 # HTML and headless Chromium photographs it.
@@ -20,7 +20,7 @@ ORCHESTRA_SCREENSHOTS="$PWD/docs" go test -count=1 -run '^TestScreenshots$' ./e2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; tmux -L orchestra-shot kill-server 2>/dev/null || true' EXIT
 go build -o "$tmp/orchestra-tui" ./cmd/orchestra-tui
-tmux -L orchestra-shot new-session -d -x 100 -y 30 "$tmp/orchestra-tui demo --record $tmp/demo.cast; touch $tmp/done"
+tmux -L orchestra-shot new-session -d -x 100 -y 30 "$tmp/orchestra-tui demo --exit-when-done --record $tmp/demo.cast; touch $tmp/done"
 for _ in $(seq 120); do [ -f "$tmp/done" ] && break; sleep 1; done
 go run ./docs/castshot -at "${DEMO_AT:-15.5s}" -o docs/demo.ans "$tmp/demo.cast"
 

@@ -38,6 +38,10 @@ var scenarios = []struct {
 	{"grid", everyState, func(b *bundle) { b.press("g") }},
 	{"quit", everyState, func(b *bundle) { b.press("q") }},
 	{"help", everyState, func(b *bundle) { b.press("?") }},
+	{"banner", everyState, func(b *bundle) {
+		b.selectState(task.StateRunning).send(BannerMsg{Title: "DEMO FINISHED · every proof held · the run stays open to explore · q quits", Tone: ToneOK,
+			Lines: []string{"✓ the relaunched implement brief names the first attempt's files and puts the correction above the plan", "✓ the tests pass"}})
+	}},
 }
 
 func TestGolden(t *testing.T) {

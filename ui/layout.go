@@ -39,7 +39,9 @@ func (m *Model) layout() layout {
 	if l.tooSmall {
 		return l
 	}
-	l.bodyH = h - 3
+	// The banner takes its rows from the body, so panes are sized to what
+	// stays visible.
+	l.bodyH = h - 3 - len(m.renderBanner(w))
 	if m.grid {
 		// Up to 2x2, or 3x2 on a large terminal; fewer live sessions get
 		// bigger cells.

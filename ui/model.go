@@ -108,6 +108,7 @@ type Model struct {
 	correct textinput.Model
 	confirm confirmation
 
+	banner   BannerMsg // set from outside (the demo); see BannerMsg
 	status   string
 	statusOK bool
 	statusAt time.Time
@@ -204,6 +205,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setStatus(msg.err.Error(), false)
 		}
 		return m, nil
+	case BannerMsg:
+		before := len(m.renderBanner(m.width))
+		m.banner = msg
+		if len(m.renderBanner(m.width)) == before {
+			return m, nil // same rows: nothing to resize
+		}
+		return m, m.relayout()
 	case leaseTickMsg:
 		return m, m.handleLeaseTick()
 	case spinTickMsg:

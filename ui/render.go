@@ -35,6 +35,7 @@ func (m *Model) render() string {
 		body = append(body[:keep], bottom...)
 	}
 	lines = append(lines, body...)
+	lines = append(lines, m.renderBanner(w)...)
 	lines = append(lines, m.renderStatus(w), m.renderHints(w))
 	return strings.Join(lines, "\n")
 }

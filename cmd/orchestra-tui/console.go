@@ -180,8 +180,11 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 	}
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(out))
 	stop := ui.Subscribe(p, e)
+	scripted := make(chan struct{})
 	if opts.Script != nil {
-		go opts.Script(ctx, p)
+		go func() { defer close(scripted); opts.Script(ctx, p) }()
+	} else {
+		close(scripted)
 	}
 	if opts.engine != nil {
 		// The engine going away ends an attached console: it has nothing
@@ -196,12 +199,17 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 	}
 	_, runErr := p.Run()
 	stop()
+	interrupted := ctx.Err() != nil
+	cancel()
+	// The script reads what the run left (the demo's proofs): it ends
+	// before the store is closed.
+	<-scripted
 	if rec != nil {
 		if cerr := rec.Close(); cerr != nil && runErr == nil {
 			runErr = cerr
 		}
 	}
-	if runErr != nil && runErr != tea.ErrProgramKilled && ctx.Err() == nil {
+	if runErr != nil && runErr != tea.ErrProgramKilled && !interrupted {
 		return fail(stderr, runErr)
 	}
 	return 0

@@ -28,6 +28,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	keep := fs.Bool("keep", false, "keep the demo directory (the repository, its state and the pane recordings) and print where")
 	record := fs.String("record", "", "write the console's screen to `FILE.cast` (asciicast v2) and copy the panes' recordings next to it")
 	agentName := fs.String("agent", "scripted", "the agent in the panes: `scripted` or claude (the real Claude Code CLI against a scripted model server; see below)")
+	exitWhenDone := fs.Bool("exit-when-done", false, "close the console once the proofs are on screen (CI, recordings); without it the console stays open on the finished run until you quit")
 	noAnim := fs.Bool("no-anim", os.Getenv("ORCHESTRA_NO_ANIM") == "1", "no spinners or repainting status line (also ORCHESTRA_NO_ANIM=1)")
 	fs.Usage = func() {
 		fmt.Fprintln(stderr, "usage: orchestra-tui demo [flags]   (or: orchestra-tui demo handoff [--fast] [--keep])")
@@ -76,7 +77,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	code := runDemo(ctx, s, *hl, consoleOptions{NoAnim: *noAnim, Record: *record}, stdout, stderr)
+	code := runDemo(ctx, s, *hl, *exitWhenDone, consoleOptions{NoAnim: *noAnim, Record: *record}, stdout, stderr)
 	if err := s.Close(); err != nil {
 		fmt.Fprintf(stderr, "orchestra-tui: demo: cleaning up %s: %v\n", s.Dir, err)
 		if code == 0 {
@@ -86,17 +87,41 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-func runDemo(ctx context.Context, s *scenario.Scenario, hl bool, co consoleOptions, stdout, stderr io.Writer) int {
+// exitInterrupted is the exit status of a demo the user stopped before it
+// ended: 128 + SIGINT, as a shell reports an interrupted command.
+const exitInterrupted = 130
+
+func runDemo(ctx context.Context, s *scenario.Scenario, hl, exitWhenDone bool, co consoleOptions, stdout, stderr io.Writer) int {
 	if hl {
-		return scenario.RunHeadless(ctx, s, stdout)
+		code := scenario.RunHeadless(ctx, s, stdout)
+		if ctx.Err() != nil {
+			fmt.Fprintln(stderr, "demo interrupted")
+			return exitInterrupted
+		}
+		return code
 	}
 	op := s.NewConsole()
+	op.ExitWhenDone = exitWhenDone
 	co.Script = op.Run
 	code := runConsole(ctx, s.Opened, co, stdout, stderr)
 	if co.Record != "" {
 		fmt.Fprintf(stdout, "console recording: %s\n", co.Record)
 	}
-	return s.Finish(ctx, stdout, nil, op.Operator(), code, op.Err())
+	if !op.Operator().Done() || ctx.Err() != nil {
+		// Quit (or interrupted) before the task ended: the beats did not
+		// all happen, which is no failure of the console.
+		fmt.Fprintln(stderr, "demo interrupted")
+		return exitInterrupted
+	}
+	if code != 0 {
+		return code
+	}
+	o, ok := op.Outcome()
+	if !ok {
+		// The user quit while the proofs were being checked.
+		o = s.Prove(ctx, op.Operator(), code, op.Err())
+	}
+	return s.Report(ctx, stdout, nil, op.Operator(), o)
 }
 
 // demoHandoffCmd is `demo handoff`: the handoff demo, proved the same way.

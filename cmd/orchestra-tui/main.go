@@ -34,7 +34,7 @@ Usage:
   orchestra-tui fork train TASK [--harness H]   train a base for the task from its background (Claude Code)
   orchestra-tui fork run TASK --prompt TEXT     run a block as a fork of the task's base; prints its delta cost
   orchestra-tui fork list [TASK]                trained bases with cache clocks and the policy's next action
-  orchestra-tui demo [--headless] [--fast] [--keep] [--record F.cast] [--agent claude]
+  orchestra-tui demo [--headless] [--fast] [--keep] [--exit-when-done] [--record F.cast] [--agent claude]
   orchestra-tui demo handoff [--fast] [--keep]
   orchestra-tui model-stub [--addr 127.0.0.1:0]
   orchestra-tui agent --script FILE      the scripted agent the demo runs in its panes

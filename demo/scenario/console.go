@@ -3,24 +3,34 @@ package scenario
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/ui"
 )
 
-// Console is the demo's operator at the console's keyboard: it presses the
-// keys a person would (r, c + the correction + enter, a), so a recording
-// shows the operator's input, and quits the console once the task has
-// ended and the result has been on screen for a moment.
+// Console is the demo's operator beside the console: it acts through the
+// engine's command path (resubmit, correct, approve), exactly as the
+// headless demo does, and says what it does in a banner. The keyboard stays
+// the user's: a key pressed during the demo works as in the real console
+// and can no longer swallow or reorder the operator's acts. Once the task
+// has ended it checks the proofs and shows them in the banner; the console
+// stays open on the finished run until the user quits, or, with
+// ExitWhenDone, closes itself after a moment.
 type Console struct {
 	s  *Scenario
 	op *Operator
+	// ExitWhenDone closes the console once the proofs are on screen (CI,
+	// recordings).
+	ExitWhenDone bool
 
-	mu  sync.Mutex
-	err error
+	mu      sync.Mutex
+	err     error
+	outcome *Outcome
 }
 
 // NewConsole returns the console operator for this scenario.
@@ -38,6 +48,17 @@ func (c *Console) Err() error {
 	return c.err
 }
 
+// Outcome is the proofs checked while the console was open, if the run got
+// that far.
+func (c *Console) Outcome() (Outcome, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.outcome == nil {
+		return Outcome{}, false
+	}
+	return *c.outcome, true
+}
+
 func (c *Console) fail(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -46,13 +67,18 @@ func (c *Console) fail(err error) {
 	}
 }
 
-// Run is the console's Script: it adds the task, then answers the
-// coordinator's events with key presses until the task has ended, and
-// quits the program. It returns early when ctx ends.
+// DemoTitle is the banner's first line while the demo runs: it tells the
+// user the run drives itself and that their keys are theirs.
+const DemoTitle = "DEMO · a scripted operator acts on its own · your keys work as usual · q quits"
+
+// Run is the console's Script: it adds the task, answers the coordinator's
+// events through the engine until the task has ended, checks the proofs
+// and shows them. It returns early when ctx ends; with ExitWhenDone it
+// quits the program at the end.
 func (c *Console) Run(ctx context.Context, p *tea.Program) {
-	defer p.Quit()
 	notices, stop := c.s.Opened.Subscribe()
 	defer stop()
+	c.say(p, "operator › adding the task "+strconv.Quote(TaskTitle))
 	c.s.pause(ctx)
 	if _, err := c.s.AddTask(ctx); err != nil {
 		c.fail(err)
@@ -73,37 +99,87 @@ func (c *Console) Run(ctx context.Context, p *tea.Program) {
 					c.fail(fmt.Errorf("the operator's %s: %w", a.Kind, err))
 				}
 				c.s.pause(ctx)
-				c.press(ctx, p, a)
+				c.act(ctx, p, a)
 			}
 		case <-ctx.Done():
 			return
 		}
 	}
-	// Leave the outcome on screen long enough to be seen and recorded.
-	c.s.linger(ctx)
-}
-
-// press sends the keys of one act to the program.
-func (c *Console) press(ctx context.Context, p *tea.Program, a Act) {
-	switch a.Kind {
-	case coord.CmdResubmit:
-		p.Send(key('r'))
-	case coord.CmdApprove:
-		p.Send(key('a'))
-	case coord.CmdCorrect:
-		p.Send(key('c'))
-		for _, r := range a.Text {
-			c.s.keystroke(ctx)
-			p.Send(key(r))
-		}
-		c.s.pause(ctx)
-		p.Send(tea.KeyPressMsg{Code: tea.KeyEnter})
-	default:
-		c.fail(fmt.Errorf("the console operator has no key for %s", a.Kind))
+	p.Send(ui.BannerMsg{Title: "DEMO · the task has ended · checking the proofs…"})
+	o := c.s.Prove(ctx, c.op, 0, c.Err())
+	if ctx.Err() != nil {
+		return // the user quit while the proofs ran: not an outcome
+	}
+	c.mu.Lock()
+	c.outcome = &o
+	c.mu.Unlock()
+	p.Send(ProofBanner(o, c.ExitWhenDone))
+	if c.ExitWhenDone {
+		// Leave the outcome on screen long enough to be seen and recorded.
+		c.s.linger(ctx)
+		p.Quit()
 	}
 }
 
-func key(r rune) tea.KeyPressMsg { return tea.KeyPressMsg{Code: r, Text: string(r)} }
+// ProofBanner is the banner that shows an outcome: the verdict, then one
+// line per proof.
+func ProofBanner(o Outcome, closing bool) ui.BannerMsg {
+	b := ui.BannerMsg{Title: "DEMO FINISHED · every proof held", Tone: ui.ToneOK}
+	if !o.OK() {
+		b.Title, b.Tone = fmt.Sprintf("DEMO FAILED · %d of its checks did not hold", len(o.Failed)), ui.ToneBad
+	}
+	if closing {
+		b.Title += " · closing"
+	} else {
+		b.Title += " · the run stays open to explore · q quits"
+	}
+	for _, pr := range o.Proofs {
+		mark := "✓ "
+		switch {
+		case pr.Skipped:
+			mark = "- "
+		case pr.Err != nil:
+			mark = "✗ "
+		}
+		b.Lines = append(b.Lines, mark+pr.Claim)
+	}
+	return b
+}
+
+// act gives one command through the engine and says so in the banner. A
+// correction is shown typed out first, at a person's speed, so a recording
+// shows what the operator wrote.
+func (c *Console) act(ctx context.Context, p *tea.Program, a Act) {
+	id := c.op.TaskID()
+	switch a.Kind {
+	case coord.CmdCorrect:
+		typed := ""
+		for _, r := range a.Text {
+			typed += string(r)
+			c.say(p, "operator › correct "+id.Short()+": "+typed+"▏")
+			c.s.keystroke(ctx)
+		}
+	case coord.CmdResubmit:
+		c.say(p, "operator › resubmit "+id.Short()+": the pane is stuck")
+	case coord.CmdApprove:
+		c.say(p, "operator › approve "+id.Short()+": the verdict is green")
+	}
+	res, err := c.s.Opened.Do(ctx, a.Command(id))
+	if err != nil {
+		if ctx.Err() == nil {
+			c.fail(fmt.Errorf("the operator's %s: %w", a.Kind, err))
+		}
+		return
+	}
+	if res.Message != "" {
+		c.say(p, "operator › "+string(a.Kind)+" "+id.Short()+": "+res.Message)
+	}
+}
+
+// say shows what the operator does on the banner's second line.
+func (c *Console) say(p *tea.Program, line string) {
+	p.Send(ui.BannerMsg{Title: DemoTitle, Lines: []string{line}})
+}
 
 // keystroke waits between two typed keys, so a recording shows typing.
 func (s *Scenario) keystroke(ctx context.Context) { s.wait(ctx, s.pace.keystroke) }

@@ -12,9 +12,10 @@ import (
 // RunHeadless runs the scenario without the console: one stable line per
 // event, the operator acting on events as they are printed, then the
 // proofs and the list of pane recordings. It returns the exit status: 0
-// only when the run ended green and every proof held.
-func RunHeadless(ctx context.Context, s *Scenario, w io.Writer) int {
-	ctx, cancel := context.WithCancel(ctx)
+// only when the run ended green and every proof held. Interrupted (parent
+// ended), it prints no proofs and returns 1.
+func RunHeadless(parent context.Context, s *Scenario, w io.Writer) int {
+	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	op := s.NewOperator()
 	added := make(chan error, 1)
@@ -41,7 +42,13 @@ func RunHeadless(ctx context.Context, s *Scenario, w io.Writer) int {
 			}
 		}
 	}})
-	if err := <-added; err != nil {
+	err := <-added
+	if parent.Err() != nil {
+		// Interrupted: the beats did not all happen, and that is no
+		// failure to report; the caller says the demo was interrupted.
+		return 1
+	}
+	if err != nil {
 		fmt.Fprintf(w, "FAILED: %v\n", err)
 		return 1
 	}

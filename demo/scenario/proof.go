@@ -32,48 +32,96 @@ const (
 // as the run's event lines did; nil prints them as they are. It returns
 // the demo's exit status: 0 only if the run was green and every proof held.
 func (s *Scenario) Finish(ctx context.Context, w io.Writer, p *headless.Printer, op *Operator, runCode int, actErr error) int {
+	return s.Report(ctx, w, p, op, s.Prove(ctx, op, runCode, actErr))
+}
+
+// Proof is one claim of the demo and whether it held.
+type Proof struct {
+	Claim string
+	// Err says why the claim does not hold; nil when it does.
+	Err error
+	// Skipped says the claim cannot be checked with this harness.
+	Skipped bool
+}
+
+// Outcome is what the proofs found after a run.
+type Outcome struct {
+	Proofs []Proof
+	// Failed lists every failure, proofs and the run's own, one sentence
+	// each.
+	Failed []string
+}
+
+// OK reports whether the run was green and every proof held.
+func (o Outcome) OK() bool { return len(o.Failed) == 0 }
+
+// Prove checks the proofs after a run. runCode is the run's own exit
+// status and actErr the first command the operator could not give.
+func (s *Scenario) Prove(ctx context.Context, op *Operator, runCode int, actErr error) Outcome {
+	var o Outcome
+	if runCode != 0 {
+		o.Failed = append(o.Failed, fmt.Sprintf("the run did not end green (exit status %d)", runCode))
+	}
+	if actErr != nil {
+		o.Failed = append(o.Failed, actErr.Error())
+	}
+	id := op.TaskID()
+	if id == "" {
+		o.Failed = append(o.Failed, "the demo task was never added")
+		return o
+	}
+	for _, pr := range []struct {
+		claim    string
+		check    func(context.Context, task.ID) error
+		scripted bool // needs a scripted model to happen at all
+	}{
+		{ClaimContinuity, s.proveContinuity, true},
+		{ClaimDirect, s.proveDirect, false},
+		{ClaimGate, s.proveGate, false},
+		{ClaimBeats, s.proveBeats, true},
+	} {
+		if pr.scripted && s.opts.Harness.Unscripted {
+			o.Proofs = append(o.Proofs, Proof{Claim: pr.claim, Skipped: true})
+			continue
+		}
+		err := pr.check(ctx, id)
+		o.Proofs = append(o.Proofs, Proof{Claim: pr.claim, Err: err})
+		if err != nil {
+			o.Failed = append(o.Failed, pr.claim+": "+err.Error())
+		}
+	}
+	return o
+}
+
+// Report prints an outcome: one line per proof, the pane recordings, and
+// the verdict. p renames ids as the run's event lines did; nil prints them
+// as they are. It returns the demo's exit status: 0 only if o is OK.
+func (s *Scenario) Report(ctx context.Context, w io.Writer, p *headless.Printer, op *Operator, o Outcome) int {
 	rename := func(t string) string { return t }
 	if p != nil {
 		rename = p.Rename
 	}
-	var failed []string
-	if runCode != 0 {
-		failed = append(failed, fmt.Sprintf("the run did not end green (exit status %d)", runCode))
-	}
-	if actErr != nil {
-		failed = append(failed, actErr.Error())
-	}
-	id := op.TaskID()
-	if id == "" {
-		failed = append(failed, "the demo task was never added")
-	} else {
-		for _, pr := range []struct {
-			claim    string
-			check    func(context.Context, task.ID) error
-			scripted bool // needs a scripted model to happen at all
-		}{
-			{ClaimContinuity, s.proveContinuity, true},
-			{ClaimDirect, s.proveDirect, false},
-			{ClaimGate, s.proveGate, false},
-			{ClaimBeats, s.proveBeats, true},
-		} {
-			if pr.scripted && s.opts.Harness.Unscripted {
-				fmt.Fprintf(w, "proof: %s skipped: the real model is not scripted, so its beats cannot be forced\n", pr.claim)
-				continue
-			}
-			if err := pr.check(ctx, id); err != nil {
-				fmt.Fprintf(w, "proof: %s FAILED: %s\n", pr.claim, rename(err.Error()))
-				failed = append(failed, pr.claim+": "+rename(err.Error()))
-				continue
-			}
-			fmt.Fprintf(w, "proof: %s ok\n", pr.claim)
+	for _, pr := range o.Proofs {
+		switch {
+		case pr.Skipped:
+			fmt.Fprintf(w, "proof: %s skipped: the real model is not scripted, so its beats cannot be forced\n", pr.Claim)
+		case pr.Err != nil:
+			fmt.Fprintf(w, "proof: %s FAILED: %s\n", pr.Claim, rename(pr.Err.Error()))
+		default:
+			fmt.Fprintf(w, "proof: %s ok\n", pr.Claim)
 		}
+	}
+	if id := op.TaskID(); id != "" {
 		s.listRecordings(ctx, w, id, rename)
 	}
 	if s.opts.Keep {
 		fmt.Fprintf(w, "kept the demo directory: %s (the calc repository is %s)\n", s.Dir, s.Project)
 	}
-	if len(failed) > 0 {
+	if !o.OK() {
+		failed := make([]string, len(o.Failed))
+		for i, f := range o.Failed {
+			failed[i] = rename(f)
+		}
 		fmt.Fprintf(w, "FAILED: %s\n", strings.Join(failed, "; "))
 		return 1
 	}
