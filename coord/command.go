@@ -176,7 +176,14 @@ func (c *Coordinator) stopAndMove(ctx context.Context, t task.Task, r *run, a ta
 		// released with the move.
 		token, sessionID = g.token, g.sessionID
 	}
-	if !c.move(ctx, t.ID, token, a, nil, c.event(t.ID, sessionID, kind, text)) {
+	var edit func(*task.Task)
+	if a == task.ActPark && (t.State == task.StateLeased || t.State == task.StateRunning) && t.Attempt > 0 {
+		// An attempt counts for the agent's own failure, never for the
+		// operator's park: the next launch after unpark is the same attempt.
+		edit = func(n *task.Task) { n.Attempt-- }
+		text += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
+	}
+	if !c.move(ctx, t.ID, token, a, edit, c.event(t.ID, sessionID, kind, text)) {
 		return false
 	}
 	// A verify gate still running belongs to the session just ended: its

@@ -400,7 +400,14 @@ func (c *Coordinator) orphan(ctx context.Context, t task.Task, token int64, hold
 		next.State = task.StateQueued
 		next.Reason = string(task.ReasonLeaseOrphaned)
 		next.UpdatedAt = c.now()
-		ev := c.refusalEvent(t.ID, "", task.ReasonLeaseOrphaned, fmt.Sprintf("Holder %s is gone.", holder))
+		detail := fmt.Sprintf("Holder %s is gone.", holder)
+		// The engine or the machine stopped, not the agent: the attempt
+		// in progress is not counted, so restarts never fail a task.
+		if next.Attempt > 0 {
+			next.Attempt--
+			detail += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
+		}
+		ev := c.refusalEvent(t.ID, "", task.ReasonLeaseOrphaned, detail)
 		if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, ExpectToken: token, Events: []task.Event{ev}}); err != nil {
 			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
 		}

@@ -115,21 +115,11 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 	if !errors.Is(err, errNoEngine) {
 		return fail(stderr, err)
 	}
-	t, err = coord.Prepare(t, r, time.Now())
+	res, err = applyOffline(ctx, r.Root, coord.Command{Kind: coord.CmdAdd, Task: &t, Author: author()})
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := openStore(ctx, r)
-	if err != nil {
-		return fail(stderr, err)
-	}
-	defer st.Close()
-	ev := task.Event{ID: task.NewULID(time.Now()), TaskID: t.ID, Kind: task.EvTaskAdded, At: time.Now(),
-		Text: fmt.Sprintf("Task added: %s (%s).", t.Title, t.Pipeline)}
-	if err := st.TaskInsert(ctx, t, ev); err != nil {
-		return fail(stderr, err)
-	}
-	fmt.Fprintln(stdout, t.ID)
+	fmt.Fprintln(stdout, res.TaskID)
 	return 0
 }
 

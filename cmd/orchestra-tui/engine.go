@@ -155,3 +155,47 @@ func relTo(root, path string) string {
 	}
 	return path
 }
+
+// applyOffline applies cmd while no engine runs, through the coordinator's
+// own command code, holding the engine lock so no engine starts meanwhile
+// and misses the change. An engine that holds the lock is starting: the
+// command goes to it once it answers.
+func applyOffline(ctx context.Context, root string, cmd coord.Command) (coord.Result, error) {
+	p := engine.PathsFor(root)
+	if err := os.MkdirAll(filepath.Dir(p.Lock), 0o755); err != nil {
+		return coord.Result{}, err
+	}
+	lock, err := engine.Acquire(p.Lock)
+	var le *engine.LockedError
+	if errors.As(err, &le) {
+		return engineDoWait(ctx, root, cmd)
+	}
+	if err != nil {
+		return coord.Result{}, err
+	}
+	defer lock.Release()
+	o, err := coord.Open(coord.OpenParams{Dir: root})
+	if err != nil {
+		return coord.Result{}, err
+	}
+	defer o.Close()
+	return o.ApplyOffline(ctx, cmd)
+}
+
+// engineDoWait sends cmd to an engine that is starting, retrying until it
+// answers or ctx ends.
+func engineDoWait(ctx context.Context, root string, cmd coord.Command) (coord.Result, error) {
+	retry := time.NewTicker(50 * time.Millisecond)
+	defer retry.Stop()
+	for {
+		res, err := engineDo(ctx, root, cmd)
+		if !errors.Is(err, errNoEngine) {
+			return res, err
+		}
+		select {
+		case <-ctx.Done():
+			return coord.Result{}, fmt.Errorf("an engine is starting on this repository but did not answer: %w", ctx.Err())
+		case <-retry.C:
+		}
+	}
+}

@@ -8,30 +8,30 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
-	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // opSynopsis is each operator command's usage line.
 var opSynopsis = map[string]string{
-	"correct":  "orchestra-tui correct TASK TEXT   (record a human decision; a running console types it into the live pane)",
-	"resubmit": "orchestra-tui resubmit TASK   (resubmit the task's stuck pane; needs a running console)",
-	"extend":   "orchestra-tui extend TASK DURATION   (extend the task's lease, e.g. 10m; needs a running console)",
-	"expire":   "orchestra-tui expire TASK   (expire the task's lease now; needs a running console)",
-	"cancel":   "orchestra-tui cancel TASK   (cancel the task; needs a running console)",
-	"park":     "orchestra-tui park TASK   (park the task; needs a running console)",
-	"unpark":   "orchestra-tui unpark TASK   (queue a parked task again; needs a running console)",
+	"correct":  "orchestra-tui correct TASK TEXT   (record a human decision; a running engine types it into the live pane)",
+	"resubmit": "orchestra-tui resubmit TASK   (resubmit the task's stuck pane; needs a running engine)",
+	"extend":   "orchestra-tui extend TASK DURATION   (extend the task's lease, e.g. 10m; needs a running engine)",
+	"expire":   "orchestra-tui expire TASK   (expire the task's lease now; needs a running engine)",
+	"cancel":   "orchestra-tui cancel TASK   (cancel the task; its session stops)",
+	"park":     "orchestra-tui park TASK   (park the task; its session stops, the attempt is not counted)",
+	"unpark":   "orchestra-tui unpark TASK   (queue a parked task again)",
 	"approve":  "orchestra-tui approve TASK   (approve a task awaiting review; says where its work is and how to merge it)",
 	"retry":    "orchestra-tui retry TASK   (queue a failed or cancelled task again with a fresh attempt budget; its dead ends are kept)",
 	"merge":    "orchestra-tui merge TASK   (merge an approved task's branch into the checked-out branch; [finalise] merge says how)",
 }
 
-// opCmd sends an operator command to the running console. A correction made
-// while no console runs is stored and reaches the task through its next
-// brief; the other commands need the console, which owns the sessions.
+// opCmd sends an operator command to the running engine. With none
+// running, a command that needs no session (correct, park, cancel, unpark,
+// approve, retry, merge) is applied to the store through the same
+// coordinator code; resubmit, extend and expire need the engine, which owns
+// the sessions.
 func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 	synopsis := opSynopsis[name]
 	fs := newFlags(name, synopsis+"\n\nTASK is a task id or any unique part of one, as `orchestra-tui status` shows it.", stderr)
@@ -79,45 +79,12 @@ func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 	if offlineOps[name] {
 		return offlineOp(ctx, r, cmd, stdout, stderr)
 	}
-	if name != "correct" {
-		return fail(stderr, fmt.Errorf("%s needs a running console (it owns the sessions); start one with `orchestra-tui` or `orchestra-tui run --headless`", name))
-	}
-	return correctOffline(ctx, r, cmd, stdout, stderr)
-}
-
-// correctOffline stores a decision while no console runs.
-func correctOffline(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout, stderr io.Writer) int {
-	cfg, err := config.Load(r.Root)
+	// The engine owns the sessions; without one, the commands that need no
+	// session run through the coordinator's own command code.
+	res, err = applyOffline(ctx, r.Root, cmd)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if err := coord.CheckCorrection(cmd.Text, cfg.Limits.CorrectionBytes); err != nil {
-		return fail(stderr, err)
-	}
-	st, err := openStore(ctx, r)
-	if err != nil {
-		return fail(stderr, err)
-	}
-	defer st.Close()
-	ts, err := st.TaskList(ctx, store.TaskListParams{})
-	if err != nil {
-		return fail(stderr, err)
-	}
-	ids := make([]task.ID, len(ts))
-	for i, t := range ts {
-		ids[i] = t.ID
-	}
-	id, err := coord.ResolveID(ids, string(cmd.TaskID))
-	if err != nil {
-		return fail(stderr, err)
-	}
-	now := time.Now()
-	d := store.Decision{ID: task.NewULID(now), TaskID: id, Text: cmd.Text, Author: cmd.Author, At: now}
-	ev := task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvDecisionRecorded, At: now,
-		Text: fmt.Sprintf("Human decision by %s: %s", d.Author, d.Text)}
-	if err := st.DecisionInsert(ctx, d, ev); err != nil {
-		return fail(stderr, err)
-	}
-	fmt.Fprintln(stdout, "queued for the next brief (no console is running)")
+	fmt.Fprintln(stdout, res.Message+" (no engine runs; `orchestra-tui` starts one)")
 	return 0
 }

@@ -1,0 +1,32 @@
+package coord
+
+import (
+	"context"
+	"fmt"
+)
+
+// offlineKinds are the commands that need no live session, so they can be
+// applied while no engine runs.
+var offlineKinds = map[CommandKind]bool{
+	CmdAdd: true, CmdCorrect: true, CmdPark: true, CmdCancel: true, CmdUnpark: true,
+}
+
+// ApplyOffline applies an operator command while no engine runs, through
+// the coordinator's own command code on a coordinator that is not started:
+// the transition, the guard and the event text are exactly the engine's.
+// The caller holds the engine lock, so no engine starts meanwhile and
+// misses the change. A command that needs a live session (resubmit,
+// extend, expire) is refused with what to do instead.
+func (c *Coordinator) ApplyOffline(ctx context.Context, cmd Command) (Result, error) {
+	if c.running.Load() {
+		return Result{}, fmt.Errorf("%s: the coordinator is running; use Do", cmd.Kind)
+	}
+	if !offlineKinds[cmd.Kind] {
+		return Result{}, fmt.Errorf("%s needs a running engine (it owns the sessions); start one with `orchestra-tui` or `orchestra-tui engine`", cmd.Kind)
+	}
+	if err := c.load(ctx); err != nil {
+		return Result{}, err
+	}
+	rep := c.handleCommand(ctx, cmd)
+	return rep.res, rep.err
+}
