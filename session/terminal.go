@@ -39,9 +39,10 @@ type Terminal struct {
 }
 
 var (
-	_ terminal    = (*vtTerminal)(nil)
-	_ uv.Drawable = (*vtTerminal)(nil)
-	_ RowWriter   = (*vtTerminal)(nil)
+	_ terminal     = (*vtTerminal)(nil)
+	_ uv.Drawable  = (*vtTerminal)(nil)
+	_ RowWriter    = (*vtTerminal)(nil)
+	_ ModeReporter = (*vtTerminal)(nil)
 )
 
 // NewTerminal returns a cols x rows terminal keeping history lines of

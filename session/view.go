@@ -3,6 +3,8 @@
 // input to it.
 package session
 
+import "github.com/orchestra-tui/orchestra-tui/vt"
+
 // View is a read-only look at a session's terminal. The UI pulls from it at
 // frame time; pty bytes never travel through the UI's message queue. Every
 // method is safe to call from any goroutine while the session writes.
@@ -35,4 +37,11 @@ type RowWriter interface {
 	// columns wide (cut or padded), as styled text; rows outside the
 	// screen are blank.
 	AppendRows(dst []string, from, n, w int) []string
+}
+
+// ModeReporter is what a View offers when it knows the input modes the
+// program set: whether a paste must be bracketed, whether cursor keys are
+// sent in application mode, which mouse reports it wants.
+type ModeReporter interface {
+	Modes() vt.Modes
 }

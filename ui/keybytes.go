@@ -2,7 +2,22 @@ package ui
 
 import (
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/vt"
 )
+
+// paneModes returns the input modes of the task's program; a view that
+// cannot tell is taken to want bracketed pastes and normal cursor keys.
+func (m *Model) paneModes(id task.ID) vt.Modes {
+	if v, ok := m.eng.Pane(id); ok {
+		if r, ok := v.(session.ModeReporter); ok {
+			return r.Modes()
+		}
+	}
+	return vt.Modes{BracketedPaste: true}
+}
 
 // Bracketed paste markers: an agent that enabled bracketed paste treats what
 // is between them as one pasted block rather than typed keys.
@@ -69,6 +84,31 @@ func keyBytes(k tea.KeyPressMsg) []byte {
 		return []byte(prefix + string(k.Code))
 	}
 	return nil
+}
+
+// appCursorKeys replace the arrows, Home and End when the program turned on
+// application cursor mode (DECCKM), as a terminal does.
+var appCursorKeys = map[rune]string{
+	tea.KeyUp: "\x1bOA", tea.KeyDown: "\x1bOB", tea.KeyRight: "\x1bOC", tea.KeyLeft: "\x1bOD",
+	tea.KeyHome: "\x1bOH", tea.KeyEnd: "\x1bOF",
+}
+
+// keyBytesIn is keyBytes in the program's input modes.
+func keyBytesIn(k tea.KeyPressMsg, m vt.Modes) []byte {
+	if s, ok := appCursorKeys[k.Code]; ok && m.AppCursor && k.Mod == 0 {
+		return []byte(s)
+	}
+	return keyBytes(k)
+}
+
+// pasteBytesIn is pasteBytes for a program that enabled bracketed paste;
+// for one that did not, the text goes as typed, since the markers would
+// arrive as literal keys.
+func pasteBytesIn(s string, m vt.Modes) []byte {
+	if !m.BracketedPaste {
+		return []byte(s)
+	}
+	return pasteBytes(s)
 }
 
 // ctrlByte is the C0 control a terminal sends for ctrl plus a key.

@@ -316,13 +316,13 @@ func (m *Model) focusKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.zoom = false
 		return m.syncPaneSizes() // a zoomed pane goes back to its place
 	}
-	return m.sendInput(m.selID, keyBytes(msg))
+	return m.sendInput(m.selID, keyBytesIn(msg, m.paneModes(m.selID)))
 }
 
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	switch m.mode {
 	case modeFocus:
-		return m.sendInput(m.selID, pasteBytes(msg.Content))
+		return m.sendInput(m.selID, pasteBytesIn(msg.Content, m.paneModes(m.selID)))
 	case modeForm:
 		return m.form.update(msg)
 	case modeCorrect:

@@ -52,7 +52,7 @@ func TestCastsAgainstTmux(t *testing.T) {
 	for _, path := range casts {
 		t.Run(strings.TrimSuffix(filepath.Base(path), ".cast"), func(t *testing.T) {
 			cols, rows, events := readCast(t, path)
-			const points = 6
+			const points = 8
 			seen := map[int]bool{}
 			for p := 1; p <= points; p++ {
 				n := len(events) * p / points
