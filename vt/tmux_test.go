@@ -54,11 +54,20 @@ func needTmux(t testing.TB) {
 // the pane back.
 func tmuxScreen(t testing.TB, cols, rows int, data []byte) refScreen {
 	t.Helper()
+	return tmuxSteps(t, cols, rows, []step{{data: data}})
+}
+
+// step is output for the pane, then optionally a resize of it.
+type step struct {
+	data       []byte
+	cols, rows int // resize to this after data, when not zero
+}
+
+// tmuxSteps runs the steps through a fresh tmux pane of cols x rows and
+// reads the pane back at the end.
+func tmuxSteps(t testing.TB, cols, rows int, steps []step) refScreen {
+	t.Helper()
 	dir := t.TempDir()
-	in := filepath.Join(dir, "in")
-	if err := os.WriteFile(in, data, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	sock := fmt.Sprintf("vtdiff-%d-%d", os.Getpid(), tmuxSeq.Add(1))
 	tm := func(args ...string) (string, error) {
 		cmd := exec.Command("tmux", append([]string{"-L", sock, "-f", "/dev/null"}, args...)...)
@@ -67,24 +76,49 @@ func tmuxScreen(t testing.TB, cols, rows int, data []byte) refScreen {
 		return string(out), err
 	}
 	t.Cleanup(func() { _, _ = tm("kill-server") })
-	// The pane's pty is raw, so tmux sees exactly data (no \n to \r\n).
-	// The marker title, after a CAN that ends any unfinished sequence,
-	// says tmux has parsed everything before it.
-	script := fmt.Sprintf("stty raw -echo; cat %q; printf '\\030\\033]2;vtdiff-done\\033\\\\'; exec sleep 100000", in)
+	// The pane's pty is raw, so tmux sees exactly the data (no \n to
+	// \r\n). After each step a marker title, behind a CAN that ends any
+	// unfinished sequence, says tmux has parsed everything before it; the
+	// pane then waits for the go-ahead (after a resize) before the next.
+	script := "stty raw -echo; "
+	for i, st := range steps {
+		in := filepath.Join(dir, fmt.Sprintf("in%d", i))
+		if err := os.WriteFile(in, st.data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		script += fmt.Sprintf("cat %q; printf '\\030\\033]2;vtdiff-%d\\033\\\\'; tmux wait-for go%d; ", in, i, i)
+	}
+	script += "exec sleep 100000"
 	if out, err := tm("new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "-s", "d", "sh", "-c", script); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
-	_, _ = tm("set", "-g", "history-limit", "10000")
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		out, err := tm("display", "-p", "-t", "d", "#{pane_title}")
-		if err == nil && strings.TrimSpace(out) == "vtdiff-done" {
-			break
+	waitFor := func(format, want string) {
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			out, err := tm("display", "-p", "-t", "d", format)
+			if err == nil && strings.TrimSpace(out) == want {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("tmux never showed %s = %q (last %q, err %v)", format, want, out, err)
+			}
+			time.Sleep(10 * time.Millisecond) // polling a condition, not waiting a guess
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tmux never finished the input (title %q, err %v)", out, err)
+	}
+	for i, st := range steps {
+		waitFor("#{pane_title}", fmt.Sprintf("vtdiff-%d", i))
+		if st.cols > 0 {
+			if out, err := tm("resize-window", "-t", "d", "-x", strconv.Itoa(st.cols), "-y", strconv.Itoa(st.rows)); err != nil {
+				t.Fatalf("resize-window: %v: %s", err, out)
+			}
+			waitFor("#{pane_width}x#{pane_height}", fmt.Sprintf("%dx%d", st.cols, st.rows))
+			cols, rows = st.cols, st.rows
 		}
-		time.Sleep(10 * time.Millisecond) // polling a condition, not waiting a guess
+		if i < len(steps)-1 {
+			if out, err := tm("wait-for", "-S", fmt.Sprintf("go%d", i)); err != nil {
+				t.Fatalf("wait-for: %v: %s", err, out)
+			}
+		}
 	}
 	out, err := tm("capture-pane", "-p", "-e", "-N", "-t", "d")
 	if err != nil {

@@ -60,3 +60,41 @@ func TestTortureAgainstTmux(t *testing.T) {
 		})
 	}
 }
+
+// TestResizeAgainstTmux: a pane that shrinks keeps its bottom rows (the
+// top ones go to the history), and one that grows pulls them back, as in
+// tmux; output after the resize lands where tmux puts it. Widths change
+// only with lines shorter than the new width: tmux re-wraps long lines,
+// this emulator cuts them.
+func TestResizeAgainstTmux(t *testing.T) {
+	needTmux(t)
+	var lines strings.Builder
+	for i := range 30 {
+		lines.WriteString("\x1b[3" + string(rune('1'+i%7)) + "mline " + string(rune('a'+i%26)) + "\x1b[0m\r\n")
+	}
+	cases := []struct {
+		name  string
+		steps []step
+	}{
+		{"shrink at the bottom", []step{{data: []byte(lines.String() + "prompt> "), cols: 30, rows: 6}, {data: []byte("typed\r\nmore")}}},
+		{"shrink then grow", []step{{data: []byte(lines.String() + "$ "), cols: 30, rows: 5}, {data: []byte("x"), cols: 30, rows: 14}, {data: []byte("y")}}},
+		{"shrink with the cursor high", []step{{data: []byte("top\r\nsecond\x1b[1;4H"), cols: 30, rows: 4}, {data: []byte("!")}}},
+		{"wider and taller", []step{{data: []byte(lines.String()), cols: 40, rows: 16}, {data: []byte("after")}}},
+		{"alternate screen resized", []step{{data: []byte(lines.String() + "\x1b[?1049h\x1b[Halt"), cols: 30, rows: 6}, {data: []byte("\x1b[?1049lmain")}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ref := tmuxSteps(t, 30, 10, tc.steps)
+			term := New(30, 10, DefaultHistory, nil)
+			for _, st := range tc.steps {
+				_, _ = term.Write(st.data)
+				if st.cols > 0 {
+					term.Resize(st.cols, st.rows)
+				}
+			}
+			if d := diffScreens(term, ref); len(d) > 0 {
+				t.Errorf("%d differences from tmux:\n%s\nours:\n%s", len(d), strings.Join(d, "\n"), term.Text())
+			}
+		})
+	}
+}
