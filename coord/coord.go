@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -69,6 +69,7 @@ type Coordinator struct {
 
 	// Owned by the loop goroutine.
 	tasks    map[task.ID]task.Task
+	order    []task.ID // the keys of tasks in creation order (ids)
 	runs     map[task.ID]*run
 	flags    map[task.ID]string
 	gating   map[task.ID]*run // the verify gate is running for these tasks, for this run
@@ -271,6 +272,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			f()
 		case <-c.wake:
 		case <-tick.C:
+			if c.quietTick(work) {
+				continue
+			}
 			c.tickLeases(work)
 		}
 		c.tickForks(work)
@@ -309,6 +313,23 @@ func (c *Coordinator) async(f func() func()) {
 	}()
 }
 
+// quietTick does a tick's work when no session runs and no gate is being
+// verified, and reports whether it changed nothing. Then the snapshot
+// stands (its clocks are computed when it is read) and is not published
+// again, so an idle console over thousands of ended tasks costs nothing
+// per tick.
+func (c *Coordinator) quietTick(ctx context.Context) bool {
+	if len(c.runs) > 0 || len(c.gating) > 0 || c.hub.pending() {
+		return false
+	}
+	c.tickForks(ctx)
+	changed := c.place(ctx)
+	if changed || len(c.runs) > 0 || c.hub.pending() {
+		c.publish()
+	}
+	return true
+}
+
 // poke wakes the loop without blocking.
 func (c *Coordinator) poke() {
 	select {
@@ -317,30 +338,30 @@ func (c *Coordinator) poke() {
 	}
 }
 
+// load reads every task with its latest verdict and models in one query,
+// and the usage sums the store keeps, so a start costs the same whatever the
+// ledger's length.
 func (c *Coordinator) load(ctx context.Context) error {
-	ts, err := c.st.TaskList(ctx, store.TaskListParams{})
+	sums, err := c.st.TaskSummaries(ctx)
 	if err != nil {
 		return fmt.Errorf("load tasks: %w", err)
 	}
-	for _, t := range ts {
-		c.tasks[t.ID] = t
-		vs, err := c.st.VerdictList(ctx, t.ID)
-		if err != nil {
-			return fmt.Errorf("load verdicts of %s: %w", t.ID, err)
+	for _, s := range sums {
+		c.tasks[s.Task.ID] = s.Task
+		if s.Verdict != nil {
+			c.verdicts[s.Task.ID] = s.Verdict
 		}
-		if len(vs) > 0 {
-			v := vs[len(vs)-1].Verdict
-			c.verdicts[t.ID] = &v
+		for _, m := range s.Models {
+			c.noteModel(s.Task.ID, m)
 		}
-		ss, err := c.st.SessionList(ctx, t.ID)
-		if err != nil {
-			return fmt.Errorf("load sessions of %s: %w", t.ID, err)
-		}
-		for _, s := range ss {
-			c.noteModel(t.ID, s.Model)
-		}
-		if err := c.loadUsage(ctx, t.ID); err != nil {
-			return err
+	}
+	us, err := c.st.UsageList(ctx)
+	if err != nil {
+		return fmt.Errorf("load usage: %w", err)
+	}
+	for _, u := range us {
+		if _, ok := c.tasks[u.TaskID]; ok {
+			c.addUsage(u.TaskID, u.Phase, u.Totals)
 		}
 	}
 	return nil
@@ -533,12 +554,34 @@ func (c *Coordinator) drainReports() {
 	}
 }
 
-func (c *Coordinator) sortedTasks() []task.Task {
-	out := make([]task.Task, 0, len(c.tasks))
-	for _, t := range c.tasks {
-		out = append(out, t)
+// ids returns every task id in creation order. The order is kept, not
+// rebuilt: tasks are only ever added (never removed from c.tasks), and an
+// added id is put in its place by binary search, so a tick over thousands
+// of ended tasks sorts nothing.
+func (c *Coordinator) ids() []task.ID {
+	if len(c.order) == len(c.tasks) {
+		return c.order
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	known := make(map[task.ID]bool, len(c.order))
+	for _, id := range c.order {
+		known[id] = true
+	}
+	for id := range c.tasks {
+		if !known[id] {
+			i, _ := slices.BinarySearch(c.order, id)
+			c.order = slices.Insert(c.order, i, id)
+		}
+	}
+	return c.order
+}
+
+// sortedTasks returns every task in creation order.
+func (c *Coordinator) sortedTasks() []task.Task {
+	ids := c.ids()
+	out := make([]task.Task, len(ids))
+	for i, id := range ids {
+		out[i] = c.tasks[id]
+	}
 	return out
 }
 

@@ -94,6 +94,13 @@ func (h *hub) event(ev task.Event) {
 	h.mu.Unlock()
 }
 
+// pending reports whether events wait for the next flush.
+func (h *hub) pending() bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.outbox) > 0
+}
+
 // flush sends the held events to every subscriber, in order.
 func (h *hub) flush() {
 	h.mu.Lock()

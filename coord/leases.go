@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -48,13 +49,16 @@ func (c *Coordinator) tickLeases(ctx context.Context) {
 	}
 }
 
+// runIDs returns the tasks with a run, in creation order: a handful, so
+// sorting them costs nothing however many tasks exist.
 func (c *Coordinator) runIDs() []task.ID {
 	ids := make([]task.ID, 0, len(c.runs))
-	for _, t := range c.sortedTasks() {
-		if c.runs[t.ID] != nil {
-			ids = append(ids, t.ID)
+	for id, r := range c.runs {
+		if r != nil {
+			ids = append(ids, id)
 		}
 	}
+	slices.Sort(ids)
 	return ids
 }
 

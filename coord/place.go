@@ -28,11 +28,15 @@ func harnessOf(t task.Task) string {
 
 // place leases queued tasks to free slots, oldest first. A task no slot can
 // ever run is flagged unplaceable with the reason, once, instead of being
-// left silently queued.
-func (c *Coordinator) place(ctx context.Context) {
-	for _, t := range c.sortedTasks() {
+// left silently queued. It reports whether it changed anything.
+func (c *Coordinator) place(ctx context.Context) (changed bool) {
+	for _, id := range c.ids() {
+		t := c.tasks[id]
 		if t.State != task.StateQueued {
-			delete(c.flags, t.ID)
+			if _, ok := c.flags[id]; ok {
+				delete(c.flags, id)
+				changed = true
+			}
 			continue
 		}
 		s, why := c.slotFor(t)
@@ -40,15 +44,21 @@ func (c *Coordinator) place(ctx context.Context) {
 			if c.flags[t.ID] != why {
 				c.flags[t.ID] = why
 				c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonUnplaceable, why))
+				changed = true
 			}
 			continue
 		}
-		delete(c.flags, t.ID)
+		if _, ok := c.flags[t.ID]; ok {
+			delete(c.flags, t.ID)
+			changed = true
+		}
 		if s == nil {
 			continue // every suitable slot is busy
 		}
 		c.launch(ctx, t, s)
+		changed = true
 	}
+	return changed
 }
 
 // slotFor returns a free slot for t, or nil and "" when suitable slots are

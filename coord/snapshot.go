@@ -3,13 +3,17 @@ package coord
 // publish stores a new snapshot for readers. It runs on the loop after every
 // change; readers compute the clocks at read time.
 func (c *Coordinator) publish() {
-	s := &Snapshot{At: c.now()}
-	for _, t := range c.sortedTasks() {
-		tv := TaskView{Task: t, Flag: c.flags[t.ID], Gate: c.gating[t.ID] != nil, Usage: c.taskUsage(t.ID), Models: append([]string(nil), c.models[t.ID]...)}
-		if v := c.verdicts[t.ID]; v != nil {
-			vv := *v
-			tv.Verdict = &vv
-		}
+	ids := c.ids()
+	s := &Snapshot{At: c.now(), Tasks: make([]TaskView, 0, len(ids))}
+	for _, id := range ids {
+		t := c.tasks[id]
+		// Verdicts and usage are replaced, never changed in place, and the
+		// models slice is capped at its length so a later append copies:
+		// the snapshot shares them, so publishing allocates per task
+		// nothing but its view.
+		ms := c.models[id]
+		tv := TaskView{Task: t, Flag: c.flags[id], Gate: c.gating[id] != nil, Usage: c.taskUsage(id),
+			Models: ms[:len(ms):len(ms)], Verdict: c.verdicts[id]}
 		if r := c.runs[t.ID]; r != nil {
 			tv.SessionID = r.sessionID
 			tv.Stuck = r.stuck

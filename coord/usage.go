@@ -15,13 +15,9 @@ import (
 )
 
 // UsageData is the Data of a session.usage event: what one session
-// reported spending, priced when it ended. The task's usage per phase is
-// the sum of these events' totals by Phase.
-type UsageData struct {
-	SessionID string       `json:"session_id"`
-	Phase     task.Phase   `json:"phase"`
-	Totals    usage.Totals `json:"totals"`
-}
+// reported spending, priced when it ended. The store sums these per task and
+// phase as they are written (store.UsageList).
+type UsageData = store.UsageData
 
 // meter counts one live session's usage records as its follower reads
 // them. The follower's goroutine adds; the loop reads.
@@ -103,9 +99,11 @@ func (c *Coordinator) addUsage(id task.ID, p task.Phase, tot usage.Totals) {
 	}
 }
 
-// taskUsage is the task's usage with its live session's so far.
+// taskUsage is the task's usage with its live session's so far. The value
+// in c.usage is replaced on every change, never modified, so it is shared
+// with snapshots as it is.
 func (c *Coordinator) taskUsage(id task.ID) Usage {
-	u := c.usage[id].clone()
+	u := c.usage[id]
 	if r := c.runs[id]; r != nil && r.meter != nil {
 		u = u.plus(r.phase, r.meter.total())
 	}

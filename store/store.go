@@ -10,6 +10,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
 	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
@@ -207,6 +208,32 @@ type TaskImportParams struct {
 	Events    []task.Event
 }
 
+// TaskSummary is one task as the task list shows it.
+type TaskSummary struct {
+	Task task.Task
+	// Verdict is the task's latest verify run, nil before the first.
+	Verdict *verify.Verdict
+	// Models are the distinct non-empty models of its sessions, in the order
+	// they first ran.
+	Models []string
+}
+
+// UsageData is the Data of a session.usage event, as far as the store reads
+// it: the phase the session ran and what it reported spending. Writers may
+// add fields of their own.
+type UsageData struct {
+	SessionID string       `json:"session_id"`
+	Phase     task.Phase   `json:"phase"`
+	Totals    usage.Totals `json:"totals"`
+}
+
+// UsageTotal is the sum of a task's session.usage events in one phase.
+type UsageTotal struct {
+	TaskID task.ID
+	Phase  task.Phase
+	Totals usage.Totals
+}
+
 // Store is the durable state. Methods name the noun first. Every write is one
 // transaction; events passed with a write are appended in that transaction,
 // and a write that fails appends none. Times come back in UTC, exact to at
@@ -224,6 +251,18 @@ type Store interface {
 	// TaskImport stores a new task with its history, all or nothing; see
 	// TaskImportParams.
 	TaskImport(ctx context.Context, p TaskImportParams) error
+	// TaskSummaries returns every task with its latest verdict and the
+	// models its sessions ran, oldest task first, in one query: what the
+	// task list and `status` show, at a cost that does not grow with the
+	// ledger.
+	TaskSummaries(ctx context.Context) ([]TaskSummary, error)
+
+	// UsageList returns what every task's sessions reported spending, per
+	// task and phase. The store keeps these sums itself: every session.usage
+	// event appended (by any write, import included) whose Data is a
+	// UsageData adds its totals in the same transaction, so reading them
+	// never scans the ledger.
+	UsageList(ctx context.Context) ([]UsageTotal, error)
 
 	// EventAppend appends events to the ledger; the store assigns Seq,
 	// strictly increasing, and a ULID to an event with no ID.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
-	"github.com/orchestra-tui/orchestra-tui/store"
 )
 
 // statusCmd lists tasks with state, phase and verdict, read from the store.
@@ -30,7 +29,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	ts, err := st.TaskList(ctx, store.TaskListParams{})
+	// One query, whatever the ledger's length: the tasks with their
+	// latest verdicts.
+	ts, err := st.TaskSummaries(ctx)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -44,14 +45,11 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		Reason  string `json:"reason,omitempty"`
 	}
 	var rows []row
-	for _, t := range ts {
-		vs, err := st.VerdictList(ctx, t.ID)
-		if err != nil {
-			return fail(stderr, err)
-		}
+	for _, s := range ts {
+		t := s.Task
 		v := "·"
-		if len(vs) > 0 {
-			v = vs[len(vs)-1].Verdict.Line()
+		if s.Verdict != nil {
+			v = s.Verdict.Line()
 		}
 		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason})
 	}

@@ -48,7 +48,10 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 			return fmt.Errorf("append %s event for task %s: %w", e.Kind, e.TaskID, err)
 		}
 	}
-	return br.Close()
+	if err := br.Close(); err != nil {
+		return err
+	}
+	return addUsage(ctx, tx, events)
 }
 
 // EventList returns events in ledger order, of one task or of all, after

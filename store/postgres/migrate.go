@@ -150,6 +150,8 @@ CREATE TABLE bases (
 );
 CREATE INDEX bases_task ON bases (task_id, created_at);
 `,
+	// 2: usage sums kept with each session.usage event (usage.go).
+	migrationUsageTotals,
 }
 
 // migrate brings the schema to version target in one transaction under the

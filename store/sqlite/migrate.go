@@ -157,6 +157,8 @@ CREATE INDEX bases_task ON bases (task_id, created_at);
 ALTER TABLE bases ADD COLUMN last_used_at TEXT NOT NULL DEFAULT '';
 UPDATE bases SET last_used_at = last_hit_at;
 `,
+	// 5: usage sums kept with each session.usage event (usage.go).
+	migrationUsageTotals,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

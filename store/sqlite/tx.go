@@ -86,6 +86,9 @@ func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, events []task.Even
 			string(e.Reason), e.Text, data, timeText(e.At)); err != nil {
 			return fmt.Errorf("append %s event for task %s: %w", e.Kind, e.TaskID, err)
 		}
+		if err := addUsage(ctx, tx, e); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -1,0 +1,161 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+)
+
+// migrationUsageTotals keeps usage sums per task, phase and model, written
+// with each session.usage event (addUsage), and fills them from the ledger
+// of a store made before it. Ledger data that is not JSON adds nothing.
+const migrationUsageTotals = `
+CREATE TABLE usage_totals (
+	task_id        text NOT NULL,
+	phase          text NOT NULL,
+	model          text NOT NULL,
+	input          bigint NOT NULL,
+	output         bigint NOT NULL,
+	cache_creation bigint NOT NULL,
+	cache_read     bigint NOT NULL,
+	cost_usd       double precision NOT NULL,
+	priced         boolean NOT NULL, -- every addend was priced
+	PRIMARY KEY (task_id, phase, model)
+);
+CREATE FUNCTION pg_temp.orchestra_jsonb(t text) RETURNS jsonb AS $$
+BEGIN
+	RETURN t::jsonb;
+EXCEPTION WHEN others THEN
+	RETURN NULL;
+END;
+$$ LANGUAGE plpgsql IMMUTABLE;
+INSERT INTO usage_totals
+SELECT e.task_id, coalesce(e.j->>'phase', ''), m.key,
+	sum(coalesce((m.value->'tokens'->>'input')::bigint, 0)),
+	sum(coalesce((m.value->'tokens'->>'output')::bigint, 0)),
+	sum(coalesce((m.value->'tokens'->>'cache_creation')::bigint, 0)),
+	sum(coalesce((m.value->'tokens'->>'cache_read')::bigint, 0)),
+	sum(coalesce((m.value->>'cost_usd')::double precision, 0)),
+	bool_and(coalesce((m.value->>'priced')::boolean, false))
+FROM (SELECT task_id, pg_temp.orchestra_jsonb(data) AS j FROM events WHERE kind = 'session.usage') AS e,
+	jsonb_each(CASE WHEN jsonb_typeof(e.j->'totals'->'models') = 'object'
+		THEN e.j->'totals'->'models' ELSE '{}'::jsonb END) AS m
+GROUP BY 1, 2, 3;
+`
+
+const upsertUsage = `INSERT INTO usage_totals
+(task_id, phase, model, input, output, cache_creation, cache_read, cost_usd, priced)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+ON CONFLICT (task_id, phase, model) DO UPDATE SET
+	input = usage_totals.input + excluded.input, output = usage_totals.output + excluded.output,
+	cache_creation = usage_totals.cache_creation + excluded.cache_creation,
+	cache_read = usage_totals.cache_read + excluded.cache_read,
+	cost_usd = usage_totals.cost_usd + excluded.cost_usd, priced = usage_totals.priced AND excluded.priced`
+
+// addUsage adds the session.usage events' totals to usage_totals inside tx.
+// Data the store cannot read adds nothing: the ledger keeps it as written.
+func addUsage(ctx context.Context, tx pgx.Tx, events []task.Event) error {
+	for _, e := range events {
+		if e.Kind != task.EvUsage || len(e.Data) == 0 {
+			continue
+		}
+		var d store.UsageData
+		if json.Unmarshal(e.Data, &d) != nil {
+			continue
+		}
+		for model, m := range d.Totals.Models {
+			if _, err := tx.Exec(ctx, upsertUsage, string(e.TaskID), string(d.Phase), model,
+				m.Tokens.Input, m.Tokens.Output, m.Tokens.CacheCreation, m.Tokens.CacheRead, m.CostUSD, m.Priced); err != nil {
+				return fmt.Errorf("add usage of task %s: %w", e.TaskID, err)
+			}
+		}
+	}
+	return nil
+}
+
+// UsageList returns every task's usage per phase, from the running sums.
+func (s *Store) UsageList(ctx context.Context) ([]store.UsageTotal, error) {
+	rows, err := s.pool.Query(ctx, `SELECT task_id, phase, model, input, output, cache_creation, cache_read,
+cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
+	if err != nil {
+		return nil, fmt.Errorf("list usage: %w", err)
+	}
+	defer rows.Close()
+	var out []store.UsageTotal
+	for rows.Next() {
+		var (
+			id, phase, model string
+			m                usage.ModelTotals
+		)
+		if err := rows.Scan(&id, &phase, &model, &m.Tokens.Input, &m.Tokens.Output, &m.Tokens.CacheCreation,
+			&m.Tokens.CacheRead, &m.CostUSD, &m.Priced); err != nil {
+			return nil, fmt.Errorf("list usage: %w", err)
+		}
+		if n := len(out); n == 0 || out[n-1].TaskID != task.ID(id) || out[n-1].Phase != task.Phase(phase) {
+			out = append(out, store.UsageTotal{TaskID: task.ID(id), Phase: task.Phase(phase),
+				Totals: usage.Totals{Models: map[string]usage.ModelTotals{}}})
+		}
+		out[len(out)-1].Totals.Models[model] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list usage: %w", err)
+	}
+	return out, nil
+}
+
+// modelSep separates models in TaskSummaries' aggregate; no model id holds it.
+const modelSep = "\x1f"
+
+// TaskSummaries returns every task with its latest verdict and its
+// sessions' models, in one query over the per-task indexes.
+func (s *Store) TaskSummaries(ctx context.Context) ([]store.TaskSummary, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+taskColumns+`,
+	(SELECT v.verdict FROM verdicts v WHERE v.task_id = t.id ORDER BY v.id DESC LIMIT 1),
+	(SELECT string_agg(x.model, chr(31) ORDER BY x.first) FROM (SELECT s.model, min(s.started_at) AS first
+		FROM sessions s WHERE s.task_id = t.id AND s.model <> '' GROUP BY s.model) x)
+FROM tasks t ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	out, err := collect(rows, func(row pgx.Row) (store.TaskSummary, error) {
+		var verdict, models *string
+		t, err := scanTask(withExtra{row, []any{&verdict, &models}})
+		if err != nil {
+			return store.TaskSummary{}, err
+		}
+		sum := store.TaskSummary{Task: t}
+		if verdict != nil {
+			var v verify.Verdict
+			if err := json.Unmarshal([]byte(*verdict), &v); err != nil {
+				return sum, fmt.Errorf("verdict of %s: %w", t.ID, err)
+			}
+			v.At = v.At.UTC()
+			sum.Verdict = &v
+		}
+		if models != nil && *models != "" {
+			sum.Models = strings.Split(*models, modelSep)
+		}
+		return sum, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	return out, nil
+}
+
+// withExtra scans a row's leading columns into a scanner's destinations and
+// the rest into extra.
+type withExtra struct {
+	row   pgx.Row
+	extra []any
+}
+
+func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }

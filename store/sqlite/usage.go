@@ -1,0 +1,152 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
+	"github.com/orchestra-tui/orchestra-tui/verify"
+)
+
+// migrationUsageTotals keeps usage sums per task, phase and model, written
+// with each session.usage event (addUsage), and fills them from the ledger
+// of a store made before it.
+const migrationUsageTotals = `
+CREATE TABLE usage_totals (
+	task_id        TEXT NOT NULL,
+	phase          TEXT NOT NULL,
+	model          TEXT NOT NULL,
+	input          INTEGER NOT NULL,
+	output         INTEGER NOT NULL,
+	cache_creation INTEGER NOT NULL,
+	cache_read     INTEGER NOT NULL,
+	cost_usd       REAL NOT NULL,
+	priced         INTEGER NOT NULL, -- every addend was priced
+	PRIMARY KEY (task_id, phase, model)
+) STRICT;
+INSERT INTO usage_totals
+SELECT e.task_id, coalesce(json_extract(e.data, '$.phase'), ''), m.key,
+	sum(coalesce(json_extract(m.value, '$.tokens.input'), 0)),
+	sum(coalesce(json_extract(m.value, '$.tokens.output'), 0)),
+	sum(coalesce(json_extract(m.value, '$.tokens.cache_creation'), 0)),
+	sum(coalesce(json_extract(m.value, '$.tokens.cache_read'), 0)),
+	sum(coalesce(json_extract(m.value, '$.cost_usd'), 0.0)),
+	min(coalesce(json_extract(m.value, '$.priced'), 0))
+FROM (SELECT task_id, data FROM events WHERE kind = 'session.usage' AND json_valid(data)
+	AND json_type(data, '$.totals.models') = 'object') AS e,
+	json_each(e.data, '$.totals.models') AS m
+GROUP BY 1, 2, 3;
+`
+
+const upsertUsage = `INSERT INTO usage_totals
+(task_id, phase, model, input, output, cache_creation, cache_read, cost_usd, priced)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (task_id, phase, model) DO UPDATE SET
+	input = input + excluded.input, output = output + excluded.output,
+	cache_creation = cache_creation + excluded.cache_creation, cache_read = cache_read + excluded.cache_read,
+	cost_usd = cost_usd + excluded.cost_usd, priced = priced AND excluded.priced`
+
+// addUsage adds a session.usage event's totals to usage_totals inside tx.
+// Data the store cannot read adds nothing: the ledger keeps it as written.
+func addUsage(ctx context.Context, tx *sql.Tx, e task.Event) error {
+	if e.Kind != task.EvUsage || len(e.Data) == 0 {
+		return nil
+	}
+	var d store.UsageData
+	if json.Unmarshal(e.Data, &d) != nil {
+		return nil
+	}
+	for model, m := range d.Totals.Models {
+		if _, err := tx.ExecContext(ctx, upsertUsage, string(e.TaskID), string(d.Phase), model,
+			m.Tokens.Input, m.Tokens.Output, m.Tokens.CacheCreation, m.Tokens.CacheRead, m.CostUSD, m.Priced); err != nil {
+			return fmt.Errorf("add usage of task %s: %w", e.TaskID, err)
+		}
+	}
+	return nil
+}
+
+// UsageList returns every task's usage per phase, from the running sums.
+func (s *Store) UsageList(ctx context.Context) ([]store.UsageTotal, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT task_id, phase, model, input, output, cache_creation, cache_read,
+cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
+	if err != nil {
+		return nil, fmt.Errorf("list usage: %w", err)
+	}
+	defer rows.Close()
+	var out []store.UsageTotal
+	for rows.Next() {
+		var (
+			id, phase, model string
+			m                usage.ModelTotals
+		)
+		if err := rows.Scan(&id, &phase, &model, &m.Tokens.Input, &m.Tokens.Output, &m.Tokens.CacheCreation,
+			&m.Tokens.CacheRead, &m.CostUSD, &m.Priced); err != nil {
+			return nil, fmt.Errorf("list usage: %w", err)
+		}
+		if n := len(out); n == 0 || out[n-1].TaskID != task.ID(id) || out[n-1].Phase != task.Phase(phase) {
+			out = append(out, store.UsageTotal{TaskID: task.ID(id), Phase: task.Phase(phase),
+				Totals: usage.Totals{Models: map[string]usage.ModelTotals{}}})
+		}
+		out[len(out)-1].Totals.Models[model] = m
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list usage: %w", err)
+	}
+	return out, nil
+}
+
+// modelSep separates models in TaskSummaries' aggregate; no model id holds it.
+const modelSep = "\x1f"
+
+// TaskSummaries returns every task with its latest verdict and its
+// sessions' models, in one query over the per-task indexes.
+func (s *Store) TaskSummaries(ctx context.Context) ([]store.TaskSummary, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+taskColumns+`,
+	(SELECT v.verdict FROM verdicts v WHERE v.task_id = t.id ORDER BY v.id DESC LIMIT 1),
+	(SELECT group_concat(model, char(31)) FROM (SELECT s.model, min(s.started_at) AS first FROM sessions s
+		WHERE s.task_id = t.id AND s.model != '' GROUP BY s.model ORDER BY first))
+FROM tasks t ORDER BY created_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	defer rows.Close()
+	var out []store.TaskSummary
+	for rows.Next() {
+		var verdict, models sql.NullString
+		t, err := scanTask(withExtra{rows, []any{&verdict, &models}})
+		if err != nil {
+			return nil, fmt.Errorf("list tasks: %w", err)
+		}
+		sum := store.TaskSummary{Task: t}
+		if verdict.Valid {
+			var v verify.Verdict
+			if err := json.Unmarshal([]byte(verdict.String), &v); err != nil {
+				return nil, fmt.Errorf("list tasks: verdict of %s: %w", t.ID, err)
+			}
+			v.At = v.At.UTC()
+			sum.Verdict = &v
+		}
+		if models.Valid && models.String != "" {
+			sum.Models = strings.Split(models.String, modelSep)
+		}
+		out = append(out, sum)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list tasks: %w", err)
+	}
+	return out, nil
+}
+
+// withExtra scans a row's leading columns into a scanner's destinations and
+// the rest into extra.
+type withExtra struct {
+	sc    scanner
+	extra []any
+}
+
+func (w withExtra) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.extra...)...) }
