@@ -30,6 +30,11 @@ func (r *Repo) WorktreeAdd(name, branch, base string) (string, error) {
 	}
 	path := filepath.Join(r.Root, filepath.FromSlash(WorktreesDir), name)
 
+	unlock, err := r.lockWorktrees()
+	if err != nil {
+		return "", fmt.Errorf("add worktree %s: %w", name, err)
+	}
+	defer unlock()
 	wts, err := r.worktrees()
 	if err != nil {
 		return "", fmt.Errorf("add worktree %s: %w", name, err)
@@ -75,6 +80,11 @@ func (r *Repo) WorktreeRemove(path string) error {
 	if err != nil {
 		return fmt.Errorf("remove worktree %s: %w", path, err)
 	}
+	unlock, err := r.lockWorktrees()
+	if err != nil {
+		return fmt.Errorf("remove worktree %s: %w", abs, err)
+	}
+	defer unlock()
 	wts, err := r.worktrees()
 	if err != nil {
 		return fmt.Errorf("remove worktree %s: %w", abs, err)
