@@ -72,6 +72,9 @@ type Coordinator struct {
 	order    []task.ID // the keys of tasks in creation order (ids)
 	runs     map[task.ID]*run
 	flags    map[task.ID]string
+	// retry holds the backoff of tasks whose launch failed for a reason of
+	// the machine's, not the task's (infra.go).
+	infraRetry infraRetry
 	gating   map[task.ID]*run // the verify gate is running for these tasks, for this run
 	verdicts map[task.ID]*verify.Verdict
 	usage    map[task.ID]Usage

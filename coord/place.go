@@ -39,6 +39,9 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 			}
 			continue
 		}
+		if c.infraRetry.waiting(t.ID, c.now()) {
+			continue
+		}
 		s, why := c.slotFor(t)
 		if why != "" {
 			if c.flags[t.ID] != why {
@@ -272,10 +275,16 @@ func (c *Coordinator) launchFailed(ctx context.Context, r *run, err error) {
 	if !errors.As(err, &ref) {
 		ref = &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
 	}
-	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, ref.Reason, ref.Detail))
+	infra := infrastructure(ref)
+	detail := ref.Detail
+	if infra {
+		detail += fmt.Sprintf(" This is the machine's failure, not the task's: no attempt is counted, and the launch is retried in %s.",
+			c.infraRetry.fail(r.taskID, c.now()))
+	}
+	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, ref.Reason, detail))
 	r.addError(ref.Error())
 	c.endRun(ctx, r, store.SessionKilled, ref.Error())
-	c.requeue(ctx, r, ref.Reason, ref.Error(), true)
+	c.requeue(ctx, r, ref.Reason, ref.Error(), !infra)
 }
 
 func (c *Coordinator) reloadTask(ctx context.Context, id task.ID) {

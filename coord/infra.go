@@ -1,0 +1,65 @@
+package coord
+
+import (
+	"strings"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// infrastructure reports whether a launch refusal is the machine's failure
+// rather than the task's: the worktree could not be prepared, the disk is
+// full, or the process ran out of file descriptors or inotify watches.
+// Such a failure is retried with backoff and never charged to the task as
+// an attempt: a full disk must not fail a batch of good tasks.
+func infrastructure(ref *task.Refusal) bool {
+	if ref.Reason == task.ReasonWorktreeFailed {
+		return true
+	}
+	d := strings.ToLower(ref.Detail)
+	for _, s := range []string{"no space left on device", "disk quota exceeded", "too many open files", "inotify", "cannot allocate memory"} {
+		if strings.Contains(d, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// infraRetry is the backoff of tasks whose launch failed for a reason of
+// the machine's: 1s after the first failure, doubling to at most a minute;
+// a launch that goes live clears it. It lives on the coordinator's loop.
+type infraRetry struct {
+	until    map[task.ID]time.Time
+	failures map[task.ID]int
+}
+
+const (
+	infraFirstRetry = time.Second
+	infraMaxRetry   = time.Minute
+)
+
+// fail records a failure of id at now and returns the delay before the
+// next launch.
+func (b *infraRetry) fail(id task.ID, now time.Time) time.Duration {
+	if b.until == nil {
+		b.until, b.failures = map[task.ID]time.Time{}, map[task.ID]int{}
+	}
+	n := b.failures[id]
+	b.failures[id] = n + 1
+	d := infraFirstRetry << min(n, 6)
+	d = min(d, infraMaxRetry)
+	b.until[id] = now.Add(d)
+	return d
+}
+
+// waiting reports whether id must not be launched yet.
+func (b *infraRetry) waiting(id task.ID, now time.Time) bool {
+	u, ok := b.until[id]
+	return ok && now.Before(u)
+}
+
+// clear forgets id's failures.
+func (b *infraRetry) clear(id task.ID) {
+	delete(b.until, id)
+	delete(b.failures, id)
+}
