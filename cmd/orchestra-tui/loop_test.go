@@ -164,3 +164,19 @@ func branchExists(t *testing.T, root, branch string) bool {
 	t.Helper()
 	return exec.Command("git", "-C", root, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch).Run() == nil
 }
+
+// config --defaults prints every setting, commented; config prints the
+// repository's own.
+func TestConfigPrintsEverySetting(t *testing.T) {
+	t.Parallel()
+	code, stdout, stderr := cli(t, "config", "--defaults")
+	require.Equal(t, 0, code, stderr)
+	for _, want := range []string{"[lease]", "[stuck]", "[pane]", "# [[slots]]", "# [harness.claude]", "[finalise]\n", "merge = \"ff\""} {
+		require.Contains(t, stdout, want)
+	}
+	root := calcRepo(t)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "orchestra.toml"), []byte("[finalise]\nmerge = \"no-ff\"\n"), 0o644))
+	code, stdout, stderr = cli(t, "-C", root, "config")
+	require.Equal(t, 0, code, stderr)
+	require.Contains(t, stdout, "merge = \"no-ff\"")
+}

@@ -30,6 +30,7 @@ Usage:
   orchestra-tui retry TASK               queue a failed or cancelled task again, with a fresh attempt budget
   orchestra-tui merge TASK               merge an approved task's branch into the checked-out branch
   orchestra-tui prune [--all]            remove the worktrees and branches of ended tasks (merged ones unless --all)
+  orchestra-tui config [--defaults]      print orchestra.toml with every setting, commented
   orchestra-tui handoff export TASK --out FILE
   orchestra-tui fork train TASK [--harness H]   train a base for the task from its background (Claude Code)
   orchestra-tui fork run TASK --prompt TEXT     run a block as a fork of the task's base; prints its delta cost
@@ -76,6 +77,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return opCmd(cmd, rest, stdout, stderr)
 	case "prune":
 		return pruneCmd(rest, stdin, stdout, stderr)
+	case "config":
+		return configCmd(rest, stdout, stderr)
 	case "handoff":
 		return handoffCmd(rest, stdout, stderr)
 	case "fork":

@@ -1,0 +1,216 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// keyDocs documents every key of orchestra.toml. Document prints them, and
+// a test fails for a setting added to Config without a line here, so the
+// printed file always has every setting.
+var keyDocs = map[string]string{
+	"harness": "Agent CLIs, by name: how to launch one and talk to it. The built-in ones are below, commented out;\n" +
+		"a [harness.NAME] table overrides the fields it names (a new name needs argv and ready at least).",
+	"harness.argv":           "Exact argument vector; {{self}} is this binary, {{model}} the task's model. No shell.",
+	"harness.env":            "Variables copied from the console's environment (an allow-list; a trailing * is a prefix).",
+	"harness.set_env":        "The harness's own variables.",
+	"harness.delivery":       `How the brief reaches the program: "type" (typed at its prompt), "arg" or "stdin".`,
+	"harness.ready":          "Regular expression on the screen: the program is ready for input once it matches.",
+	"harness.submit":         `Key sequence that submits a prompt, Go-escaped ("\r").`,
+	"harness.quiet":          "The screen must stay still this long after ready before the launch counts.",
+	"harness.launch_timeout": "How long a launch may take before it is refused.",
+	"harness.resubmit":       `What resubmitting a stuck pane sends: "submit" (the submit key), "brief" (the brief again) or "last-input".`,
+	"harness.volatile":       "Regular expressions of screen regions that change without progress (spinners, clocks).",
+	"harness.capabilities":   "Tags a task's --capability must find in the slot that runs it.",
+	"harness.capacity":       "Sessions of this harness at once when no [[slots]] are configured (0: one).",
+	"harness.usage":          "Where the program reports tokens spent, for the usage and cost columns.",
+
+	"lease":              "Leases: a task's right to run, renewed only when its pane made real progress.",
+	"lease.length":       "How long a lease lasts from its grant or last renewal.",
+	"lease.window":       "The renewal window before the deadline, in which progress renews the lease.",
+	"lease.max_renewals": "Renewals of one lease before it must end (the session is stopped and relaunched).",
+	"lease.max_attempts": "Attempts of one phase before the task fails (`orchestra-tui retry` gives it more).",
+	"lease.tick":         "How often leases are evaluated.",
+
+	"stuck":               "A pane whose screen stops changing while its phase is unfinished is flagged stuck.",
+	"stuck.after":         "Screen unchanged this long: stuck.",
+	"stuck.auto_resubmit": "Resubmits the console makes by itself before leaving it to you (0: none).",
+
+	"verify":         "The verify gate: the task's own tests, re-run by the console.",
+	"verify.timeout": "A test run longer than this is killed and the verdict is an error.",
+
+	"pane":      "The terminal size a session starts at (the console resizes it to the pane it shows).",
+	"pane.cols": "Columns.",
+	"pane.rows": "Rows.",
+
+	"brief":        "The brief each session starts from.",
+	"brief.budget": "Size budget in bytes, trimmed from the bottom up (0: the renderer's default).",
+
+	"slots": "Worker slots: which harness runs how many sessions at once. With none, one slot per harness.\n" +
+		"Example:\n[[slots]]\nname = \"fast\"\nharness = \"claude\"\ncapacity = 2\ncapabilities = [\"gpu\"]",
+	"slots.name":         "The slot's name, shown in the console.",
+	"slots.harness":      "The harness its sessions run.",
+	"slots.capacity":     "Sessions at once.",
+	"slots.capabilities": "Tags it offers to tasks that need them.",
+
+	"prices": "Prices per million tokens, in US dollars, by model id, for the cost column. Example:\n" +
+		"[prices.\"claude-sonnet-4-5\"]\ninput = 3.0\noutput = 15.0\ncache_creation = 3.75\ncache_read = 0.3",
+	"prices.input":          "Input tokens.",
+	"prices.output":         "Output tokens.",
+	"prices.cache_creation": "Tokens written to the prompt cache.",
+	"prices.cache_read":     "Tokens read from the prompt cache.",
+
+	"fork":                "Trained bases and the forks run from them (`orchestra-tui fork`).",
+	"fork.cache_lifetime": "How long the model service keeps a prompt cache after its last read.",
+	"fork.expected_gap":   "How long after a base's last use the next fork is expected.",
+	"fork.ping_lead":      "How long before the cache expires a keep-warm ping is sent.",
+
+	"finalise":        "The end of the loop: what happens to an approved task's branch.",
+	"finalise.merge":  `How merge brings the branch in: "ff" (fast-forward, else a merge commit), "ff-only" or "no-ff".`,
+	"finalise.push":   "Push the branch on approve and, where gh is installed, open a pull request.",
+	"finalise.remote": "The remote to push to.",
+
+	"limits":                  "Bounds on what operators and agents can make the console hold.",
+	"limits.correction_bytes": "The largest correction accepted.",
+	"limits.recording_bytes":  "Cap on one session's recording (0: none).",
+
+	"store":     "Where task state lives.",
+	"store.url": "A postgres:// URL for a store engines on several machines share; empty: SQLite under .orchestra/.\nORCHESTRA_STORE_URL, when set, takes its place.",
+}
+
+// Document renders cfg as a commented orchestra.toml with every setting:
+// each section and key with what it does. Harness specs, slots and prices
+// are written commented out (uncommenting them overrides or adds); every
+// other value is live, so the file parses back to cfg.
+func Document(cfg Config) string {
+	var b strings.Builder
+	b.WriteString("# orchestra.toml: every setting of orchestra-tui, with its value.\n")
+	b.WriteString("# A repository needs no orchestra.toml: without one, the defaults below apply.\n")
+	b.WriteString("# Keep only what you change; an unknown key or a bad value stops every command with a message.\n")
+	cv := reflect.ValueOf(cfg)
+	ct := cv.Type()
+	for i := range ct.NumField() {
+		f := ct.Field(i)
+		name := tomlName(f)
+		if name == "" {
+			continue
+		}
+		b.WriteString("\n")
+		comment(&b, keyDocs[name], "")
+		v := cv.Field(i)
+		switch name {
+		case "harness":
+			names := make([]string, 0, v.Len())
+			for _, k := range v.MapKeys() {
+				names = append(names, k.String())
+			}
+			sort.Strings(names)
+			b.WriteString("# The keys of a [harness.NAME] table:\n")
+			st := v.Type().Elem()
+			for j := range st.NumField() {
+				if key := tomlName(st.Field(j)); key != "" {
+					fmt.Fprintf(&b, "#   %-15s %s\n", key, keyDocs["harness."+key])
+				}
+			}
+			for _, n := range names {
+				spec := v.MapIndex(reflect.ValueOf(n))
+				fmt.Fprintf(&b, "#\n# [harness.%s]\n", n)
+				writeFields(&b, spec, "harness", "# ", false)
+			}
+			continue
+		case "slots":
+			for j := range v.Len() {
+				b.WriteString("[[slots]]\n")
+				writeFields(&b, v.Index(j), "slots", "", true)
+			}
+			continue
+		case "prices":
+			names := make([]string, 0, v.Len())
+			for _, k := range v.MapKeys() {
+				names = append(names, k.String())
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				fmt.Fprintf(&b, "[prices.%q]\n", n)
+				writeFields(&b, v.MapIndex(reflect.ValueOf(n)), "prices", "", true)
+			}
+			continue
+		}
+		fmt.Fprintf(&b, "[%s]\n", name)
+		writeFields(&b, v, name, "", true)
+	}
+	return b.String()
+}
+
+// writeFields writes a struct's keys, each after its documentation; with
+// all false, zero values are left out.
+func writeFields(b *strings.Builder, v reflect.Value, section, prefix string, all bool) {
+	t := v.Type()
+	for i := range t.NumField() {
+		key := tomlName(t.Field(i))
+		if key == "" {
+			continue
+		}
+		fv := v.Field(i)
+		if !all && fv.IsZero() {
+			continue
+		}
+		if prefix == "" {
+			comment(b, keyDocs[section+"."+key], "")
+		}
+		if fv.Kind() == reflect.Map {
+			// Inline, so it stays inside its table (and its comment).
+			b.WriteString(prefix + key + " = " + inlineTable(fv) + "\n")
+			continue
+		}
+		var line bytes.Buffer
+		if err := toml.NewEncoder(&line).Encode(map[string]any{key: fv.Interface()}); err != nil {
+			fmt.Fprintf(b, "%s# %s: %v\n", prefix, key, err)
+			continue
+		}
+		for _, l := range strings.Split(strings.TrimRight(line.String(), "\n"), "\n") {
+			b.WriteString(prefix + l + "\n")
+		}
+	}
+}
+
+// inlineTable renders a map of string keys as a TOML inline table.
+func inlineTable(m reflect.Value) string {
+	keys := make([]string, 0, m.Len())
+	for _, k := range m.MapKeys() {
+		keys = append(keys, k.String())
+	}
+	sort.Strings(keys)
+	parts := make([]string, 0, len(keys))
+	for _, k := range keys {
+		var v bytes.Buffer
+		if err := toml.NewEncoder(&v).Encode(map[string]any{"v": m.MapIndex(reflect.ValueOf(k)).Interface()}); err != nil {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%q = %s", k, strings.TrimSpace(strings.TrimPrefix(v.String(), "v = "))))
+	}
+	return "{ " + strings.Join(parts, ", ") + " }"
+}
+
+func comment(b *strings.Builder, doc, prefix string) {
+	if doc == "" {
+		return
+	}
+	for _, l := range strings.Split(doc, "\n") {
+		b.WriteString(prefix + "# " + l + "\n")
+	}
+}
+
+// tomlName is a field's key in orchestra.toml, "" when it has none.
+func tomlName(f reflect.StructField) string {
+	name, _, _ := strings.Cut(f.Tag.Get("toml"), ",")
+	if name == "-" {
+		return ""
+	}
+	return name
+}
