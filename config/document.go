@@ -44,9 +44,10 @@ var keyDocs = map[string]string{
 	"verify":         "The verify gate: the task's own tests, re-run by the console.",
 	"verify.timeout": "A test run longer than this is killed and the verdict is an error.",
 
-	"pane":      "The terminal size a session starts at (the console resizes it to the pane it shows).",
-	"pane.cols": "Columns.",
-	"pane.rows": "Rows.",
+	"pane":         "The terminal size a session starts at (the console resizes it to the pane it shows).",
+	"pane.cols":    "Columns.",
+	"pane.rows":    "Rows.",
+	"pane.history": "Lines that scrolled off a pane's top kept for scroll mode (0: none; the recording keeps everything).",
 
 	"brief":        "The brief each session starts from.",
 	"brief.budget": "Size budget in bytes, trimmed from the bottom up (0: the renderer's default).",

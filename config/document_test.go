@@ -1,6 +1,8 @@
 package config
 
 import (
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -99,4 +101,14 @@ func TestDocumentedHarnessesUncommentToThemselves(t *testing.T) {
 		require.NoError(t, err, strings.Join(block, "\n"))
 		require.Equal(t, want, cfg.Harness[name], name)
 	}
+}
+
+// docs/orchestra.toml, which the README links, is the current output of
+// `orchestra-tui config --defaults`.
+func TestDocsCopyOfTheDefaultsIsCurrent(t *testing.T) {
+	t.Parallel()
+	data, err := os.ReadFile(filepath.Join("..", "docs", "orchestra.toml"))
+	require.NoError(t, err)
+	require.Equal(t, Document(Default()), string(data),
+		"docs/orchestra.toml is stale: go run ./cmd/orchestra-tui config --defaults > docs/orchestra.toml")
 }
