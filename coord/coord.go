@@ -68,18 +68,18 @@ type Coordinator struct {
 	wake    chan struct{}
 
 	// Owned by the loop goroutine.
-	tasks    map[task.ID]task.Task
-	order    []task.ID // the keys of tasks in creation order (ids)
-	runs     map[task.ID]*run
-	flags    map[task.ID]string
+	tasks map[task.ID]task.Task
+	order []task.ID // the keys of tasks in creation order (ids)
+	runs  map[task.ID]*run
+	flags map[task.ID]string
 	// retry holds the backoff of tasks whose launch failed for a reason of
 	// the machine's, not the task's (infra.go).
 	infraRetry infraRetry
-	gating   map[task.ID]*run // the verify gate is running for these tasks, for this run
-	verdicts map[task.ID]*verify.Verdict
-	usage    map[task.ID]Usage
-	models   map[task.ID][]string
-	slots    []*slot
+	gating     map[task.ID]*run // the verify gate is running for these tasks, for this run
+	verdicts   map[task.ID]*verify.Verdict
+	usage      map[task.ID]Usage
+	models     map[task.ID][]string
+	slots      []*slot
 
 	// inflight counts async work not yet handed back; idle is signalled
 	// when it drops to zero, so shutdown can apply every result.
