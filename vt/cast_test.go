@@ -39,8 +39,9 @@ func readCast(t *testing.T, path string) (cols, rows int, out []string) {
 }
 
 // TestCastsAgainstTmux replays recordings of real programs (git log
-// --color, less, vim with splits and syntax colours, top; Claude Code
-// against the model stub) into a tmux pane and into a Terminal, and
+// --color, less, vim with splits and syntax colours, top; Claude Code and
+// the Codex CLI against the model stubs) into a tmux pane and into a
+// Terminal, and
 // compares every cell at several points of each recording, not only the
 // end, so full-screen programs are compared while they are on screen.
 func TestCastsAgainstTmux(t *testing.T) {
