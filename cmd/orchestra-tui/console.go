@@ -27,6 +27,8 @@ func console(args []string, stdout, stderr io.Writer) int {
 	leave := fs.String("leave-key", ui.DefaultLeaveFocusKey, "the key that leaves focus mode")
 	record := fs.String("record", "", "write the console's screen to `FILE.cast` (asciicast v2)")
 	inProcess := fs.Bool("in-process", false, "run the engine inside this console: quitting stops every agent")
+	remote := fs.String("remote", "", "attach to the engine of `HOST[:REPO]` over ssh (REPO defaults to the remote login directory)")
+	remoteBin := fs.String("remote-bin", "orchestra-tui", "the orchestra-tui `PROGRAM` to run on the remote machine")
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
@@ -34,6 +36,13 @@ func console(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	opts := consoleOptions{NoAnim: *noAnim, LeaveKey: *leave, Record: *record}
+	if *remote != "" {
+		if *inProcess {
+			fmt.Fprintln(stderr, "orchestra-tui: --remote and --in-process exclude each other")
+			return 2
+		}
+		return attachRemote(*remote, *remoteBin, opts, stdout, stderr)
+	}
 	if *inProcess {
 		e, err := engine.Start(context.Background(), engine.Params{Dir: *dir, Version: version()})
 		if err != nil {
@@ -65,6 +74,41 @@ func attach(dir string, opts consoleOptions, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer cl.Close()
+	return runAttached(ctx, cl, r.Root, attachHints{again: "orchestra-tui", stop: "orchestra-tui stop"}, opts, stdout, stderr)
+}
+
+// attachRemote runs the console on the engine of another machine, reached
+// with `ssh HOST orchestra-tui attach --stdio`.
+func attachRemote(target, bin string, opts consoleOptions, stdout, stderr io.Writer) int {
+	ctx := context.Background()
+	conn, err := dialRemote(target, bin)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	cl, err := engine.NewClient(ctx, conn, engine.Options{Watch: true, Version: version(), Kind: "console"})
+	if err != nil {
+		return fail(stderr, conn.explain(fmt.Errorf("attach to the engine on %s: %w", target, err)))
+	}
+	defer cl.Close()
+	host, dir := remoteTarget(target)
+	name := host + ":" + dir
+	if dir == "." {
+		name = host
+	}
+	hints := attachHints{
+		again: "orchestra-tui --remote " + target,
+		stop:  "ssh " + host + " orchestra-tui stop -C " + shellQuote(dir),
+	}
+	return runAttached(ctx, cl, name, hints, opts, stdout, stderr)
+}
+
+// attachHints are the commands a detached console names: how to attach
+// again, and how to stop the engine.
+type attachHints struct{ again, stop string }
+
+// runAttached runs the console on an engine it is attached to; root names
+// the repository (a path, or host:path for a remote one).
+func runAttached(ctx context.Context, cl *engine.Client, root string, hints attachHints, opts consoleOptions, stdout, stderr io.Writer) int {
 	var mu sync.Mutex
 	stopped := false
 	opts.Detach = true
@@ -79,7 +123,7 @@ func attach(dir string, opts consoleOptions, stdout, stderr io.Writer) int {
 		return err
 	}
 	opts.engine = cl
-	code := showConsole(ctx, cl, r.Root, opts, stdout, stderr)
+	code := showConsole(ctx, cl, root, opts, stdout, stderr)
 	mu.Lock()
 	defer mu.Unlock()
 	switch {
@@ -90,10 +134,10 @@ func attach(dir string, opts consoleOptions, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "engine (pid %d) stopped\n", cl.Pid())
 	case isDone(cl.Done()):
 		if cl.Stopping() {
-			fmt.Fprintln(stdout, "the engine was stopped; `orchestra-tui` starts it again")
+			fmt.Fprintf(stdout, "the engine was stopped; `%s` starts it again\n", hints.again)
 		} else {
-			fmt.Fprintf(stdout, "lost the engine (pid %d); see %s, and run `orchestra-tui` to start it again\n",
-				cl.Pid(), relTo(r.Root, engine.PathsFor(r.Root).Log))
+			fmt.Fprintf(stdout, "lost the engine (pid %d); see %s, and run `%s` to start it again\n",
+				cl.Pid(), relTo(root, engine.PathsFor(root).Log), hints.again)
 		}
 		if code == 0 {
 			code = 1
@@ -109,8 +153,8 @@ func attach(dir string, opts consoleOptions, stdout, stderr io.Writer) int {
 		if n == 1 {
 			agents = "agent keeps"
 		}
-		fmt.Fprintf(stdout, "detached: %d %s running in the engine (pid %d). `orchestra-tui` attaches again; `orchestra-tui stop` stops them.\n",
-			n, agents, cl.Pid())
+		fmt.Fprintf(stdout, "detached: %d %s running in the engine (pid %d). `%s` attaches again; `%s` stops them.\n",
+			n, agents, cl.Pid(), hints.again, hints.stop)
 	}
 	return code
 }

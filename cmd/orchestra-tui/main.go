@@ -18,6 +18,8 @@ Usage:
   orchestra-tui [--no-anim] [-C DIR]     open the console on the repository around DIR (default .); it attaches
                                          to the repository's engine, starting it first; q detaches, agents keep running
   orchestra-tui --in-process             the console with the engine inside it: quitting stops every agent
+  orchestra-tui --remote HOST[:REPO]     the console on another machine's engine, over ssh
+                                         (runs "ssh HOST orchestra-tui attach --stdio"; ORCHESTRA_SSH_COMMAND replaces ssh)
   orchestra-tui engine [--foreground]    start the engine in the background (or run it in the foreground for a service)
   orchestra-tui stop                     stop the engine and every agent; their tasks requeue without losing an attempt
   orchestra-tui run --headless           run every task without the console, one line per event
@@ -69,6 +71,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return engineCmd(rest, stdout, stderr)
 	case "stop":
 		return stopCmd(rest, stdout, stderr)
+	case "attach":
+		return attachCmd(rest, stdin, stdout, stderr)
 	case "add":
 		return addCmd(rest, stdout, stderr)
 	case "status":
