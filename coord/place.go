@@ -227,7 +227,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 	w, err := worker.Start(ctx, worker.Params{
 		TaskID: t.ID, SessionID: r.sessionID, Token: r.token, Phase: r.phase, Spec: r.spec,
 		Dir: dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: c.cfg.Pane.History,
-		CastPath: cast, Environ: c.p.Environ, Brief: brief,
+		CastPath: cast, RecordMax: c.cfg.Limits.RecordingBytes, Environ: c.p.Environ, Brief: brief,
 		SampleEvery: c.p.SampleEvery, StuckAfter: c.cfg.Stuck.After.Duration, Settle: c.p.Settle,
 		Changed: repo.Changed, Now: c.now, Reports: c.reports, Gone: c.stopped,
 	})

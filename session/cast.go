@@ -54,6 +54,10 @@ type castWriter struct {
 	// halves apart would replace both with U+FFFD.
 	carry map[string][]byte
 	err   error
+	// max caps the file's size in bytes (0: no cap); written counts what
+	// was written, and cut is set once the cap was reached and noted.
+	max, written int64
+	cut          bool
 }
 
 // createCast creates path and writes the header.
@@ -76,6 +80,7 @@ func createCast(path string, cols, rows int, env map[string]string, now func() t
 		_ = f.Close()
 		return nil, fmt.Errorf("write recording header: %w", err)
 	}
+	c.written = int64(c.buf.Len())
 	c.buf.Reset()
 	return c, c.w.Flush()
 }
@@ -120,6 +125,19 @@ func (c *castWriter) write(code, data string) {
 	}
 	c.buf.Truncate(c.buf.Len() - 1)
 	c.buf.WriteString("]\n")
+	if c.max > 0 && c.written+int64(c.buf.Len()) > c.max {
+		// A flooding pane must not fill the disk: past the cap the
+		// recording ends with a marker saying where and why it was cut.
+		if c.cut {
+			return
+		}
+		c.cut = true
+		line := fmt.Sprintf("[%s, \"m\", \"recording cut at %d bytes (limits.recording_bytes); the rest of the session was not recorded\"]\n",
+			strconv.FormatFloat(t, 'f', 6, 64), c.written)
+		c.buf.Reset()
+		c.buf.WriteString(line)
+	}
+	c.written += int64(c.buf.Len())
 	if _, err := c.w.Write(c.buf.Bytes()); err != nil {
 		c.err = err
 		return

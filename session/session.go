@@ -51,6 +51,9 @@ type Params struct {
 	// Brief is appended as the last argv element when the spec's delivery
 	// is "arg"; it is ignored otherwise.
 	Brief string
+	// RecordMax caps the recording's size in bytes (0: no cap); past it
+	// the recording ends with a marker saying where it was cut.
+	RecordMax int64
 	// TaskID and SessionID mark the program's environment (TaskEnv,
 	// SessionEnv), so descendants that leave its process group are still
 	// found and stopped with it.
@@ -153,6 +156,7 @@ func Start(p Params) (*Session, error) {
 		if err != nil {
 			return nil, fmt.Errorf("start harness %q: %w", spec.Name, err)
 		}
+		s.cast.max = p.RecordMax
 	}
 	becomeSubreaper()
 	s.term = newTerminal(p.Cols, p.Rows, p.History, func(b []byte) { s.in.push(b) })

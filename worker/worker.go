@@ -78,6 +78,7 @@ type Params struct {
 	Rows      int
 	History   int // pane scrollback lines; 0 keeps none
 	CastPath  string
+	RecordMax int64    // the recording's size cap in bytes; 0: none
 	Environ   []string // the console's environment, scrubbed by the session
 	// Brief is passed as the last argv element when the harness delivers
 	// by argument; other deliveries get it through Send after Confirmed.
@@ -204,7 +205,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	sess, err := session.Start(session.Params{
 		Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows, History: noHistory(p.History),
 		Environ: p.Environ, CastPath: p.CastPath, Now: p.Now,
-		TaskID: string(p.TaskID), SessionID: p.SessionID,
+		TaskID: string(p.TaskID), SessionID: p.SessionID, RecordMax: p.RecordMax,
 	})
 	if err != nil {
 		w.Close()
