@@ -108,6 +108,9 @@ func (c *castWriter) event(code string, data []byte) {
 
 // write formats one event line; the caller holds mu.
 func (c *castWriter) write(code, data string) {
+	if c.cut {
+		return // past the cap: the marker was the last event
+	}
 	t := c.now().Sub(c.start).Seconds()
 	if t < c.last {
 		t = c.last // the clock may step back; the file's times may not
@@ -128,9 +131,6 @@ func (c *castWriter) write(code, data string) {
 	if c.max > 0 && c.written+int64(c.buf.Len()) > c.max {
 		// A flooding pane must not fill the disk: past the cap the
 		// recording ends with a marker saying where and why it was cut.
-		if c.cut {
-			return
-		}
 		c.cut = true
 		line := fmt.Sprintf("[%s, \"m\", \"recording cut at %d bytes (limits.recording_bytes); the rest of the session was not recorded\"]\n",
 			strconv.FormatFloat(t, 'f', 6, 64), c.written)
