@@ -40,6 +40,8 @@ type Engine struct {
 	done   chan struct{}
 	err    error
 	logf   func(string, ...any)
+	// version is the binary's, recorded with every heartbeat.
+	version string
 }
 
 // Serve takes the repository's engine lock and serves o on the engine
@@ -62,7 +64,11 @@ func Serve(o *coord.Opened, version string) (func(), error) {
 	}
 	srv := &Server{Engine: o, Store: o.Store, Root: o.Repo.Root, Version: version}
 	go func() { _ = srv.Serve(ln) }()
+	hbCtx, hbStop := context.WithCancel(context.Background())
+	hbDone := heartbeat(hbCtx, o, version, nil)
 	return func() {
+		hbStop()
+		<-hbDone
 		ln.Close()
 		srv.Close()
 		_ = os.Remove(paths.Socket)
@@ -107,7 +113,7 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 		lg = log.New(os.Stderr, "engine: ", log.LstdFlags)
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	e := &Engine{Opened: o, Paths: paths, lock: lock, ln: ln, cancel: cancel, done: make(chan struct{}), logf: lg.Printf}
+	e := &Engine{Opened: o, Paths: paths, lock: lock, ln: ln, cancel: cancel, done: make(chan struct{}), logf: lg.Printf, version: p.Version}
 	e.srv = &Server{Engine: o, Store: o.Store, Root: r.Root, Version: p.Version, Stop: e.stopFor, Logf: lg.Printf}
 	go func() { _ = e.srv.Serve(ln) }()
 	go e.run(ctx)
@@ -126,7 +132,12 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 }
 
 func (e *Engine) run(ctx context.Context) {
+	hbCtx, hbStop := context.WithCancel(context.WithoutCancel(ctx))
+	hbDone := heartbeat(hbCtx, e.Opened, e.version, e.logf)
 	err := e.Opened.Run(ctx)
+	// The last heartbeat records the clean stop; the store closes after it.
+	hbStop()
+	<-hbDone
 	e.ln.Close()
 	e.srv.Close()
 	_ = os.Remove(e.Paths.Socket)

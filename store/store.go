@@ -234,6 +234,27 @@ type UsageTotal struct {
 	Totals usage.Totals
 }
 
+// Engine is one engine process serving a repository from this store, as
+// its heartbeat last recorded it. Several engines, on several machines,
+// share a PostgreSQL store; a SQLite store has one at a time.
+type Engine struct {
+	// ID is the engine's lease holder name, unique per engine instance.
+	ID      string `json:"id"`
+	Host    string `json:"host"`
+	Pid     int    `json:"pid"`
+	Version string `json:"version"`
+	// Repo is the repository's root on the engine's host.
+	Repo string `json:"repo"`
+	// Slots is how many sessions it can run at once; Busy how many run.
+	Slots       int       `json:"slots"`
+	Busy        int       `json:"busy"`
+	StartedAt   time.Time `json:"started_at"`
+	HeartbeatAt time.Time `json:"heartbeat_at"`
+	// StoppedAt is set when the engine stopped cleanly; zero while it runs
+	// or after it died without saying so (its heartbeat then ages).
+	StoppedAt time.Time `json:"stopped_at,omitzero"`
+}
+
 // Store is the durable state. Methods name the noun first. Every write is one
 // transaction; events passed with a write are appended in that transaction,
 // and a write that fails appends none. Times come back in UTC, exact to at
@@ -318,6 +339,13 @@ type Store interface {
 	// events; ErrNotFound when there is no such base. What a base was
 	// trained with never changes: a different training is a new base.
 	BaseUpdate(ctx context.Context, b Base, events ...task.Event) error
+
+	// EngineHeartbeat records an engine's liveness and load, inserting it
+	// on its first beat and rewriting every field after.
+	EngineHeartbeat(ctx context.Context, e Engine) error
+	// EngineList returns every recorded engine, most recent heartbeat
+	// first.
+	EngineList(ctx context.Context) ([]Engine, error)
 
 	// Listen returns a channel that receives a signal after writes commit
 	// (coalesced: at most one pending per listener, so read the ledger after

@@ -22,6 +22,7 @@ Usage:
                                          (runs "ssh HOST orchestra-tui attach --stdio"; ORCHESTRA_SSH_COMMAND replaces ssh)
   orchestra-tui engine [--foreground]    start the engine in the background (or run it in the foreground for a service)
   orchestra-tui stop                     stop the engine and every agent; their tasks requeue without losing an attempt
+  orchestra-tui engines [--json]         the engines this store has heard from: host, version, slots in use, heartbeat
   orchestra-tui run --headless           run every task without the console, one line per event
   orchestra-tui run --resume FILE        resume a handed-off task [--harness H] [--model M] [--headless]
   orchestra-tui add [flags]              add a task (--title --goal --verify --acceptance ... or --file F)
@@ -73,6 +74,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return stopCmd(rest, stdout, stderr)
 	case "attach":
 		return attachCmd(rest, stdin, stdout, stderr)
+	case "engines":
+		return enginesCmd(rest, stdout, stderr)
 	case "add":
 		return addCmd(rest, stdout, stderr)
 	case "status":

@@ -152,6 +152,21 @@ CREATE INDEX bases_task ON bases (task_id, created_at);
 `,
 	// 2: usage sums kept with each session.usage event (usage.go).
 	migrationUsageTotals,
+	// 3: engines and their heartbeats (engines.go).
+	`
+CREATE TABLE engines (
+	id           text PRIMARY KEY,
+	host         text NOT NULL,
+	pid          integer NOT NULL,
+	version      text NOT NULL,
+	repo         text NOT NULL,
+	slots        integer NOT NULL,
+	busy         integer NOT NULL,
+	started_at   timestamptz NOT NULL,
+	heartbeat_at timestamptz NOT NULL,
+	stopped_at   timestamptz NOT NULL
+);
+`,
 }
 
 // migrate brings the schema to version target in one transaction under the

@@ -159,6 +159,21 @@ UPDATE bases SET last_used_at = last_hit_at;
 `,
 	// 5: usage sums kept with each session.usage event (usage.go).
 	migrationUsageTotals,
+	// 6: engines and their heartbeats (engines.go).
+	`
+CREATE TABLE engines (
+	id           TEXT PRIMARY KEY,
+	host         TEXT NOT NULL,
+	pid          INTEGER NOT NULL,
+	version      TEXT NOT NULL,
+	repo         TEXT NOT NULL,
+	slots        INTEGER NOT NULL,
+	busy         INTEGER NOT NULL,
+	started_at   TEXT NOT NULL,
+	heartbeat_at TEXT NOT NULL,
+	stopped_at   TEXT NOT NULL
+) STRICT;
+`,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

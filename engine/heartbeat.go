@@ -1,0 +1,67 @@
+package engine
+
+import (
+	"context"
+	"os"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/store"
+)
+
+// HeartbeatEvery is how often an engine records that it is alive and how
+// busy it is (`orchestra-tui engines` shows it). On a shared store it is
+// what other engines judge its liveness by.
+const HeartbeatEvery = 10 * time.Second
+
+// heartbeat records the engine in the store before it returns, then every
+// HeartbeatEvery until ctx ends, then records its clean stop. The returned
+// channel closes when that last write is done: only then may the store be
+// closed.
+func heartbeat(ctx context.Context, o *coord.Opened, version string, logf func(string, ...any)) <-chan struct{} {
+	done := make(chan struct{})
+	host, _ := os.Hostname()
+	slots := 0
+	for _, s := range o.Config.EffectiveSlots() {
+		slots += s.Capacity
+	}
+	rec := store.Engine{
+		ID: o.Holder(), Host: host, Pid: os.Getpid(), Version: version, Repo: o.Repo.Root,
+		Slots: slots, StartedAt: time.Now().UTC(),
+	}
+	beat := func(ctx context.Context, stopped bool) {
+		rec.HeartbeatAt = time.Now().UTC()
+		rec.Busy = 0
+		for _, tv := range o.Snapshot().Tasks {
+			if tv.SessionID != "" {
+				rec.Busy++
+			}
+		}
+		if stopped {
+			rec.StoppedAt, rec.Busy = rec.HeartbeatAt, 0
+		}
+		if err := o.Store.EngineHeartbeat(ctx, rec); err != nil && logf != nil {
+			logf("heartbeat: %v", err)
+		}
+	}
+	// The first beat is written before the engine starts work, so an
+	// engine that answers has been recorded.
+	beat(ctx, false)
+	go func() {
+		defer close(done)
+		t := time.NewTicker(HeartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-t.C:
+				beat(ctx, false)
+			case <-ctx.Done():
+				wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+				beat(wctx, true)
+				cancel()
+				return
+			}
+		}
+	}()
+	return done
+}
