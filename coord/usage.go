@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -23,6 +24,9 @@ type UsageData = store.UsageData
 // them. The follower's goroutine adds; the loop reads.
 type meter struct {
 	f *usage.Follower
+	// atEnd, when set, reads records the agent keeps where they cannot be
+	// followed (opencode's database), once, as the session ends.
+	atEnd func(context.Context) ([]usage.Record, error)
 
 	mu     sync.Mutex
 	totals usage.Totals
@@ -38,27 +42,64 @@ func (m *meter) total() usage.Totals {
 }
 
 // startMeter follows r's usage where its harness reports it, from now on:
-// for Claude Code, the transcripts of conversations in r's worktree. A
-// harness that reports nothing gets no meter.
+// for Claude Code, the transcripts of conversations in r's worktree; for
+// Codex and Gemini CLI, their session records of conversations in it; for
+// opencode, its database when the session ends. A harness that reports
+// nothing gets no meter.
 func (c *Coordinator) startMeter(ctx context.Context, r *run) *meter {
-	if r.spec.Usage != session.UsageClaudeTranscript {
+	if r.dir == "" {
 		return nil
 	}
-	conf := usage.ClaudeConfigDir(session.ScrubEnv(c.p.Environ, r.spec))
-	if conf == "" || r.dir == "" {
-		return nil
-	}
-	project := usage.ClaudeProjectDir(conf, r.dir)
+	env := session.ScrubEnv(c.p.Environ, r.spec)
 	m := &meter{}
 	prices := c.cfg.Prices
-	f, err := usage.Follow(filepath.Join(conf, "projects"),
-		func(path string) bool { return strings.HasPrefix(path, project+string(filepath.Separator)) },
-		func(rec usage.Record) {
-			m.mu.Lock()
-			m.totals.Add(rec, prices)
-			m.mu.Unlock()
-			c.poke() // republish the snapshot with the new figures
-		})
+	emit := func(rec usage.Record) {
+		m.mu.Lock()
+		m.totals.Add(rec, prices)
+		m.mu.Unlock()
+		c.poke() // republish the snapshot with the new figures
+	}
+	var (
+		f   *usage.Follower
+		err error
+	)
+	switch r.spec.Usage {
+	case session.UsageClaudeTranscript:
+		conf := usage.ClaudeConfigDir(env)
+		if conf == "" {
+			return nil
+		}
+		project := usage.ClaudeProjectDir(conf, r.dir)
+		f, err = usage.Follow(filepath.Join(conf, "projects"),
+			func(path string) bool { return strings.HasPrefix(path, project+string(filepath.Separator)) }, emit)
+	case session.UsageCodexRollout:
+		home := usage.CodexHome(env)
+		if home == "" {
+			return nil
+		}
+		f, err = usage.FollowWith(filepath.Join(home, "sessions"), r.started, nil,
+			func(string) usage.LineParser { return usage.CodexRollout(r.dir) }, emit)
+	case session.UsageGeminiChat:
+		dir := usage.GeminiDir(env)
+		if dir == "" {
+			return nil
+		}
+		f, err = usage.FollowWith(filepath.Join(dir, "tmp"), r.started,
+			func(path string) bool { return strings.HasSuffix(path, ".jsonl") },
+			func(string) usage.LineParser { return usage.GeminiChat(r.dir) }, emit)
+	case session.UsageOpenCodeDB:
+		data := usage.OpenCodeDataDir(env)
+		if data == "" {
+			return nil
+		}
+		since, dir := r.started, r.dir
+		m.atEnd = func(ctx context.Context) ([]usage.Record, error) {
+			return usage.OpenCodeRecords(ctx, data, dir, since)
+		}
+		return m
+	default:
+		return nil
+	}
 	if err != nil {
 		c.record(ctx, c.event(r.taskID, r.sessionID, task.EvUsage,
 			fmt.Sprintf("Session %s: usage will not be counted: %v", short(r.sessionID), err)))
@@ -76,11 +117,23 @@ func (c *Coordinator) finishUsage(ctx context.Context, r *run) {
 		return
 	}
 	r.meter = nil
-	err := m.f.Close()
+	var err error
+	if m.f != nil {
+		err = m.f.Close()
+	}
+	if m.atEnd != nil {
+		recs, endErr := m.atEnd(ctx)
+		m.mu.Lock()
+		for _, rec := range recs {
+			m.totals.Add(rec, c.cfg.Prices)
+		}
+		m.mu.Unlock()
+		err = errors.Join(err, endErr)
+	}
 	tot := m.total()
 	text := fmt.Sprintf("Session %s (phase %s) used %s.", short(r.sessionID), r.phase, tot)
 	if err != nil {
-		text += " Reading its transcript: " + err.Error()
+		text += " Reading its records: " + err.Error()
 	}
 	ev := c.event(r.taskID, r.sessionID, task.EvUsage, text)
 	ev.Data, _ = json.Marshal(UsageData{SessionID: r.sessionID, Phase: r.phase, Totals: tot})

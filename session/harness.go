@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -167,6 +168,9 @@ func DefaultSpecs() map[string]Spec {
 			Resubmit:      ResubmitLastInput,
 		},
 	}
+	for name, s := range agentSpecs() {
+		specs[name] = s
+	}
 	for name, s := range specs {
 		s.Name = name
 		specs[name] = s
@@ -229,10 +233,8 @@ func (s Spec) Validate() error {
 	if s.LaunchTimeout.Duration < 0 {
 		bad("launch_timeout", "is negative")
 	}
-	switch s.Usage {
-	case "", UsageClaudeTranscript:
-	default:
-		bad("usage", "unknown value %q; use %q or leave it out", s.Usage, UsageClaudeTranscript)
+	if s.Usage != "" && !slices.Contains(usageSources, s.Usage) {
+		bad("usage", "unknown value %q; use one of %q or leave it out", s.Usage, usageSources)
 	}
 	if s.Capacity < 0 {
 		bad("capacity", "is negative")

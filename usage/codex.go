@@ -63,13 +63,14 @@ type codexPayload struct {
 // a conversation run in workdir ("" counts every conversation): the file's
 // session_meta names the directory, before any usage.
 func CodexRollout(workdir string) LineParser {
+	want := cleanDir(workdir)
 	var (
-		model     string
-		skip      bool
+		model string
+		// A file is skipped until its session_meta names the directory.
+		skip      = want != ""
 		sawRecord bool
 		total     Tokens
 	)
-	want := cleanDir(workdir)
 	return func(line []byte) (Record, bool) {
 		var l codexLine
 		if json.Unmarshal(line, &l) != nil {

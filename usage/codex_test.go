@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -87,7 +88,7 @@ func TestFollowCodexRollout(t *testing.T) {
 	home, work := t.TempDir(), t.TempDir()
 	root := filepath.Join(home, "sessions")
 	var tot Totals // emit is never called concurrently
-	f, err := FollowWith(root, nil, func(string) LineParser { return CodexRollout(work) }, func(r Record) {
+	f, err := FollowWith(root, time.Time{}, nil, func(string) LineParser { return CodexRollout(work) }, func(r Record) {
 		tot.Add(r, nil)
 	})
 	require.NoError(t, err)
@@ -103,4 +104,32 @@ func TestCodexHome(t *testing.T) {
 	require.Equal(t, "/c", CodexHome([]string{"HOME=/h", "CODEX_HOME=/c"}))
 	require.Equal(t, filepath.Join("/h", ".codex"), CodexHome([]string{"HOME=/h"}))
 	require.Equal(t, "", CodexHome(nil))
+}
+
+// A rollout the CLI created just before the follower started is read from
+// its start when it is newer than since, so its session_meta is seen; an
+// older one is followed from its end and, its directory unknown, ignored.
+func TestFollowCodexRolloutCreatedBeforeTheFollower(t *testing.T) {
+	t.Parallel()
+	home, work := t.TempDir(), t.TempDir()
+	root := filepath.Join(home, "sessions")
+	day := filepath.Join(root, "2026", "11", "30")
+	require.NoError(t, os.MkdirAll(day, 0o700))
+	old, fresh := filepath.Join(day, "rollout-old.jsonl"), filepath.Join(day, "rollout-new.jsonl")
+	require.NoError(t, os.WriteFile(old, []byte(codexRollout(work)), 0o600))
+	require.NoError(t, os.Chtimes(old, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour)))
+	require.NoError(t, os.WriteFile(fresh, []byte(codexRollout(work)), 0o600))
+
+	var tot Totals
+	f, err := FollowWith(root, time.Now().Add(-time.Minute), nil, func(string) LineParser { return CodexRollout(work) }, func(r Record) {
+		tot.Add(r, nil)
+	})
+	require.NoError(t, err)
+	fh, err := os.OpenFile(old, os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = fh.WriteString(`{"type":"token_usage_record","payload":{"response_id":"resp_9","usage":{"input_tokens":5,"output_tokens":5}}}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, fh.Close())
+	require.NoError(t, f.Close())
+	require.Equal(t, Tokens{Input: 1900, Output: 110, CacheCreation: 100, CacheRead: 500}, tot.Models["gpt-stub"].Tokens)
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	"github.com/fsnotify/fsnotify"
 
@@ -25,6 +26,7 @@ import (
 // once more, to the end of every file, when it is closed.
 type Follower struct {
 	root  string
+	since time.Time
 	match func(path string) bool
 	parse func(path string) LineParser
 	emit  func(Record)
@@ -57,12 +59,15 @@ type LineParser func(line []byte) (Record, bool)
 // missing) for which match returns true (nil matches every file). emit is
 // called from the follower's goroutine, or from Close, never concurrently.
 func Follow(root string, match func(path string) bool, emit func(Record)) (*Follower, error) {
-	return FollowWith(root, match, func(string) LineParser { return ParseTranscriptLine }, emit)
+	return FollowWith(root, time.Time{}, match, func(string) LineParser { return ParseTranscriptLine }, emit)
 }
 
 // FollowWith is Follow with the lines of each file read by a parser that
-// parse returns for it, when the file is first seen.
-func FollowWith(root string, match func(path string) bool, parse func(path string) LineParser, emit func(Record)) (*Follower, error) {
+// parse returns for it, when the file is first seen. An existing file last
+// modified at or after since is read from its start, not its end: an agent
+// that creates its record as it starts (Codex) may do so before the
+// follower does.
+func FollowWith(root string, since time.Time, match func(path string) bool, parse func(path string) LineParser, emit func(Record)) (*Follower, error) {
 	if match == nil {
 		match = func(string) bool { return true }
 	}
@@ -73,7 +78,7 @@ func FollowWith(root string, match func(path string) bool, parse func(path strin
 	if err != nil {
 		return nil, fmt.Errorf("follow usage under %s: %w", root, err)
 	}
-	f := &Follower{root: root, match: match, parse: parse, emit: emit, w: w, files: map[string]*followed{},
+	f := &Follower{root: root, since: since, match: match, parse: parse, emit: emit, w: w, files: map[string]*followed{},
 		seen: map[string]bool{}, quit: make(chan struct{}), done: make(chan struct{})}
 	// Watch every directory first, then take the sizes: a write between
 	// the two is then both reported and beyond the recorded size, so it is
@@ -113,13 +118,17 @@ func (f *Follower) addTree(dir string, existing bool) error {
 			return nil
 		}
 		st := &followed{parse: f.parse(path)}
+		fromStart := !existing
 		if existing {
 			if fi, err := d.Info(); err == nil {
 				st.offset = fi.Size()
+				if !f.since.IsZero() && !fi.ModTime().Before(f.since) {
+					st.offset, fromStart = 0, true
+				}
 			}
 		}
 		f.files[path] = st
-		if !existing {
+		if fromStart {
 			f.read(path, st)
 		}
 		return nil

@@ -37,11 +37,12 @@ type geminiLine struct {
 // GeminiChat returns a parser for one Gemini CLI chat file that counts only
 // a conversation run in workdir ("" counts every conversation).
 func GeminiChat(workdir string) LineParser {
-	skip := false
 	want := ""
 	if workdir != "" {
 		want = GeminiProjectHash(workdir)
 	}
+	// A file is skipped until its first line names the project.
+	skip := want != ""
 	return func(line []byte) (Record, bool) {
 		var l geminiLine
 		if json.Unmarshal(line, &l) != nil {

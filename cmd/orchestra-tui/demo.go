@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 
 	"github.com/orchestra-tui/orchestra-tui/demo"
@@ -27,7 +28,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	fast := fs.Bool("fast", false, "no pauses: the agent's pacing and the operator's are zero")
 	keep := fs.Bool("keep", false, "keep the demo directory (the repository, its state and the pane recordings) and print where")
 	record := fs.String("record", "", "write the console's screen to `FILE.cast` (asciicast v2) and copy the panes' recordings next to it")
-	agentName := fs.String("agent", "scripted", "the agent in the panes: `scripted` or claude (the real Claude Code CLI against a scripted model server; see below)")
+	agentName := fs.String("agent", "scripted", "the agent in the panes: `scripted`, claude, codex, gemini or opencode (a real CLI against a scripted model server; see below)")
 	exitWhenDone := fs.Bool("exit-when-done", false, "close the console once the proofs are on screen (CI, recordings); without it the console stays open on the finished run until you quit")
 	noAnim := fs.Bool("no-anim", os.Getenv("ORCHESTRA_NO_ANIM") == "1", "no spinners or repainting status line (also ORCHESTRA_NO_ANIM=1)")
 	fs.Usage = func() {
@@ -57,8 +58,12 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintln(stderr, "orchestra-tui: demo: "+scenario.RealEnv+"=1: Claude Code talks to the real service with your own login; the scripted beats cannot be forced, so this is the plain task and its verify gate")
 		}
 	default:
-		fmt.Fprintf(stderr, "orchestra-tui: demo: unknown --agent %q (available: scripted, claude)\n", *agentName)
-		return 2
+		a, err := scenario.Agent(*agentName, scenario.AgentOptions{})
+		if err != nil {
+			fmt.Fprintf(stderr, "orchestra-tui: demo: unknown --agent %q (available: scripted, claude, %s)\n", *agentName, strings.Join(scenario.AgentNames, ", "))
+			return 2
+		}
+		h = a
 	}
 	if *record != "" {
 		abs, err := filepath.Abs(*record)
@@ -149,7 +154,13 @@ scripted model server on 127.0.0.1: every beat is played by the server's
 replies and done by the CLI's own tools. Claude Code runs with a temporary
 HOME inside the demo directory; your ~/.claude is never read or written.
 
-With ORCHESTRA_DEMO_REAL=1 it uses the real service and your own HOME and
+--agent codex, gemini and opencode do the same with the Codex CLI, Gemini
+CLI and opencode (found as $ORCHESTRA_CODEX_BIN, $ORCHESTRA_GEMINI_BIN,
+$ORCHESTRA_OPENCODE_BIN, else on PATH; .ci/install-agents.sh installs them),
+each with its built-in harness and a HOME of its own, against a stub of its
+provider's API; the stub's file edits are done by the CLI's shell tool.
+
+With ORCHESTRA_DEMO_REAL=1, --agent claude uses the real service and your own HOME and
 login instead (ORCHESTRA_DEMO_MODEL picks the model). A real model cannot be
 made to stall, to ignore its brief or to write an invalid plan, so that run
 is the plain task: the operator resubmits a stuck pane and approves, and

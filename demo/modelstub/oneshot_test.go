@@ -74,7 +74,7 @@ var oneShots = []oneShot{
 func followAll(t *testing.T, root string, parse usage.LineParser) []usage.Record {
 	t.Helper()
 	var out []usage.Record
-	f, err := usage.FollowWith(root, nil, func(string) usage.LineParser { return parse }, func(r usage.Record) { out = append(out, r) })
+	f, err := usage.FollowWith(root, time.Time{}, nil, func(string) usage.LineParser { return parse }, func(r usage.Record) { out = append(out, r) })
 	require.NoError(t, err)
 	// Files already there are followed from their end: read them whole.
 	_ = filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {

@@ -71,11 +71,11 @@ func (s *Scenario) claudeRules() []modelstub.Rule {
 	})...)
 }
 
-// onBrief matches a main-loop request (one offering the Write tool) that
-// carries a brief, by ok.
+// onBrief matches a main-loop request (one offering the Write tool or a
+// shell tool) that carries a brief, by ok.
 func onBrief(ok func(modelstub.Request, modelstub.Brief) bool) func(modelstub.Request) bool {
 	return func(req modelstub.Request) bool {
-		if !req.HasTool("Write") {
+		if !req.IsMainLoop() {
 			return false
 		}
 		b, found := modelstub.FindBrief(req)

@@ -24,6 +24,9 @@ const (
 	ClaimDirect     = "the tests pass when the demo runs them itself, on the task's branch"
 	ClaimGate       = "the console's own verify gate ran the tests last and they passed"
 	ClaimBeats      = "every beat happened, in order: stuck → resubmitted, plan refused → fixed, correction delivered, lease expired → relaunched, verify red → green, approved"
+	// ClaimUsage is proved only by a harness that knows what its model
+	// server reported (Harness.ReportedUsage).
+	ClaimUsage = "the usage the console recorded from the agent's own records is what the model server reported, token for token"
 )
 
 // Finish checks the proofs after a run and prints one line each, then the
@@ -79,7 +82,11 @@ func (s *Scenario) Prove(ctx context.Context, op *Operator, runCode int, actErr 
 		{ClaimDirect, s.proveDirect, false},
 		{ClaimGate, s.proveGate, false},
 		{ClaimBeats, s.proveBeats, true},
+		{ClaimUsage, s.proveUsage, true},
 	} {
+		if pr.claim == ClaimUsage && s.opts.Harness.ReportedUsage == nil {
+			continue
+		}
 		if pr.scripted && s.opts.Harness.Unscripted {
 			o.Proofs = append(o.Proofs, Proof{Claim: pr.claim, Skipped: true})
 			continue

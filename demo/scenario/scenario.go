@@ -20,6 +20,7 @@ import (
 	project "github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
 )
 
 // The demo scenario, beat by beat, as the operator sees it (see Operator for
@@ -105,6 +106,9 @@ type Harness struct {
 	// beats that need one cannot be forced, so the operator only resubmits
 	// a stuck pane and approves, and only the verify proofs are checked.
 	Unscripted bool
+	// ReportedUsage, if set, returns the tokens the model server reported
+	// in the replies the agent records, for the usage proof.
+	ReportedUsage func() usage.Tokens
 	// Close, if set, releases what Setup started; Scenario.Close calls it.
 	Close func() error
 }

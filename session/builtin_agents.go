@@ -1,0 +1,103 @@
+package session
+
+import "time"
+
+// The built-in harnesses of the agent CLIs other than Claude Code: Codex
+// (@openai/codex), Gemini CLI (@google/gemini-cli) and opencode
+// (opencode-ai). Every value here was measured with the real CLI in a pty
+// against demo/modelstub (versions in .ci/install-agents.sh); the
+// real-CLI tests in e2e/ run each of them through a whole task.
+
+// Usage sources of the agent CLIs.
+const (
+	// UsageCodexRollout reads Codex's session rollout files: JSON lines
+	// under $CODEX_HOME/sessions (by default ~/.codex/sessions), one
+	// token_usage_record per model response.
+	UsageCodexRollout UsageSource = "codex-rollout"
+	// UsageGeminiChat reads Gemini CLI's chat records: JSON lines under
+	// ~/.gemini/tmp/<project>/chats, each reply with its tokens.
+	UsageGeminiChat UsageSource = "gemini-chat"
+	// UsageOpenCodeDB reads opencode's SQLite database
+	// ($XDG_DATA_HOME/opencode/opencode.db) when the session ends.
+	UsageOpenCodeDB UsageSource = "opencode-db"
+)
+
+// usageSources lists every usage source a harness may name.
+var usageSources = []UsageSource{UsageClaudeTranscript, UsageCodexRollout, UsageGeminiChat, UsageOpenCodeDB}
+
+// agentEnv is the allow-list of every agent CLI harness: what a terminal
+// program needs, plus the network settings a user behind a proxy needs.
+var agentEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG", "LC_*", "TMPDIR",
+	"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY", "SSL_CERT_FILE"}
+
+func withEnv(own ...string) []string { return append(append([]string(nil), agentEnv...), own...) }
+
+// agentSpecs returns the built-in agent CLI harnesses, keyed by name.
+func agentSpecs() map[string]Spec {
+	codexEnv := withEnv("CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
+	geminiEnv := withEnv("GEMINI_CLI_HOME", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL",
+		"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS")
+	opencodeEnv := withEnv("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
+		"OPENCODE_CONFIG", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY")
+	return map[string]Spec{
+		// Codex in its terminal UI. --no-daemon keeps it from starting a
+		// detached `codex app-server` that outlives the session (and whose
+		// stale lock breaks the next launch); -s workspace-write -a never
+		// lets it write in its worktree and run commands without asking.
+		"codex": {
+			Argv:     []string{"codex", "--no-daemon", "-s", "workspace-write", "-a", "never"},
+			Env:      codexEnv,
+			Delivery: DeliveryType,
+			// The footer of its idle prompt. A directory it does not trust
+			// shows a "Trust this folder?" dialog instead, whose
+			// "› 1. Trust and continue" looks like a prompt.
+			Ready:         `\? for shortcuts`,
+			Submit:        `\r`,
+			Quiet:         Duration{time.Second},
+			LaunchTimeout: Duration{60 * time.Second},
+			Resubmit:      ResubmitSubmit,
+			// "• Working (12s • esc to interrupt)": a ticking counter and
+			// a blinking bullet (• and ◦), neither of them progress.
+			Volatile:     []string{`[•◦] Working \([^)]*\)`},
+			Capabilities: []string{"code"},
+			Usage:        UsageCodexRollout,
+		},
+		// Gemini CLI in its terminal UI; --yolo runs its tools without a
+		// dialog.
+		"gemini": {
+			Argv:          []string{"gemini", "--yolo"},
+			Env:           geminiEnv,
+			Delivery:      DeliveryType,
+			Ready:         `Type your message or @path/to/file`,
+			Submit:        `\r`,
+			Quiet:         Duration{time.Second},
+			LaunchTimeout: Duration{90 * time.Second},
+			Resubmit:      ResubmitSubmit,
+			// "⠋ Thinking... (esc to cancel, 3s)": a braille spinner, a
+			// phrase that changes every few seconds and a ticking counter,
+			// masked as one from the start of the line (the spinner glyph
+			// itself is already masked by the defaults when this runs).
+			Volatile:     []string{`(?m)^[^\n(]*\(esc to cancel, [^)]*\)`},
+			Capabilities: []string{"code"},
+			Usage:        UsageGeminiChat,
+		},
+		// opencode in its terminal UI. Its permissions (edit, bash) come
+		// from its own opencode.json; it starts no server of its own.
+		"opencode": {
+			Argv:     []string{"opencode"},
+			Env:      opencodeEnv,
+			Delivery: DeliveryType,
+			// The placeholder of its empty prompt on the start screen.
+			Ready:         `Ask anything`,
+			Submit:        `\r`,
+			Quiet:         Duration{time.Second},
+			LaunchTimeout: Duration{120 * time.Second},
+			Resubmit:      ResubmitSubmit,
+			// "⬝⬝■■■■⬝⬝  esc interrupt": a bar of squares sweeping while it
+			// works.
+			Volatile:     []string{`[⬝■]+\s+esc interrupt`},
+			Capabilities: []string{"code"},
+			Usage:        UsageOpenCodeDB,
+		},
+	}
+}
