@@ -103,6 +103,9 @@ func (t *Terminal) Draw(scr uv.Screen, area uv.Rectangle) {
 // (cut or padded with blanks), ending in a style reset when styled. It is
 // how a string-built frame takes a pane without parsing the pane back.
 func (t *Terminal) AppendRow(dst []byte, y, w int) []byte {
+	if y < 0 || y >= t.rows {
+		return t.appendCells(dst, nil, w, true)
+	}
 	return t.appendCells(dst, t.scr.line(y).cells, w, true)
 }
 

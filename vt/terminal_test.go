@@ -3,6 +3,8 @@ package vt
 import (
 	"strings"
 	"testing"
+
+	uv "github.com/charmbracelet/ultraviolet"
 )
 
 // TestClaudeCodeTitleDoesNotLeak is upstream charmbracelet/x#848: the
@@ -67,5 +69,42 @@ func TestUnterminatedStringIsBounded(t *testing.T) {
 	_, _ = term.Write([]byte("\x07visible"))
 	if !strings.HasPrefix(term.Text(), "visible") {
 		t.Fatalf("screen after the string: %q", term.Text())
+	}
+}
+
+// TestDrawPaintsCells: Draw puts the screen into a cell buffer cell for
+// cell (content, width, style), blanks a wide character the area cuts, and
+// clears what the screen does not cover.
+func TestDrawPaintsCells(t *testing.T) {
+	term := New(12, 3, 10, nil)
+	_, _ = term.Write([]byte("\x1b[1;38;2;10;20;30mab\x1b[0m日本\x1b[44mxy\x1b[0m\r\nsecond 語"))
+	buf := uv.NewScreenBuffer(14, 4)
+	for y := range 4 {
+		for x := range 14 {
+			buf.SetCell(x, y, &uv.Cell{Content: "#", Width: 1})
+		}
+	}
+	term.Draw(buf, uv.Rect(1, 1, 11, 3))
+	for y := range 2 {
+		for x := range 11 {
+			text, w, st := term.CellAt(x, y)
+			c := buf.CellAt(1+x, 1+y)
+			if w == 0 {
+				continue // the right half belongs to the wide cell before it
+			}
+			if x == 10 && w == 2 {
+				text, w, st = " ", 1, Style{} // cut by the area's edge
+			}
+			want := term.styles.uvStyle(term.styles.intern(st))
+			if c.Content != text || c.Width != w || !c.Style.Equal(want) {
+				t.Fatalf("cell (%d,%d) = %q w%d %v, want %q w%d %v", x, y, c.Content, c.Width, c.Style, text, w, *want)
+			}
+		}
+	}
+	if c := buf.CellAt(0, 1); c.Content != "#" {
+		t.Fatalf("Draw wrote outside its area: %q", c.Content)
+	}
+	if c := buf.CellAt(5, 3); c.Content != " " {
+		t.Fatalf("row 3 of the area (the screen's last row) = %q", c.Content)
 	}
 }
