@@ -37,6 +37,14 @@ func FuzzTerminal(f *testing.F) {
 			_ = term.Render()
 			_ = term.Scrollback(100)
 		}
+		// Byte-at-a-time writes never take the fast CSI path; whole writes
+		// do: the screens must be the same.
+		whole, bytewise := New(20, 5, 50, func([]byte) {}), New(20, 5, 50, func([]byte) {})
+		_, _ = whole.Write(data)
+		feed(bytewise, data, 1)
+		if a, b := whole.Render(), bytewise.Render(); a != b {
+			t.Fatalf("one write and byte-by-byte writes of %q differ:\n%s\n---\n%s", data, a, b)
+		}
 		if plainASCII(data) {
 			ours := New(20, 5, 50, nil)
 			_, _ = ours.Write(data)

@@ -20,6 +20,8 @@ type history struct {
 	n       int
 	limit   int
 	scratch []byte
+	text    []byte
+	runs    []run
 }
 
 // hent locates one line's encoding in the ring.
@@ -53,7 +55,7 @@ func (h *history) push(l *line, clusters []string) {
 	if h.limit <= 0 {
 		return
 	}
-	h.scratch = encodeLine(h.scratch[:0], l, clusters)
+	h.scratch, h.text, h.runs = encodeLine(h.scratch[:0], h.text, h.runs, l, clusters)
 	if h.n == h.limit {
 		h.dropOldest()
 	}
@@ -161,55 +163,47 @@ func (h *history) setLimit(n int) {
 	h.limit = n
 }
 
-// encodeLine appends the compact form of l to b.
-func encodeLine(b []byte, l *line, clusters []string) []byte {
+// encodeLine appends the compact form of l to b, using text and runs as
+// scratch (returned for reuse).
+func encodeLine(b, text []byte, runs []run, l *line, clusters []string) ([]byte, []byte, []run) {
 	end := len(l.cells)
 	for end > 0 && l.cells[end-1] == blankCell(0) {
 		end--
 	}
-	cells := l.cells[:end]
-	// Runs first: count them, then write them, then the text.
-	nruns := 0
-	for i := 0; i < len(cells); nruns++ {
-		st := cells[i].Style
-		for i < len(cells) && cells[i].Style == st {
-			i++
+	text, runs = text[:0], runs[:0]
+	st, start := uint32(0), 0
+	for i, c := range l.cells[:end] {
+		if c.Style != st || i == 0 {
+			if len(text) > start {
+				runs = append(runs, run{style: st, bytes: uint32(len(text) - start)})
+			}
+			st, start = c.Style, len(text)
 		}
-	}
-	b = binary.AppendUvarint(b, uint64(nruns))
-	for i := 0; i < len(cells); {
-		st := cells[i].Style
-		n := 0
-		for ; i < len(cells) && cells[i].Style == st; i++ {
-			n += cellBytes(cells[i], clusters)
-		}
-		b = binary.AppendUvarint(b, uint64(st))
-		b = binary.AppendUvarint(b, uint64(n))
-	}
-	for _, c := range cells {
 		switch {
 		case c.R > 0 && c.R < utf8.RuneSelf:
-			b = append(b, byte(c.R))
+			text = append(text, byte(c.R))
 		case c.R == 0: // right half of a wide character
 		case c.R < 0:
-			b = append(b, clusters[-c.R-1]...)
+			text = append(text, clusters[-c.R-1]...)
 		default:
-			b = utf8.AppendRune(b, c.R)
+			text = utf8.AppendRune(text, c.R)
 		}
 	}
-	return b
+	if len(text) > start {
+		runs = append(runs, run{style: st, bytes: uint32(len(text) - start)})
+	}
+	b = binary.AppendUvarint(b, uint64(len(runs)))
+	for _, r := range runs {
+		b = binary.AppendUvarint(b, uint64(r.style))
+		b = binary.AppendUvarint(b, uint64(r.bytes))
+	}
+	return append(b, text...), text, runs
 }
 
-func cellBytes(c Cell, clusters []string) int {
-	switch {
-	case c.R > 0 && c.R < utf8.RuneSelf:
-		return 1
-	case c.R == 0:
-		return 0
-	case c.R < 0:
-		return len(clusters[-c.R-1])
-	}
-	return utf8.RuneLen(c.R)
+// run is a stretch of a line's text in one style.
+type run struct {
+	style uint32
+	bytes uint32
 }
 
 // each calls f for every character cell of line e, in order. Combining

@@ -24,8 +24,13 @@ type line struct {
 
 func (l *line) clear(from, to int, c Cell) {
 	cs := l.cells[from:to]
-	for i := range cs {
-		cs[i] = c
+	if len(cs) == 0 {
+		return
+	}
+	// Doubling copies run as memmove: a scroll clears a whole row.
+	cs[0] = c
+	for n := 1; n < len(cs); n *= 2 {
+		copy(cs[n:], cs[:n])
 	}
 }
 

@@ -80,12 +80,14 @@ type Terminal struct {
 	tabs         []bool
 	lastRune     rune
 
-	p      *ansi.Parser
-	pend   [utf8.UTFMax]byte
-	npend  int
-	str    stringKind
-	strBuf []byte
-	strEsc bool
+	p       *ansi.Parser
+	params  [parser.MaxParamsSize]int
+	cparams [parser.MaxParamsSize]ansi.Param
+	pend    [utf8.UTFMax]byte
+	npend   int
+	str     stringKind
+	strBuf  []byte
+	strEsc  bool
 
 	title   string
 	titles  map[string]string
@@ -166,6 +168,10 @@ func (t *Terminal) Write(p []byte) (int, error) {
 				t.printASCII(p[i:j])
 				i = j
 			case b == ansi.ESC:
+				if n := t.fastCSI(p[i:]); n > 0 {
+					i += n
+					continue
+				}
 				t.p.Advance(b)
 				i++
 			case b < 0x20:
@@ -399,4 +405,57 @@ func (t *Terminal) tab(n int) {
 		}
 	}
 	t.cur.x = x
+}
+
+// fastCSI parses a plain CSI sequence (ESC [, an optional private prefix,
+// digits, ';' and ':', a final byte) held whole in b and runs it, without
+// a parser call per byte: agents print one at every colour change. It
+// returns the bytes used, or 0 to leave anything else (intermediates,
+// controls inside, a sequence cut by the end of the write) to the parser.
+// The parameters come out exactly as x/ansi's parser packs them.
+func (t *Terminal) fastCSI(b []byte) int {
+	if len(b) < 3 || b[1] != '[' {
+		return 0
+	}
+	var cmd int
+	i := 2
+	if c := b[i]; c >= '<' && c <= '?' {
+		cmd = int(c) << parser.PrefixShift
+		i++
+	}
+	ps := t.params[:1]
+	ps[0] = parser.MissingParam
+	for ; i < len(b); i++ {
+		c := b[i]
+		switch {
+		case c >= '0' && c <= '9':
+			k := len(ps) - 1
+			if ps[k] == parser.MissingParam {
+				ps[k] = 0
+			}
+			ps[k] = ps[k]*10 + int(c-'0')
+		case c == ';' || c == ':':
+			if len(ps) >= len(t.params)-2 {
+				return 0
+			}
+			if c == ':' {
+				ps[len(ps)-1] |= parser.HasMoreFlag
+			}
+			ps = append(ps, parser.MissingParam)
+		case c >= 0x40 && c <= 0x7e:
+			n := len(ps)
+			if n == 1 && ps[0] == parser.MissingParam {
+				n = 0
+			}
+			params := t.cparams[:n]
+			for j := range params {
+				params[j] = ansi.Param(ps[j])
+			}
+			t.csi(ansi.Cmd(cmd|int(c)), params)
+			return i + 1
+		default:
+			return 0
+		}
+	}
+	return 0
 }

@@ -16,14 +16,20 @@ var (
 )
 
 func initWidths() {
-	var buf [4]byte
+	// One string of every character, measured a slice at a time, so the
+	// table costs one allocation rather than one per character.
+	all := make([]byte, 0, 0x10000*3)
 	for r := rune(0); r < 0x10000; r++ {
-		if r >= 0xd800 && r < 0xe000 {
-			bmpWidth[r] = 2 // surrogates never decode; treat as width 1
-			continue
+		all = utf8.AppendRune(all, r)
+	}
+	s := string(all)
+	for r := rune(0); r < 0x10000; r++ {
+		n := utf8.RuneLen(r)
+		if n < 0 {
+			n = 3 // surrogates encode as U+FFFD
 		}
-		n := utf8.EncodeRune(buf[:], r)
-		bmpWidth[r] = uint8(min(ansi.StringWidthWc(string(buf[:n])), 2)) + 1
+		bmpWidth[r] = uint8(min(ansi.StringWidthWc(s[:n]), 2)) + 1
+		s = s[n:]
 	}
 }
 
