@@ -2,7 +2,8 @@
 # Captures the console's screenshots from the real binary in tmux and
 # renders them to PNG: e2e's TestScreenshots stages a run and writes
 # docs/console-{live,brief}.{txt,ans} (plain text, and tmux capture-pane -e
-# with its colours); the demo is recorded with `demo --exit-when-done --record` at 100x30
+# with its colours), and TestFirstHourScreenshots the README's "Your first
+# hour" steps as docs/first-hour-*; the demo is recorded with `demo --exit-when-done --record` at 100x30
 # and docs/castshot renders its screen at DEMO_AT (the correction has just
 # reached the stalled pane) into docs/demo.ans; aha turns the colours into
 # HTML and headless Chromium photographs it.
@@ -15,7 +16,7 @@ cd "$(dirname "$0")/.."
 for tool in tmux aha chromium perl; do
 	command -v "$tool" >/dev/null || { echo "docs/screenshots.sh needs $tool (apt-get install tmux aha chromium)" >&2; exit 1; }
 done
-ORCHESTRA_SCREENSHOTS="$PWD/docs" go test -count=1 -run '^TestScreenshots$' ./e2e
+ORCHESTRA_SCREENSHOTS="$PWD/docs" go test -count=1 -run '^(TestScreenshots|TestFirstHourScreenshots)$' ./e2e
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; tmux -L orchestra-shot kill-server 2>/dev/null || true' EXIT
@@ -24,7 +25,7 @@ tmux -L orchestra-shot new-session -d -x 100 -y 30 "$tmp/orchestra-tui demo --ex
 for _ in $(seq 120); do [ -f "$tmp/done" ] && break; sleep 1; done
 go run ./docs/castshot -at "${DEMO_AT:-15.5s}" -o docs/demo.ans "$tmp/demo.cast"
 
-for name in console-live console-brief demo; do
+for name in console-live console-brief demo $(cd docs && ls first-hour-*.ans | sed 's/\.ans$//'); do
 	{
 		printf '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
 		printf 'body{margin:0;background:#1d1f21}'

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -196,7 +197,28 @@ func (f fixture) consolePiped(t *testing.T) (*tmuxTerm, string) {
 func capture(t *testing.T, tm *tmuxTerm, raw, dir, name string) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".txt"), []byte(tm.screen()), 0o644))
+	screen := tm.screen()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".txt"), []byte(screen), 0o644))
+	// tmux copies the stream to the file through a pipe of its own, so
+	// the file may lag the screen a moment: look again until it caught up.
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ans := replay(t, raw)
+		if slices.Equal(plainLines(screen), plainLines(ansi.Strip(ans))) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name+".ans"), []byte(ans+"\n"), 0o644))
+			return
+		}
+		if time.Now().After(deadline) {
+			require.Equal(t, plainLines(screen), plainLines(ansi.Strip(ans)), "the replayed stream shows what tmux shows")
+		}
+		time.Sleep(lookInterval)
+	}
+}
+
+// replay writes the console's byte stream so far into a terminal emulator
+// of the same size and returns its screen with colours.
+func replay(t *testing.T, raw string) string {
+	t.Helper()
 	stream, err := os.ReadFile(raw)
 	require.NoError(t, err)
 	emu := vt.NewEmulator(termCols, termRows)
@@ -212,8 +234,7 @@ func capture(t *testing.T, tm *tmuxTerm, raw, dir, name string) {
 	ans := fullStyleANSI(emu)
 	require.NoError(t, emu.Close())
 	<-drained
-	require.Equal(t, plainLines(tm.screen()), plainLines(ansi.Strip(ans)), "the replayed stream shows what tmux shows")
-	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".ans"), []byte(ans+"\n"), 0o644))
+	return ans
 }
 
 // fullStyleANSI writes the emulator's screen with a reset before every
