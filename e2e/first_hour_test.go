@@ -38,7 +38,9 @@ func TestFirstHourScreenshots(t *testing.T) {
 	tm.run("pipe-pane", "-o", "-t", "main", "cat > "+shellQuote(raw))
 	tm.keys("Enter")
 	t.Cleanup(func() { _ = exec.Command(f.bin, "stop", "-C", f.root).Run() })
-	prompt := func() { tm.waitScreen("the prompt", 30*time.Second, func(s string) bool { return strings.HasSuffix(strings.TrimRight(s, " \n"), "$") }) }
+	prompt := func() {
+		tm.waitScreen("the prompt", 30*time.Second, func(s string) bool { return strings.HasSuffix(strings.TrimRight(s, " \n"), "$") })
+	}
 	typeLine := func(s string) {
 		tm.typeText(s)
 		tm.keys("Enter")
