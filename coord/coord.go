@@ -390,9 +390,14 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list leases: %w", err)
 	}
+	es, err := c.st.EngineList(ctx)
+	if err != nil {
+		return fmt.Errorf("list engines: %w", err)
+	}
+	engines, host := engineIndex(es), hostname()
 	held := map[task.ID]bool{}
 	for _, l := range leases {
-		if l.Holder != c.holder && holderAlive(l.Holder) {
+		if l.Holder != c.holder && holderLive(l.Holder, engines, host, c.now()) {
 			held[l.TaskID] = true
 			continue // another console on this repository holds it
 		}

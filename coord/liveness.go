@@ -7,6 +7,9 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
 )
 
 // A lease holder names the console (or engine) instance that holds it:
@@ -19,6 +22,39 @@ import (
 // /proc/<pid>/stat), which a reused pid does not share; <instance> tells
 // two coordinators in one process apart. Holders written before the start
 // time was recorded ("console:<pid>:<instance>") are judged by pid alone.
+
+// Engines on other machines share a PostgreSQL store: their pids mean
+// nothing here. Each engine records a heartbeat under its holder name with
+// its host (store.EngineHeartbeat); a holder whose engine runs on another
+// host is alive while that heartbeat is younger than EngineTTL and the
+// engine has not recorded a clean stop. A holder on this host, or one no
+// engine recorded (a coordinator run without the engine package), is judged
+// by its pid and start time.
+
+// HeartbeatEvery is how often an engine records its heartbeat.
+const HeartbeatEvery = 10 * time.Second
+
+// EngineTTL is how old the heartbeat of another machine's engine may be
+// before its leases are taken as orphaned: three missed beats.
+const EngineTTL = 3 * HeartbeatEvery
+
+// holderLive reports whether holder may still run its session, judging
+// another host's engine by its heartbeat and this host's by its process.
+func holderLive(holder string, engines map[string]store.Engine, host string, now time.Time) bool {
+	if e, ok := engines[holder]; ok && e.Host != host {
+		return e.StoppedAt.IsZero() && now.Sub(e.HeartbeatAt) <= EngineTTL
+	}
+	return holderAlive(holder)
+}
+
+// engineIndex maps holder names to the engines the store recorded.
+func engineIndex(es []store.Engine) map[string]store.Engine {
+	m := make(map[string]store.Engine, len(es))
+	for _, e := range es {
+		m[e.ID] = e
+	}
+	return m
+}
 
 // newHolder returns this process's holder name for instance.
 func newHolder(instance string) string {
@@ -79,4 +115,10 @@ func procStart(pid int) (uint64, error) {
 		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(fields)+2)
 	}
 	return strconv.ParseUint(fields[19], 10, 64)
+}
+
+// hostname names this machine as engines record it.
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
 }

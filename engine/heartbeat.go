@@ -11,8 +11,8 @@ import (
 
 // HeartbeatEvery is how often an engine records that it is alive and how
 // busy it is (`orchestra-tui engines` shows it). On a shared store it is
-// what other engines judge its liveness by.
-const HeartbeatEvery = 10 * time.Second
+// what other engines judge its liveness by (coord.EngineTTL).
+const HeartbeatEvery = coord.HeartbeatEvery
 
 // heartbeat records the engine in the store before it returns, then every
 // HeartbeatEvery until ctx ends, then records its clean stop. The returned

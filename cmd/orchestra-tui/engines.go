@@ -9,15 +9,15 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/orchestra-tui/orchestra-tui/engine"
+	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
 )
 
 // staleAfter is how old a heartbeat may be before its engine is shown as
-// gone: three missed beats.
-const staleAfter = 3 * engine.HeartbeatEvery
+// gone: the age at which other engines take its leases.
+const staleAfter = coord.EngineTTL
 
 // enginesCmd lists the engines the store has heard from: host, version,
 // slots in use and last heartbeat. On a shared PostgreSQL store that is
