@@ -84,3 +84,26 @@ func TestResizeKeepsTheBottom(t *testing.T) {
 		t.Fatalf("shrinking with the cursor at the top: %q", got)
 	}
 }
+
+// TestStyleTableStaysBounded: a program painting every line in a new
+// 24-bit colour does not grow the style table without end, and the screen
+// and history keep their colours through the compactions.
+func TestStyleTableStaysBounded(t *testing.T) {
+	term := New(30, 5, 200, nil)
+	for i := range 50000 {
+		fmt.Fprintf(term, "\x1b[38;2;%d;%d;%dmline %d\x1b[0m\r\n", i>>16&0xff, i>>8&0xff, i&0xff, i)
+	}
+	if n := len(term.styles.list); n > 2*minStyleLimit {
+		t.Fatalf("style table holds %d styles", n)
+	}
+	// The newest history line is line 49995 (the screen holds the last
+	// four and the cursor's empty row).
+	last := term.Scrollback(1)[0]
+	if want := "\x1b[0;38;2;0;195;75mline 49995"; !strings.HasPrefix(last, want) {
+		t.Fatalf("newest history line %q, want it to start %q", last, want)
+	}
+	row := string(term.AppendRow(nil, 3, 30))
+	if want := "\x1b[0;38;2;0;195;79mline 49999"; !strings.HasPrefix(row, want) {
+		t.Fatalf("screen row 3 %q, want it to start %q", row, want)
+	}
+}

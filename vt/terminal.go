@@ -89,6 +89,8 @@ type Terminal struct {
 	strBuf  []byte
 	strEsc  bool
 
+	styleLimit int // compactStyles runs when the table outgrows it
+
 	title   string
 	titles  map[string]string
 	version uint64
@@ -107,6 +109,7 @@ func New(cols, rows, historyLines int, reply func([]byte)) *Terminal {
 		clusterIDs: make(map[string]rune),
 		runeStr:    make(map[rune]string),
 		titles:     make(map[string]string),
+		styleLimit: minStyleLimit,
 		reply:      reply,
 		p:          ansi.NewParser(),
 	}
@@ -317,6 +320,9 @@ func (t *Terminal) internTitle(data []byte) string {
 func (t *Terminal) setStyle(s Style) {
 	t.cur.style = s
 	t.cur.styleID = t.styles.intern(s)
+	if len(t.styles.list) > t.styleLimit {
+		t.compactStyles()
+	}
 }
 
 // blank is an erased cell: a space in the current background.

@@ -1,0 +1,59 @@
+package vt
+
+// minStyleLimit is the style table size below which it is never compacted.
+const minStyleLimit = 16384
+
+// compactStyles rebuilds the style table from the styles still in use on
+// the screens and in the history. A program that paints with ever new
+// 24-bit colours (a spinner cycling through hues) would otherwise grow the
+// table without end; the shared agent stream leaves 90,000 styles behind,
+// of which a few hundred are still visible. It runs when the table has
+// doubled since the last compaction, so its cost (re-encoding the history)
+// is spread over that many new styles.
+func (t *Terminal) compactStyles() {
+	old := t.styles
+	nt := newStyleTable()
+	const none = ^uint32(0)
+	m := make([]uint32, len(old.list))
+	for i := range m {
+		m[i] = none
+	}
+	m[0] = 0
+	get := func(id uint32) uint32 {
+		if m[id] == none {
+			m[id] = nt.add(old.list[id])
+		}
+		return m[id]
+	}
+	for _, s := range []*screen{t.main, t.alt} {
+		if s == nil {
+			continue
+		}
+		for _, l := range s.ring {
+			for i := range l.cells {
+				l.cells[i].Style = get(l.cells[i].Style)
+			}
+		}
+	}
+	// Re-encode the history with the new ids, oldest first.
+	var h2 history
+	h2.setLimit(t.hist.limit)
+	scratch := &line{}
+	for i := range t.hist.len() {
+		e := t.hist.ent(i)
+		scratch.cells = scratch.cells[:0]
+		scratch.wrapped = e.wrapped
+		t.hist.each(e, t.clusters, func(c Cell, w int) {
+			c.Style = get(c.Style)
+			scratch.cells = append(scratch.cells, c)
+			if w == 2 {
+				scratch.cells = append(scratch.cells, Cell{Style: c.Style})
+			}
+		})
+		h2.push(scratch, t.clusters)
+	}
+	t.hist = h2
+	t.cur.styleID = get(t.cur.styleID)
+	t.styles = nt
+	t.styleLimit = max(minStyleLimit, 2*len(nt.list))
+}
