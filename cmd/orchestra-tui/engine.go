@@ -126,11 +126,37 @@ func dialEngine(ctx context.Context, root string, start bool, kind string) (*eng
 	}
 	if _, err := engine.Spawn(ctx, self, root); err != nil {
 		var le *engine.LockedError
-		if !errors.As(err, &le) { // another console started it first: attach to that one
+		if !errors.As(err, &le) {
 			return nil, err
 		}
+		// Another console started it a moment earlier: attach to that
+		// one once it serves.
+		return dialWait(ctx, p.Socket, o)
 	}
 	return engine.Dial(ctx, p.Socket, o)
+}
+
+// engineStartWait bounds how long a console waits for an engine another
+// console is starting.
+const engineStartWait = 30 * time.Second
+
+// dialWait dials until the engine answers, for an engine that is starting.
+func dialWait(ctx context.Context, socket string, o engine.Options) (*engine.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, engineStartWait)
+	defer cancel()
+	retry := time.NewTicker(50 * time.Millisecond)
+	defer retry.Stop()
+	for {
+		cl, err := engine.Dial(ctx, socket, o)
+		if err == nil || !isNotServing(err) {
+			return cl, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("an engine is starting on this repository but did not answer within %s", engineStartWait)
+		case <-retry.C:
+		}
+	}
 }
 
 // isNotServing reports whether a dial failed because nothing listens.
