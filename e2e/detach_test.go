@@ -212,7 +212,6 @@ func requireShowsReplay(t *testing.T, screen, castPath string) {
 	require.Positive(t, n, "the replay drew nothing")
 }
 
-
 func strconvI(i int) string { return strconv.Itoa(i) }
 
 func execIn(f fixture, args ...string) *exec.Cmd {
