@@ -137,7 +137,8 @@ func checkBranchFree(ctx context.Context, st store.Store, branch string) error {
 	for _, t := range ts {
 		if t.Branch == branch {
 			return fmt.Errorf("resume: task %s (%s, %s) already works on branch %s in this checkout; "+
-				"continue that task instead, or delete it first", t.ID, t.Title, t.State, branch)
+				"go on with that task instead (`orchestra-tui retry %s` if it failed or was cancelled), or resume this file in another checkout",
+				t.ID, t.Title, t.State, branch, t.ID.Short())
 		}
 	}
 	return nil
