@@ -49,6 +49,10 @@ type Snapshot struct {
 	// Bases are the trained bases in use, oldest first, with their cache
 	// clocks computed at read time.
 	Bases []BaseView
+	// StoreFault, when set, says the store failed (deleted, read-only, a
+	// failed write) and what to do: placement has stopped, and nothing
+	// recorded since can be trusted.
+	StoreFault string
 }
 
 // TaskView is one task as the UI shows it.

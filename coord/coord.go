@@ -75,6 +75,8 @@ type Coordinator struct {
 	// retry holds the backoff of tasks whose launch failed for a reason of
 	// the machine's, not the task's (infra.go).
 	infraRetry infraRetry
+	// sw watches the store; a failure stops placement (storewatch.go).
+	sw storeWatch
 	gating     map[task.ID]*run // the verify gate is running for these tasks, for this run
 	verdicts   map[task.ID]*verify.Verdict
 	usage      map[task.ID]Usage
@@ -237,6 +239,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	// leave a task half-moved: every case taken completes, and shutdown
 	// settles the rest.
 	c.io = ctx
+	c.initStoreWatch()
 	work := context.WithoutCancel(ctx)
 	c.publish()
 	close(c.loaded)
@@ -275,6 +278,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			f()
 		case <-c.wake:
 		case <-tick.C:
+			c.watchStore()
 			if c.quietTick(work) {
 				continue
 			}
@@ -616,7 +620,7 @@ func (c *Coordinator) refusalEvent(id task.ID, sessionID string, reason task.Rea
 // reported to subscribers so it is never silent.
 func (c *Coordinator) record(ctx context.Context, evs ...task.Event) {
 	if err := c.st.EventAppend(ctx, evs...); err != nil {
-		c.hub.event(c.event("", "", task.EvRefusal, "Could not write to the ledger: "+err.Error()))
+		c.writeFailed(err)
 		return
 	}
 	for _, ev := range evs {

@@ -30,6 +30,9 @@ func harnessOf(t task.Task) string {
 // ever run is flagged unplaceable with the reason, once, instead of being
 // left silently queued. It reports whether it changed anything.
 func (c *Coordinator) place(ctx context.Context) (changed bool) {
+	if c.sw.fault != "" {
+		return false // the store failed: nothing new is started on it
+	}
 	for _, id := range c.ids() {
 		t := c.tasks[id]
 		if t.State != task.StateQueued {

@@ -76,8 +76,8 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 			if o.OnEvent != nil {
 				o.OnEvent(*n.Event)
 			}
-			if !o.Wait && AtRest(c.Snapshot()) {
-				cancel()
+			if s := c.Snapshot(); s.StoreFault != "" || (!o.Wait && AtRest(s)) {
+				cancel() // a failed store ends a headless run at once
 			}
 		}
 	}
@@ -101,6 +101,12 @@ func AtRest(s coord.Snapshot) bool {
 
 // summary prints one verdict line per task and returns the exit status.
 func summary(w io.Writer, p *Printer, s coord.Snapshot) int {
+	if s.StoreFault != "" {
+		// Nothing recorded since the failure can be trusted: no verdict
+		// line, and never a green exit.
+		fmt.Fprintf(w, "orchestra-tui: %s\n", s.StoreFault)
+		return 1
+	}
 	if len(s.Tasks) == 0 {
 		if p.format != JSON {
 			fmt.Fprintln(w, "no tasks: add one with `orchestra-tui add`")

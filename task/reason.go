@@ -47,6 +47,7 @@ const (
 	ReasonMergeRefused       Reason = "merge-refused"
 	ReasonPushFailed         Reason = "push-failed"
 	ReasonArtifactStale      Reason = "artifact-not-this-session"
+	ReasonStoreFailed        Reason = "store-failed"
 )
 
 // Reasons lists every reason, for tests that enumerate them.
@@ -60,7 +61,7 @@ var Reasons = []Reason{
 	ReasonWorktreeFailed, ReasonNotGitRepo, ReasonNoVerifyCommand, ReasonUnknownPhase,
 	ReasonHandoffInvalid, ReasonHandoffForeignRepo, ReasonForkFingerprint, ReasonCommitFailed,
 	ReasonArtifactNotSealed, ReasonPathOutside, ReasonMergeConflict, ReasonMergeRefused, ReasonPushFailed,
-	ReasonArtifactStale,
+	ReasonArtifactStale, ReasonStoreFailed,
 }
 
 var sentences = map[Reason]string{
@@ -98,6 +99,7 @@ var sentences = map[Reason]string{
 	ReasonCommitFailed:       "The task's work could not be committed to its branch.",
 	ReasonArtifactNotSealed:  "The finished phase's artifact could not be stored; the session was stopped and the phase runs again.",
 	ReasonPathOutside:        "A path in the task's worktree leads outside it (a symlink); the console touched nothing there.",
+	ReasonStoreFailed:        "The store failed.",
 	ReasonArtifactStale:      "The artifact may not be this session's work (written before it started, or while a process of an older session was alive); it was not sealed.",
 	ReasonMergeConflict:      "The task's branch conflicts with the base branch; nothing was merged and the repository is unchanged.",
 	ReasonMergeRefused:       "The task's branch was not merged.",
