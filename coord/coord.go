@@ -76,12 +76,12 @@ type Coordinator struct {
 	// the machine's, not the task's (infra.go).
 	infraRetry infraRetry
 	// sw watches the store; a failure stops placement (storewatch.go).
-	sw storeWatch
-	gating     map[task.ID]*run // the verify gate is running for these tasks, for this run
-	verdicts   map[task.ID]*verify.Verdict
-	usage      map[task.ID]Usage
-	models     map[task.ID][]string
-	slots      []*slot
+	sw       storeWatch
+	gating   map[task.ID]*run // the verify gate is running for these tasks, for this run
+	verdicts map[task.ID]*verify.Verdict
+	usage    map[task.ID]Usage
+	models   map[task.ID][]string
+	slots    []*slot
 
 	// inflight counts async work not yet handed back; idle is signalled
 	// when it drops to zero, so shutdown can apply every result.
