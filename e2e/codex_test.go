@@ -38,8 +38,15 @@ import (
 func TestDemoWithCodex(t *testing.T) {
 	t.Parallel()
 	agentcli.Codex.Require(t)
+	demoWithAgent(t, "codex")
+}
+
+// demoWithAgent runs the demo's scenario in-process with the named CLI
+// (scenario.AgentNames) and checks its proofs, the hung session's lease
+// and that no process of the sessions remains.
+func demoWithAgent(t *testing.T, name string) {
 	tmp := t.TempDir()
-	s, err := scenario.Prepare(scenario.Options{Fast: true, TempDir: tmp, Harness: mustAgent(t, "codex", t.Logf)})
+	s, err := scenario.Prepare(scenario.Options{Fast: true, TempDir: tmp, Harness: mustAgent(t, name, t.Logf)})
 	require.NoError(t, err)
 	closed := false
 	t.Cleanup(func() {
@@ -52,7 +59,7 @@ func TestDemoWithCodex(t *testing.T) {
 	var out bytes.Buffer
 	started := time.Now()
 	code := scenario.RunHeadless(ctx, s, &out)
-	t.Logf("demo --agent codex took %v:\n%s", time.Since(started).Round(100*time.Millisecond), out.String())
+	t.Logf("demo --agent %s took %v:\n%s", name, time.Since(started).Round(100*time.Millisecond), out.String())
 	require.Equal(t, 0, code, "the demo exits 0")
 	text := out.String()
 	for _, claim := range []string{scenario.ClaimContinuity, scenario.ClaimDirect, scenario.ClaimGate, scenario.ClaimBeats, scenario.ClaimUsage} {
@@ -88,7 +95,7 @@ func TestDemoWithCodex(t *testing.T) {
 	closed = true
 	// Every session has stopped: nothing started under the demo's
 	// directory (Codex's HOME, its worktrees) is still running.
-	require.Empty(t, processesUnder(t, tmp), "processes of the codex sessions remain")
+	require.Empty(t, processesUnder(t, tmp), "processes of the %s sessions remain", name)
 }
 
 func mustAgent(t *testing.T, name string, logf func(string, ...any)) scenario.Harness {

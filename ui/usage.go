@@ -167,8 +167,15 @@ func (m *Model) sessionsContent(w int) []string {
 		}
 		if u := totalsLine(spent[s.ID].Totals); u != "" {
 			parts = append(parts, u)
-		} else if s.Model != "" {
-			parts = append(parts, s.Model+" (asked)")
+		} else {
+			if s.Model != "" {
+				parts = append(parts, s.Model+" (asked)")
+			}
+			// An ended session whose agent recorded nothing the console
+			// reads: say so, never show it as free.
+			if !s.EndedAt.IsZero() {
+				parts = append(parts, "usage not reported")
+			}
 		}
 		out = append(out, wrapIndented(strings.Join(parts, " · "), w)...)
 	}

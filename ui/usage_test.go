@@ -101,3 +101,28 @@ func TestUsageShown(t *testing.T) {
 	require.Contains(t, out, "fork 4cb90079 of base 6f07e0a0 (cache hit)")
 	require.True(t, strings.Contains(out, "$0.0011 beyond the"), out)
 }
+
+// TestUsageNotReported: an ended session whose agent recorded nothing the
+// console reads says "usage not reported", never a zero; a live one says
+// nothing yet, for its usage may come later.
+func TestUsageNotReported(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(e *stubEngine) {
+		withUsage(e)
+		for _, tv := range e.snap.Tasks {
+			if tv.Task.State != task.StateRunning {
+				continue
+			}
+			d := e.details[tv.Task.ID]
+			d.Sessions = append(d.Sessions, store.Session{ID: "01JQ8Z4SESSCODEXEXITED0", TaskID: tv.Task.ID,
+				Phase: task.PhasePlan, Attempt: 1, Harness: "codex", EndedAt: e.snap.At.Add(-time.Minute)})
+			e.details[tv.Task.ID] = d
+		}
+	}).size(200, 50)
+	b.selectState(task.StateRunning)
+	b.press("4")
+	out := ansi.Strip(b.view())
+	require.Contains(t, out, "XEXITED0 plan #1 · usage not reported")
+	require.NotContains(t, out, "opus (asked) · usage not reported", "the live session")
+	require.NotContains(t, out, "$0.0000")
+}
