@@ -180,3 +180,12 @@ func TestConfigPrintsEverySetting(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	require.Contains(t, stdout, "merge = \"no-ff\"")
 }
+
+// The headless formats are one at a time.
+func TestRunHeadlessFormatsAreExclusive(t *testing.T) {
+	t.Parallel()
+	root := calcRepo(t)
+	code, _, stderr := cli(t, "run", "-C", root, "--headless", "--stable", "--json")
+	require.Equal(t, 2, code)
+	require.Contains(t, stderr, "--stable and --json are two different formats")
+}
