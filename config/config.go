@@ -47,6 +47,22 @@ type Config struct {
 	Limits Limits `toml:"limits"`
 	// Store says where task state lives.
 	Store Store `toml:"store"`
+	// Notify says how the operator hears that a task needs them.
+	Notify Notify `toml:"notify"`
+}
+
+// Notify says how the operator hears that a task needs a human (awaits
+// review, is stuck, was refused, failed).
+type Notify struct {
+	// Bell rings the terminal bell in the console.
+	Bell bool `toml:"bell"`
+	// Desktop sends a desktop notification through the terminal (OSC 9
+	// and OSC 777). The console's --no-anim turns off both.
+	Desktop bool `toml:"desktop"`
+	// Command, if set, is run by the engine for every such event with the
+	// event as JSON on its standard input and in $ORCHESTRA_NOTICE,
+	// e.g. ["notify-send", "orchestra-tui", "a task needs you"].
+	Command []string `toml:"command"`
 }
 
 // Store says where task state lives: the SQLite file under .orchestra/ by
@@ -158,6 +174,7 @@ func Default() Config {
 			PingLead:      Duration{Duration: 30 * time.Second},
 		},
 		Finalise: Finalise{Merge: "ff", Remote: "origin"},
+		Notify:   Notify{Bell: true, Desktop: true},
 		Limits:   DefaultLimits(),
 	}
 }

@@ -80,8 +80,12 @@ var keyDocs = map[string]string{
 	"limits.correction_bytes": "The largest correction accepted.",
 	"limits.recording_bytes":  "Cap on one session's recording (0: none).",
 
-	"store":     "Where task state lives.",
-	"store.url": "A postgres:// URL for a store engines on several machines share; empty: SQLite under .orchestra/.\nORCHESTRA_STORE_URL, when set, takes its place.",
+	"notify":         "How you hear that a task needs you: it awaits review, is stuck, was refused or failed.",
+	"notify.bell":    "Ring the terminal bell in the console (off with --no-anim).",
+	"notify.desktop": "Send a desktop notification through the terminal, OSC 9 and OSC 777 (off with --no-anim).",
+	"notify.command": "A command the engine runs for each such event, with the event as JSON on its standard input\nand in $ORCHESTRA_NOTICE, e.g. [\"notify-send\", \"orchestra-tui\", \"a task needs you\"].",
+	"store":          "Where task state lives.",
+	"store.url":      "A postgres:// URL for a store engines on several machines share; empty: SQLite under .orchestra/.\nORCHESTRA_STORE_URL, when set, takes its place.",
 }
 
 // Document renders cfg as a commented orchestra.toml with every setting:
@@ -163,6 +167,12 @@ func writeFields(b *strings.Builder, v reflect.Value, section, prefix string, al
 		}
 		if prefix == "" {
 			comment(b, keyDocs[section+"."+key], "")
+		}
+		if fv.Kind() == reflect.Slice && fv.Len() == 0 {
+			// TOML has no nil: show the key, commented out, so it can be
+			// found and filled in.
+			b.WriteString("# " + key + " = []\n")
+			continue
 		}
 		if fv.Kind() == reflect.Map {
 			// Inline, so it stays inside its table (and its comment).

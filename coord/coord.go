@@ -198,6 +198,7 @@ func New(p Params) (*Coordinator, error) {
 		c.slots = append(c.slots, &slot{Slot: s})
 	}
 	c.snap.Store(&Snapshot{})
+	c.hub.tap = c.notify
 	c.forks = c.newForks()
 	return c, nil
 }

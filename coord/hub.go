@@ -30,6 +30,9 @@ type hub struct {
 	// out in flush, after the loop has published the snapshot they led to,
 	// so a subscriber that reads the snapshot on an event sees its effect.
 	outbox []task.Event
+	// tap, if set, sees every event as the loop publishes it (the notify
+	// command); it runs on the loop and must not block.
+	tap func(task.Event)
 }
 
 type subscriber struct {
@@ -92,6 +95,9 @@ func (h *hub) event(ev task.Event) {
 	h.mu.Lock()
 	h.outbox = append(h.outbox, ev)
 	h.mu.Unlock()
+	if h.tap != nil {
+		h.tap(ev)
+	}
 }
 
 // pending reports whether events wait for the next flush.

@@ -55,7 +55,8 @@ func TestConsoleListsAnAllEndedRepository(t *testing.T) {
 	tm.waitText(10*time.Second, "console exited with status 0")
 }
 
-// A `demo --keep` directory opens on the demo's finished task.
+// A `demo --keep` directory opens on the demo's finished task, in the
+// console a user gets by default: attached to the repository's engine.
 func TestConsoleListsAKeptDemo(t *testing.T) {
 	t.Parallel()
 	needTmux(t)
@@ -69,6 +70,12 @@ func TestConsoleListsAKeptDemo(t *testing.T) {
 	m := regexp.MustCompile(`the calc repository is (\S+)\)`).FindSubmatch(out)
 	require.NotNil(t, m, "the demo says where it kept the repository:\n%s", out)
 	root := string(m[1])
+	// The console attaches to the repository's engine, started in the
+	// background as for any user; stop it with the test.
+	t.Cleanup(func() {
+		out, err := exec.Command(bin, "stop", "-C", root).CombinedOutput()
+		require.NoError(t, err, "orchestra-tui stop: %s", out)
+	})
 
 	tm := startTerm(t, "cd "+shellQuote(root)+" && "+shellQuote(bin)+`; echo "console exited with status $?"; exec sleep 3600`, "USER=operator")
 	s := tm.waitText(30*time.Second, "1 task ·", "TASKS 1/1", "Fix calc", "completed")

@@ -50,6 +50,10 @@ const (
 	EvBranchMerged Kind = "branch.merged" // the task's branch merged into the base branch
 	EvBranchPushed Kind = "branch.pushed" // pushed to the remote, with the pull request if one was opened
 	EvBranchPruned Kind = "branch.pruned" // its worktree and branch removed
+
+	// EvNotifyFailed says the `[notify] command` failed for an event that
+	// needed a human, so the operator knows the alert did not go out.
+	EvNotifyFailed Kind = "notify.failed"
 )
 
 // Kinds lists every event kind, for tests that enumerate them.
@@ -59,7 +63,7 @@ var Kinds = []Kind{
 	EvSessionExited, EvSessionStuck, EvBriefDelivered, EvResubmitted, EvArtifactSealed,
 	EvPhaseAdvanced, EvVerifyStarted, EvVerifyFinished, EvLeaseRenewed, EvLeaseExtended,
 	EvLeaseExpired, EvDecisionRecorded, EvDecisionDelivered, EvDeadEnd, EvUsage, EvRefusal, EvBasePolicy,
-	EvTaskRetried, EvBranchMerged, EvBranchPushed, EvBranchPruned,
+	EvTaskRetried, EvBranchMerged, EvBranchPushed, EvBranchPruned, EvNotifyFailed,
 }
 
 // Event is one append-only ledger row.

@@ -8,6 +8,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/notify"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -64,7 +65,26 @@ func (m *Model) handleEvent(msg eventMsg) tea.Cmd {
 	if msg.ev.TaskID == m.selID && m.selID != "" {
 		cmd = tea.Batch(cmd, m.fetchDetail())
 	}
-	return cmd
+	return tea.Batch(cmd, m.alert(msg.ev))
+}
+
+// alert rings the bell and sends a desktop notification when an event
+// means a task now needs a human. Events from before the console opened
+// (history replayed on attach) ring nothing.
+func (m *Model) alert(ev task.Event) tea.Cmd {
+	if !m.opt.Bell && !m.opt.Desktop || ev.At.Before(m.opened) {
+		return nil
+	}
+	n, ok := notify.For(ev)
+	if !ok {
+		return nil
+	}
+	for _, tv := range m.snap.Tasks {
+		if tv.Task.ID == ev.TaskID {
+			n.Title = tv.Task.Title
+		}
+	}
+	return tea.Raw(notify.Terminal(n, m.opt.Bell, m.opt.Desktop))
 }
 
 // fetchDetail reads the selected task's ledger, brief and verdicts from the

@@ -34,6 +34,9 @@ type Options struct {
 	RepoName string
 	// Author is recorded on corrections and other commands.
 	Author string
+	// Bell rings the terminal bell, and Desktop sends a desktop
+	// notification (OSC 9 and OSC 777), when a task comes to need a human.
+	Bell, Desktop bool
 	// Detach says the console is attached to an engine that runs on its
 	// own: quitting detaches at once and every agent keeps running.
 	Detach bool
@@ -84,6 +87,7 @@ type Model struct {
 	keys keyMap
 
 	width, height int
+	opened        time.Time // when the console opened: older events ring no bell
 
 	snap   coord.Snapshot
 	list   []coord.TaskView // the tasks listed: filtered, searched, in order
@@ -140,6 +144,7 @@ func New(e coord.Engine, o Options) *Model {
 		eng:       e,
 		opt:       o,
 		now:       now,
+		opened:    now(),
 		st:        newStyles(),
 		paneSizes: map[task.ID]paneSize{},
 		resizer:   newResizer(),

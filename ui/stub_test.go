@@ -197,6 +197,7 @@ type bundle struct {
 	eng  *stubEngine
 	m    *Model
 	quit bool
+	raw  []string // what the console wrote to the terminal beside its frames
 }
 
 // testNow is the fixed clock every test renders at.
@@ -240,6 +241,8 @@ func (b *bundle) run(cmd tea.Cmd) {
 		}
 	case tea.QuitMsg:
 		b.quit = true
+	case tea.RawMsg:
+		b.raw = append(b.raw, fmt.Sprint(msg.Msg))
 	default:
 		b.send(msg)
 	}

@@ -11,6 +11,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/repo"
@@ -211,8 +212,16 @@ func runConsole(ctx context.Context, o *coord.Opened, opts consoleOptions, stdou
 func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleOptions, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	// The engine has read orchestra.toml already and refused a bad one;
+	// here it only says how this console alerts its operator.
+	cfg, err := config.Load(root)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	alert := !opts.NoAnim // recordings and CI get no bells
 	m := ui.New(e, ui.Options{NoAnim: opts.NoAnim, LeaveFocusKey: opts.LeaveKey, RepoName: filepath.Base(root), Author: author(),
-		Detach: opts.Detach, StopEngine: opts.StopEngine})
+		Detach: opts.Detach, StopEngine: opts.StopEngine,
+		Bell: alert && cfg.Notify.Bell, Desktop: alert && cfg.Notify.Desktop})
 	out := stdout
 	var rec *castRecorder
 	if opts.Record != "" {
