@@ -12,12 +12,20 @@ const minStyleLimit = 16384
 // is spread over that many new styles.
 func (t *Terminal) compactStyles() {
 	old := t.styles
-	nt := newStyleTable()
-	const none = ^uint32(0)
-	m := make([]uint32, len(old.list))
-	for i := range m {
-		m[i] = none
+	// The table and history of the last compaction are reused, so a
+	// steady flood of new colours allocates nothing here either.
+	nt := t.spareStyles
+	if nt == nil {
+		nt = newStyleTable()
+	} else {
+		nt.reset()
 	}
+	const none = ^uint32(0)
+	m := t.styleMap[:0]
+	for range old.list {
+		m = append(m, none)
+	}
+	t.styleMap = m
 	m[0] = 0
 	get := func(id uint32) uint32 {
 		if m[id] == none {
@@ -36,9 +44,10 @@ func (t *Terminal) compactStyles() {
 		}
 	}
 	// Re-encode the history with the new ids, oldest first.
-	var h2 history
-	h2.setLimit(t.hist.limit)
-	scratch := &line{}
+	h2 := t.spareHist
+	h2.clear()
+	h2.limit = t.hist.limit
+	scratch := &t.scratchLine
 	for i := range t.hist.len() {
 		e := t.hist.ent(i)
 		scratch.cells = scratch.cells[:0]
@@ -52,8 +61,8 @@ func (t *Terminal) compactStyles() {
 		})
 		h2.push(scratch, t.clusters)
 	}
-	t.hist = h2
+	t.spareHist, t.hist = t.hist, h2
 	t.cur.styleID = get(t.cur.styleID)
-	t.styles = nt
+	t.spareStyles, t.styles = old, nt
 	t.styleLimit = max(minStyleLimit, 2*len(nt.list))
 }

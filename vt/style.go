@@ -106,6 +106,14 @@ func (t *styleTable) intern(s Style) uint32 {
 	return id
 }
 
+// reset empties the table but keeps its memory, leaving the default style.
+func (t *styleTable) reset() {
+	t.list, t.uv = t.list[:0], t.uv[:0]
+	clear(t.ids)
+	t.recent, t.next = [4]uint32{}, 0
+	t.add(Style{})
+}
+
 func (t *styleTable) add(s Style) uint32 {
 	id := uint32(len(t.list))
 	t.list = append(t.list, s)

@@ -90,6 +90,11 @@ type Terminal struct {
 	strEsc  bool
 
 	styleLimit int // compactStyles runs when the table outgrows it
+	// Kept between compactions for reuse.
+	spareStyles *styleTable
+	spareHist   history
+	styleMap    []uint32
+	scratchLine line
 
 	title   string
 	titles  map[string]string
