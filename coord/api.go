@@ -29,9 +29,10 @@ type Engine interface {
 	// Pane returns the live terminal of the task's current session.
 	Pane(id task.ID) (session.View, bool)
 	// Detail returns the slower facts of one task: its ledger, brief,
-	// verdict history and sessions. It reads the store: call it from a
-	// tea.Cmd, never from Update or View.
-	Detail(ctx context.Context, id task.ID) (Detail, error)
+	// verdict history and sessions, narrowed by q to what changed since
+	// the caller's last read (the zero DetailQuery reads everything). It
+	// reads the store: call it from a tea.Cmd, never from Update or View.
+	Detail(ctx context.Context, id task.ID, q DetailQuery) (Detail, error)
 	// Do sends an operator command to the coordinator and waits for its
 	// result. Call it from a tea.Cmd.
 	Do(ctx context.Context, c Command) (Result, error)
@@ -111,6 +112,28 @@ type Usage struct {
 	Models []string
 	// Phases splits the figures above by phase (their own Phases unset).
 	Phases map[task.Phase]Usage
+}
+
+// DetailQuery narrows a Detail read to what changed, so a reader that
+// follows a long run pays per new event, not per event in the ledger.
+type DetailQuery struct {
+	// AfterSeq reads only the ledger events after this sequence number.
+	AfterSeq int64 `json:"after_seq,omitempty"`
+	// EventsOnly skips the sessions, brief, verdicts and decisions, which
+	// change only with a few kinds of events (RecordKind).
+	EventsOnly bool `json:"events_only,omitempty"`
+}
+
+// RecordKind reports whether an event of kind k may change what Detail
+// reads besides the ledger (the task, its sessions and brief, verdicts,
+// decisions): a reader that saw only other kinds can ask EventsOnly.
+func RecordKind(k task.Kind) bool {
+	switch k {
+	case task.EvLeaseRenewed, task.EvLeaseExtended, task.EvUsage, task.EvSessionStuck,
+		task.EvResubmitted, task.EvVerifyStarted, task.EvBasePolicy:
+		return false
+	}
+	return true
 }
 
 // Detail is the slower, per-task view.

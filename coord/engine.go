@@ -43,20 +43,24 @@ func (c *Coordinator) Input(id task.ID, b []byte) error {
 }
 
 // Detail reads the slower facts of one task from the store.
-func (c *Coordinator) Detail(ctx context.Context, id task.ID) (Detail, error) {
-	return ReadDetail(ctx, c.st, id)
+func (c *Coordinator) Detail(ctx context.Context, id task.ID, q DetailQuery) (Detail, error) {
+	return ReadDetail(ctx, c.st, id, q)
 }
 
-// ReadDetail reads a task's detail from any store; `status` uses it without
-// a running coordinator.
-func ReadDetail(ctx context.Context, st store.Store, id task.ID) (Detail, error) {
+// ReadDetail reads a task's detail from any store, as q narrows it; `status`
+// uses it without a running coordinator. With EventsOnly it reads the task
+// and the new events, nothing else.
+func ReadDetail(ctx context.Context, st store.Store, id task.ID, q DetailQuery) (Detail, error) {
 	var d Detail
 	var err error
 	if d.Task, err = st.TaskGet(ctx, id); err != nil {
 		return d, fmt.Errorf("task %s: %w", id, err)
 	}
-	if d.Events, err = st.EventList(ctx, store.EventListParams{TaskID: id}); err != nil {
+	if d.Events, err = st.EventList(ctx, store.EventListParams{TaskID: id, AfterSeq: q.AfterSeq}); err != nil {
 		return d, err
+	}
+	if q.EventsOnly {
+		return d, nil
 	}
 	if d.Verdicts, err = st.VerdictList(ctx, id); err != nil {
 		return d, err

@@ -308,10 +308,10 @@ func (cl *Client) Pane(id task.ID) (session.View, bool) {
 	return v, true
 }
 
-// Detail asks the engine for the task's slower facts.
-func (cl *Client) Detail(ctx context.Context, id task.ID) (coord.Detail, error) {
+// Detail asks the engine for the task's slower facts, as q narrows them.
+func (cl *Client) Detail(ctx context.Context, id task.ID, q coord.DetailQuery) (coord.Detail, error) {
 	var d coord.Detail
-	b, err := cl.call(ctx, opDetail, taskReq{Task: id})
+	b, err := cl.call(ctx, opDetail, taskReq{Task: id, Query: q})
 	if err != nil {
 		return d, err
 	}

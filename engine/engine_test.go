@@ -78,7 +78,7 @@ func TestClientRunsATaskAndSeesItsPane(t *testing.T) {
 		return c == 70 && r == 20
 	}, 30*time.Second, 10*time.Millisecond)
 
-	d, err := cl.Detail(context.Background(), id)
+	d, err := cl.Detail(context.Background(), id, coord.DetailQuery{})
 	require.NoError(t, err)
 	require.Equal(t, id, d.Task.ID)
 	require.NotEmpty(t, d.Brief)

@@ -207,7 +207,7 @@ func (s *Server) handle(ctx context.Context, f Frame) result {
 		if err := json.Unmarshal(f.Body, &q); err != nil {
 			return result{err: err}
 		}
-		d, err := s.Engine.Detail(ctx, q.Task)
+		d, err := s.Engine.Detail(ctx, q.Task, q.Query)
 		return result{v: d, err: err}
 	case opDo:
 		var cmd coord.Command
@@ -261,6 +261,8 @@ type watchReq struct {
 
 type taskReq struct {
 	Task task.ID `json:"task"`
+	// Query narrows a detail request (coord.DetailQuery); absent reads all.
+	Query coord.DetailQuery `json:"query,omitzero"`
 }
 
 type inputReq struct {

@@ -22,6 +22,7 @@ type (
 	panesMsg  struct{ ids []task.ID }
 	detailMsg struct {
 		id  task.ID
+		q   coord.DetailQuery
 		d   coord.Detail
 		err error
 	}
@@ -60,14 +61,6 @@ func (m *Model) selectionChanged() tea.Cmd {
 	return tea.Batch(m.fetchDetail(), m.syncPaneSizes())
 }
 
-func (m *Model) handleEvent(msg eventMsg) tea.Cmd {
-	cmd := m.refresh()
-	if msg.ev.TaskID == m.selID && m.selID != "" {
-		cmd = tea.Batch(cmd, m.fetchDetail())
-	}
-	return tea.Batch(cmd, m.alert(msg.ev))
-}
-
 // alert rings the bell and sends a desktop notification when an event
 // means a task now needs a human. Events from before the console opened
 // (history replayed on attach) ring nothing.
@@ -85,31 +78,6 @@ func (m *Model) alert(ev task.Event) tea.Cmd {
 		}
 	}
 	return tea.Raw(notify.Terminal(n, m.opt.Bell, m.opt.Desktop))
-}
-
-// fetchDetail reads the selected task's ledger, brief and verdicts from the
-// store, off the update loop.
-func (m *Model) fetchDetail() tea.Cmd {
-	id := m.selID
-	if id == "" {
-		return nil
-	}
-	e := m.eng
-	return func() tea.Msg {
-		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
-		defer cancel()
-		d, err := e.Detail(ctx, id)
-		return detailMsg{id: id, d: d, err: err}
-	}
-}
-
-func (m *Model) handleDetail(msg detailMsg) tea.Cmd {
-	if msg.id != m.selID {
-		return nil
-	}
-	m.detailID, m.detail, m.detailErr = msg.id, msg.d, msg.err
-	m.refreshTabs()
-	return nil
 }
 
 // do sends an operator command through the engine and reports its result.

@@ -249,6 +249,7 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 
 func (m *Model) setTab(t tab) tea.Cmd {
 	m.tab = t
+	m.refreshTabs()
 	return m.syncPaneSizes()
 }
 

@@ -99,12 +99,14 @@ type Model struct {
 	mode   mode
 	zoom   bool // in focus mode: the pane has the whole terminal but the status line
 
-	detail    coord.Detail
-	detailID  task.ID // which task detail belongs to; empty when none
-	detailErr error
-	brief     viewport.Model
-	verdicts  viewport.Model
-	events    viewport.Model
+	detail      coord.Detail
+	detailID    task.ID // which task detail belongs to; empty when none
+	detailErr   error
+	ledgers     map[task.ID]*ledger // followed details, by task (detail.go)
+	ledgerClock uint64
+	brief       viewport.Model
+	verdicts    viewport.Model
+	events      viewport.Model
 
 	scrollOff int // lines above the bottom in scroll mode
 
@@ -147,6 +149,7 @@ func New(e coord.Engine, o Options) *Model {
 		opened:    now(),
 		st:        newStyles(),
 		paneSizes: map[task.ID]paneSize{},
+		ledgers:   map[task.ID]*ledger{},
 		resizer:   newResizer(),
 		paneCache: map[task.ID]paneCacheEntry{},
 		tick:      tea.Tick,

@@ -75,7 +75,7 @@ func (e *stubEngine) Pane(id task.ID) (session.View, bool) {
 	return v, true
 }
 
-func (e *stubEngine) Detail(_ context.Context, id task.ID) (coord.Detail, error) {
+func (e *stubEngine) Detail(_ context.Context, id task.ID, _ coord.DetailQuery) (coord.Detail, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	d, ok := e.details[id]

@@ -29,15 +29,23 @@ func (m *Model) refreshTabs() {
 		m.events.SetContent(msg)
 		return
 	}
-	atTop := m.brief.AtTop()
-	m.brief.SetContent(m.briefContent(w))
-	if atTop {
-		m.brief.GotoTop()
+	// Only the tab on screen is filled: a followed ledger changes with
+	// every event, and filling a viewport measures every line of it.
+	// setTab fills the tab it shows.
+	switch m.tab {
+	case tabBrief:
+		atTop := m.brief.AtTop()
+		m.brief.SetContent(m.briefContent(w))
+		if atTop {
+			m.brief.GotoTop()
+		}
+	case tabVerdict:
+		tv, _ := m.selected()
+		m.verdicts.SetContent(m.verdictContent(tv.Verdict, m.detail.Verdicts))
+	case tabEvents:
+		m.events.SetContent(m.eventsContent(w))
+		m.events.GotoBottom()
 	}
-	tv, _ := m.selected()
-	m.verdicts.SetContent(m.verdictContent(tv.Verdict, m.detail.Verdicts))
-	m.events.SetContent(m.eventsContent(w))
-	m.events.GotoBottom()
 }
 
 // briefContent highlights the brief's section headings and marks the human
@@ -73,29 +81,6 @@ func (m *Model) briefContent(w int) string {
 			}
 		default:
 			out = append(out, wrap(l, w)...)
-		}
-	}
-	return strings.Join(out, "\n")
-}
-
-// eventsContent is the ledger, one event per entry, refusals in red with
-// the reason's sentence. An entry longer than the tab's width w continues
-// on lines indented past its time, so the times stay a clean column.
-func (m *Model) eventsContent(w int) string {
-	if len(m.detail.Events) == 0 {
-		return m.st.dim.Render("no events yet")
-	}
-	const indent = 9 // "15:04:05 "
-	pad := strings.Repeat(" ", indent)
-	out := m.sessionsContent(w)
-	for _, ev := range m.detail.Events {
-		first := wrap(m.eventLine(ev), w)
-		out = append(out, first[0])
-		if len(first) > 1 {
-			rest := strings.Join(first[1:], " ")
-			for _, part := range wrap(rest, max(w-indent, 1)) {
-				out = append(out, pad+part)
-			}
 		}
 	}
 	return strings.Join(out, "\n")

@@ -46,10 +46,11 @@ func TestEventsSayTheRefusalSentenceOnceAndIndentContinuations(t *testing.T) {
 	at := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
 	m := New(newStubEngine(at), Options{Now: func() time.Time { return at }})
 	sentence := task.ReasonStuck.Sentence()
-	m.detail = coord.Detail{Events: []task.Event{{
+	m.selID = "T1"
+	m.handleDetail(detailMsg{id: "T1", d: coord.Detail{Events: []task.Event{{
 		At: at, Kind: task.EvRefusal, Reason: task.ReasonStuck,
 		Text: sentence + " Session ABCD has shown the same screen for 1s.",
-	}}}
+	}}}})
 	out := ansi.Strip(m.eventsContent(50))
 	require.Equal(t, 1, strings.Count(strings.Join(strings.Fields(out), " "), sentence), "the sentence is said once:\n%s", out)
 	lines := strings.Split(out, "\n")

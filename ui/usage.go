@@ -1,7 +1,6 @@
 package ui
 
 import (
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -131,14 +130,7 @@ func (m *Model) sessionsContent(w int) []string {
 	for _, s := range m.detail.Sessions {
 		known[s.ID] = true
 	}
-	for _, ev := range m.detail.Events {
-		if ev.Kind != task.EvUsage || len(ev.Data) == 0 {
-			continue
-		}
-		var d fork.UsageData
-		if json.Unmarshal(ev.Data, &d) != nil || d.SessionID == "" {
-			continue
-		}
+	for _, d := range m.usageData() {
 		if known[d.SessionID] {
 			spent[d.SessionID] = d
 		} else {
