@@ -40,7 +40,7 @@ type ledger struct {
 	lines    [][]string
 	w        int
 	rendered int
-	used  uint64 // when it was last selected, for eviction
+	used     uint64 // when it was last selected, for eviction
 }
 
 // merge folds a read into the ledger: events after the last one seen, and
