@@ -3,6 +3,8 @@ package ui
 import (
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -34,9 +36,17 @@ const (
 // screen.
 const maxBannerLines = 6
 
-// renderBanner draws the banner in width w: a rule, the title, its lines.
+// renderBanner draws the banners in width w: the one set from outside
+// (BannerMsg), then the console's own note (the approve message), each as
+// a rule, its title and its lines.
 func (m *Model) renderBanner(w int) []string {
-	b := m.banner
+	out := m.renderOneBanner(m.banner, w, false)
+	return append(out, m.renderOneBanner(m.note, w, true)...)
+}
+
+// renderOneBanner draws one banner; with wrapLines its lines wrap instead of
+// being cut (a sentence the operator must read whole, such as a command).
+func (m *Model) renderOneBanner(b BannerMsg, w int, wrapLines bool) []string {
 	if b.Title == "" {
 		return nil
 	}
@@ -52,12 +62,36 @@ func (m *Model) renderBanner(w int) []string {
 		out = append(out, style.Render(fit(l, w)))
 	}
 	for _, l := range b.Lines {
-		out = append(out, fit(ansiSafeLine(l), w))
+		l = ansiSafeLine(l)
+		if !wrapLines {
+			out = append(out, fit(l, w))
+			continue
+		}
+		for _, wl := range wrap(l, w) {
+			out = append(out, fit(wl, w))
+		}
 	}
 	if len(out) > maxBannerLines+1 {
 		out = out[:maxBannerLines+1]
 	}
 	return out
+}
+
+// showNote puts the console's own note up (the answer to approve: where
+// the work is and the command that merges it); esc or the next command
+// dismisses it.
+func (m *Model) showNote(b BannerMsg) tea.Cmd {
+	m.note = b
+	return m.relayout()
+}
+
+// dismissNote takes the note down; it reports whether there was one.
+func (m *Model) dismissNote() (tea.Cmd, bool) {
+	if m.note.Title == "" {
+		return nil, false
+	}
+	m.note = BannerMsg{}
+	return m.relayout(), true
 }
 
 // ansiSafeLine drops escape sequences from banner text, which is plain.

@@ -44,6 +44,7 @@ func (m *Model) refresh() tea.Cmd {
 	m.setSnap(m.eng.Snapshot())
 	m.fixSelection()
 	m.forgetEndedPanes()
+	m.leaveEndedFocus()
 	cmds := []tea.Cmd{m.armLeaseTick(), m.syncPaneSizes()}
 	if m.selID != before {
 		cmds = append(cmds, m.selectionChanged())
@@ -86,6 +87,7 @@ func (m *Model) do(c coord.Command) tea.Cmd {
 		c.Author = m.opt.Author
 	}
 	m.pending++
+	m.note = BannerMsg{} // the last command's note has been read
 	m.setStatus(describe(c)+"…", true)
 	e := m.eng
 	return tea.Batch(func() tea.Msg {
@@ -102,17 +104,29 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 	case msg.err != nil:
 		m.setStatus(fmt.Sprintf("%s failed: %v", describe(msg.cmd), msg.err), false)
 		m.reopenForm(msg)
+	case msg.cmd.Kind == coord.CmdApprove && msg.res.Message != "":
+		// Where the work is and how to merge it: a sentence to read
+		// whole, not a status line cut at the width.
+		m.setStatus(describe(msg.cmd)+": done", true)
+		m.note = BannerMsg{Title: "APPROVED " + msg.cmd.TaskID.Short() + " · M merges it · esc dismisses this", Tone: ToneOK, Lines: []string{msg.res.Message}}
 	case msg.res.Message != "":
 		m.setStatus(msg.res.Message, true)
 	default:
 		m.setStatus(describe(msg.cmd)+": done", true)
 	}
-	cmd := m.refresh()
+	// relayout: a note may have come or gone, and the panes above it with
+	// it.
+	cmd := tea.Batch(m.refresh(), m.relayout())
 	created := msg.cmd.Kind == coord.CmdAdd || msg.cmd.Kind == coord.CmdResume
 	if created && msg.err == nil && msg.res.TaskID != "" {
-		m.selID = msg.res.TaskID
+		// The operator wants to see what they just made: list everything,
+		// and select it now, or as soon as the snapshot has it.
+		m.filter, m.search.query = filterAll, ""
+		m.searchIn.SetValue("")
+		m.rebuildList()
+		m.wantSel = msg.res.TaskID
 		m.fixSelection()
-		cmd = tea.Batch(cmd, m.selectionChanged())
+		cmd = tea.Batch(cmd, m.relayout(), m.selectionChanged())
 	} else if m.selID != "" {
 		cmd = tea.Batch(cmd, m.fetchDetail())
 	}
@@ -224,4 +238,18 @@ func (m *Model) forgetEndedPanes() {
 			delete(m.paneSizes, id)
 		}
 	}
+}
+
+// leaveEndedFocus leaves focus mode once the session it types into has
+// ended: keys must not go on to the task's next session, or to nothing.
+func (m *Model) leaveEndedFocus() {
+	if m.mode != modeFocus {
+		return
+	}
+	tv, ok := m.selected()
+	if ok && tv.SessionID == m.focusSession && isLive(tv) {
+		return
+	}
+	m.mode, m.zoom = modeNormal, false
+	m.setStatus("the session you were typing into ended; left focus (enter focuses the next one)", true)
 }

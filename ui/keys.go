@@ -19,7 +19,7 @@ const extendBy = 10 * time.Minute
 // shows. Focus, scroll, form and confirm modes read keys directly.
 type keyMap struct {
 	down, up, filter, nextTab, prevTab, tab1, tab2, tab3, tab4 key.Binding
-	grid, focus, zoom, scroll, pageDown                        key.Binding
+	grid, top, bottom, search, focus, zoom, scroll, pageDown   key.Binding
 	add, correct, resubmit, extend, expire, cancel, park       key.Binding
 	approve, help, quit, stop                                  key.Binding
 	merge, retry                                               key.Binding
@@ -33,43 +33,54 @@ func newKeyMap(leave string) keyMap {
 	return keyMap{
 		down:     b([]string{"j", "down"}, "j/↓", "select the next task"),
 		up:       b([]string{"k", "up"}, "k/↑", "select the previous task"),
-		filter:   b([]string{"f"}, "f", "cycle the filter: all, live, needs attention, ended"),
+		filter:   b([]string{"f"}, "f", "cycle all/live/attention/ended"),
 		nextTab:  b([]string{"tab"}, "tab", "next tab (Live, Brief, Verdict, Events)"),
 		prevTab:  b([]string{"shift+tab"}, "shift+tab", "previous tab"),
 		tab1:     b([]string{"1"}, "1", "Live tab: the agent's terminal"),
 		tab2:     b([]string{"2"}, "2", "Brief tab: the exact brief the session got"),
 		tab3:     b([]string{"3"}, "3", "Verdict tab: test result, output tail, history"),
 		tab4:     b([]string{"4"}, "4", "Events tab: the task's ledger"),
-		grid:     b([]string{"g"}, "g", "grid: several live sessions at once"),
-		focus:    b([]string{"enter", "i"}, "enter/i", "focus: type into the selected agent"),
-		zoom:     b([]string{"z"}, "z", "zoom: focus with the agent on the whole terminal"),
-		scroll:   b([]string{"s", "pgup"}, "s/pgup", "scroll the pane's history (Live) or the tab"),
+		grid:     b([]string{"g"}, "g", "grid of the live sessions"),
+		top:      b([]string{"home"}, "g g/home", "select the first task"),
+		bottom:   b([]string{"G", "end"}, "G/end", "select the last task"),
+		search:   b([]string{"/"}, "/", "filter by text (esc clears)"),
+		focus:    b([]string{"enter", "i"}, "enter/i", "focus: type into the agent"),
+		zoom:     b([]string{"z"}, "z", "focus on the whole screen"),
+		scroll:   b([]string{"s", "pgup"}, "s/pgup", "scroll back / up the tab"),
 		pageDown: b([]string{"pgdown"}, "pgdn", "scroll the tab down"),
 		add:      b([]string{"n"}, "n", "new task · ctrl+r resumes"),
-		correct:  b([]string{"c"}, "c", "correct: a human decision for the selected task"),
+		correct:  b([]string{"c"}, "c", "correct: a human decision"),
 		resubmit: b([]string{"r"}, "r", "resubmit the stuck pane"),
 		extend:   b([]string{"e"}, "e", "extend the lease by 10m"),
-		expire:   b([]string{"x"}, "x", "expire the lease now (stop and requeue)"),
+		expire:   b([]string{"x"}, "x", "expire the lease now (asks)"),
 		cancel:   b([]string{"D"}, "D", "cancel the task (asks first)"),
-		park:     b([]string{"p"}, "p", "park / unpark the task"),
+		park:     b([]string{"p"}, "p", "park / unpark (asks if live)"),
 		approve:  b([]string{"a"}, "a", "approve a task awaiting review"),
-		merge:    b([]string{"M"}, "M", "merge an approved task's branch (asks first)"),
-		retry:    b([]string{"R"}, "R", "retry a failed or cancelled task"),
+		merge:    b([]string{"M"}, "M", "merge its branch (asks first)"),
+		retry:    b([]string{"R"}, "R", "retry a failed/cancelled task"),
 		help:     b([]string{"?"}, "?", "this help"),
-		quit:     b([]string{"q", "ctrl+c"}, "q", "quit (asks first while sessions run)"),
-		stop:     b([]string{"Q"}, "Q", "stop the engine and every agent (asks first)"),
-		leave:    b([]string{leave}, leave, "leave focus mode (every other key goes to the agent)"),
+		quit:     b([]string{"q", "ctrl+c"}, "q", "quit (asks if it stops agents)"),
+		stop:     b([]string{"Q"}, "Q", "stop engine and agents (asks)"),
+		leave:    b([]string{leave}, leave, "leave focus"),
 	}
 }
 
-// helpGroups orders the key map for the help screen.
+// helpGroups orders the key map for the help screen. Keys that go in
+// pairs or runs (j/k, the tabs, first/last) share one line, so every key
+// and its whole description fit at 80x24.
 func (k keyMap) helpGroups() []helpGroup {
+	h := func(keys, desc string) key.Binding { return key.NewBinding(key.WithHelp(keys, desc)) }
 	console := []key.Binding{k.help, k.quit}
 	if k.stop.Enabled() {
 		console = append(console, k.stop)
 	}
 	return []helpGroup{
-		{"Navigate", []key.Binding{k.down, k.up, k.filter, k.nextTab, k.prevTab, k.tab1, k.tab2, k.tab3, k.tab4}},
+		{"Navigate", []key.Binding{
+			h("j/k ↓/↑", "next / previous task"),
+			h("gg/G", "first / last task (home/end)"),
+			k.filter, k.search,
+			h("tab/1-4", "Live, Brief, Verdict, Events"),
+		}},
 		{"Panes", []key.Binding{k.grid, k.focus, k.zoom, k.leave, k.scroll, k.pageDown}},
 		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.merge, k.retry}},
 		{"Console", console},
@@ -99,6 +110,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.correctKey(msg)
 	case modeConfirm:
 		return m.confirmKey(msg)
+	case modeSearch:
+		return m.searchKey(msg)
 	case modeHelp:
 		// Any key closes help; it should never trap the operator.
 		m.mode = modeNormal
@@ -108,6 +121,9 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
+	if m.pendingG {
+		return m.secondG(msg)
+	}
 	k := m.keys
 	tv, ok := m.selected()
 	switch {
@@ -142,20 +158,27 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.tab4):
 		return m.setTab(tabEvents)
 	case key.Matches(msg, k.grid):
-		m.grid = !m.grid
-		if m.grid {
-			if g := m.gridTasks(); len(g) > 0 && !containsTask(g, m.selID) {
-				m.selID = g[0].Task.ID
-				return tea.Batch(m.relayout(), m.selectionChanged())
-			}
-		}
-		return m.relayout()
+		// g is also the first half of g g (the first task): wait a
+		// moment for a second g before toggling the grid.
+		return m.startG()
+	case key.Matches(msg, k.top):
+		return m.selectEdge(false)
+	case key.Matches(msg, k.bottom):
+		return m.selectEdge(true)
+	case key.Matches(msg, k.search):
+		return m.openSearch()
+	case msg.String() == "esc" && m.note.Title != "":
+		cmd, _ := m.dismissNote()
+		return cmd
+	case msg.String() == "esc" && m.search.query != "":
+		return m.clearSearch()
 	case key.Matches(msg, k.focus, k.zoom):
 		if !ok || !isLive(tv) {
 			m.setStatus("nothing to focus: the selected task has no live session", false)
 			return nil
 		}
 		m.mode = modeFocus
+		m.focusSession = tv.SessionID
 		m.zoom = key.Matches(msg, k.zoom)
 		if !m.grid {
 			m.tab = tabLive
@@ -178,17 +201,12 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 		if m.tab != tabLive {
 			m.activeViewport().PageDown()
 		}
-	case msg.String() == "J" || msg.String() == "K" || msg.String() == "home" || msg.String() == "end":
+	case msg.String() == "J" || msg.String() == "K":
 		if vp := m.activeViewport(); vp != nil && m.tab != tabLive {
-			switch msg.String() {
-			case "J":
+			if msg.String() == "J" {
 				vp.ScrollDown(1)
-			case "K":
+			} else {
 				vp.ScrollUp(1)
-			case "home":
-				vp.GotoTop()
-			case "end":
-				vp.GotoBottom()
 			}
 		}
 	case key.Matches(msg, k.add):
@@ -227,12 +245,23 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 	case key.Matches(msg, k.extend):
 		return m.do(coord.Command{Kind: coord.CmdExtend, TaskID: id, Duration: extendBy})
 	case key.Matches(msg, k.expire):
-		return m.do(coord.Command{Kind: coord.CmdExpire, TaskID: id})
+		// Destructive: the live session is stopped. Ask first.
+		if !isLive(tv) {
+			m.setStatus(fmt.Sprintf("nothing to expire: %s has no live lease", id.Short()), false)
+			return nil
+		}
+		prompt := fmt.Sprintf("Expire the lease of %s %q now? Its session is stopped and the task requeued with a continuity brief; the attempt counts. y/n", id.Short(), tv.Task.Title)
+		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdExpire, TaskID: id}) })
 	case key.Matches(msg, k.park):
 		if tv.Task.State == task.StateParked {
 			return m.do(coord.Command{Kind: coord.CmdUnpark, TaskID: id})
 		}
-		return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id})
+		if !isLive(tv) {
+			return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id})
+		}
+		// Parking a running task stops its session: ask first.
+		prompt := fmt.Sprintf("Park %s %q? Its session is stopped and the task waits until p unparks it (its worktree is kept). y/n", id.Short(), tv.Task.Title)
+		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id}) })
 	case key.Matches(msg, k.approve):
 		return m.do(coord.Command{Kind: coord.CmdApprove, TaskID: id})
 	case key.Matches(msg, k.retry):
@@ -330,6 +359,10 @@ func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 		var cmd tea.Cmd
 		m.correct, cmd = m.correct.Update(msg)
 		return cmd
+	case modeSearch:
+		var cmd tea.Cmd
+		m.searchIn, cmd = m.searchIn.Update(msg)
+		return tea.Batch(cmd, m.setSearch(m.searchIn.Value()))
 	}
 	return nil
 }

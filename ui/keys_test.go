@@ -98,7 +98,12 @@ func TestActionKeysSendCommands(t *testing.T) {
 	t.Parallel()
 	b := setup(t, everyState).size(120, 40).selectState(task.StateRunning)
 	id := b.m.selID
-	b.press("r", "e", "x", "p", "a", "D")
+	b.press("r", "e", "x")
+	require.Equal(t, modeConfirm, b.m.mode, "expire asks first")
+	require.Contains(t, ansi.Strip(b.view()), "Expire the lease of "+id.Short())
+	b.press("y", "p")
+	require.Equal(t, modeConfirm, b.m.mode, "parking a live task asks first")
+	b.press("y", "a", "D")
 	require.Equal(t, modeConfirm, b.m.mode, "cancel asks first")
 	b.press("y")
 	var got []coord.Command
@@ -117,6 +122,25 @@ func TestActionKeysSendCommands(t *testing.T) {
 	b.selectState(task.StateParked).press("p")
 	cmds := b.eng.sentCommands()
 	require.Equal(t, coord.CmdUnpark, cmds[len(cmds)-1].Kind)
+}
+
+// Every key that stops a session asks first, and n leaves it running.
+func TestDestructiveKeysAskFirst(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{"x", "p", "D"} {
+		b := setup(t, everyState).size(80, 24).selectState(task.StateRunning)
+		b.press(k)
+		require.Equal(t, modeConfirm, b.m.mode, "%s asks first", k)
+		require.Contains(t, ansi.Strip(b.view()), "y/n", "%s asks on screen", k)
+		b.press("n")
+		require.Empty(t, b.eng.sentCommands(), "n to %s sends nothing", k)
+		require.Contains(t, ansi.Strip(b.view()), "not done")
+	}
+	// On a task with no session, x says there is nothing to expire.
+	b := setup(t, everyState).size(120, 40).selectState(task.StateCompleted).press("x")
+	require.Equal(t, modeNormal, b.m.mode)
+	require.Empty(t, b.eng.sentCommands())
+	require.Contains(t, ansi.Strip(b.view()), "nothing to expire")
 }
 
 func TestDoErrorShowsInStatusBar(t *testing.T) {

@@ -65,6 +65,7 @@ const (
 	modeCorrect      // the correction input
 	modeConfirm      // a y/n question
 	modeHelp         // the help screen
+	modeSearch       // the / line that filters the list by text
 )
 
 type tab int
@@ -93,11 +94,20 @@ type Model struct {
 	list   []coord.TaskView // the tasks listed: filtered, searched, in order
 	filter filter
 	search listSearch
-	selID  task.ID
-	tab    tab
-	grid   bool
-	mode   mode
-	zoom   bool // in focus mode: the pane has the whole terminal but the status line
+	// searchIn is the / line; pendingG says a g waits for a second g
+	// (gSeq tells its timeout apart from an older one's).
+	searchIn textinput.Model
+	pendingG bool
+	// wantSel is a task the operator just made, selected as soon as the
+	// snapshot lists it; focusSession is the session focus mode types into.
+	wantSel      task.ID
+	focusSession string
+	gSeq         int
+	selID        task.ID
+	tab          tab
+	grid         bool
+	mode         mode
+	zoom         bool // in focus mode: the pane has the whole terminal but the status line
 
 	detail      coord.Detail
 	detailID    task.ID // which task detail belongs to; empty when none
@@ -115,6 +125,7 @@ type Model struct {
 	confirm confirmation
 
 	banner   BannerMsg // set from outside (the demo); see BannerMsg
+	note     BannerMsg // the console's own note: the approve message
 	status   string
 	statusOK bool
 	statusAt time.Time
@@ -166,6 +177,7 @@ func New(e coord.Engine, o Options) *Model {
 		m.keys.quit.SetHelp("q", "detach: the agents keep running")
 	}
 	m.form = newTaskFormModel()
+	m.searchIn = newSearchInput()
 	m.correct = newInput("correction: ", "what the agent should do differently")
 	m.setSnap(e.Snapshot())
 	m.fixSelection()
@@ -213,6 +225,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.setStatus(msg.err.Error(), false)
 		}
 		return m, nil
+	case gTimeoutMsg:
+		return m, m.handleGTimeout(msg)
 	case BannerMsg:
 		before := len(m.renderBanner(m.width))
 		m.banner = msg

@@ -3,9 +3,12 @@ package ui
 import (
 	"strings"
 
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 // scrollbackLines is how much history scroll mode asks a pane for.
@@ -143,10 +146,14 @@ func (m *Model) renderGrid(l layout) []string {
 				continue
 			}
 			tv := tasks[i]
-			title := fit(" "+tv.Task.ID.Short()+" "+tv.Task.Title+" · "+string(tv.Task.Phase), l.cellW)
-			if tv.Task.ID == m.selID {
+			title := m.gridTitle(tv, l.cellW)
+			switch {
+			case tv.Task.ID == m.selID:
 				title = m.st.tabActive.Render(title)
-			} else {
+			case tv.Flag != "":
+				// A pane that needs the operator stands out in the grid.
+				title = m.st.focus.Render(title)
+			default:
 				title = m.st.tabIdle.Render(title)
 			}
 			cells[c] = append([]string{title}, m.paneLines(tv.Task.ID, l.cellW, l.cellH-1)...)
@@ -163,4 +170,52 @@ func (m *Model) renderGrid(l layout) []string {
 		}
 	}
 	return block(out, m.width, l.bodyH)
+}
+
+// gridTitle is a grid cell's title: what a grid is for is seeing at a
+// glance which pane needs you, so the flag, the lease clock and the
+// verdict are kept on the right and the task's title gives way first.
+func (m *Model) gridTitle(tv coord.TaskView, w int) string {
+	name := tv.Task.ID.Short() + " " + tv.Task.Title
+	var marks []string
+	if tv.Flag != "" {
+		marks = append(marks, "⚑ "+tv.Flag)
+	}
+	lease := ""
+	if tv.Lease != nil {
+		lease = "lease " + clock(m.leaseClocks(*tv.Lease).remaining)
+	}
+	verdict := verdictWord(tv.Verdict)
+	wide := append(append([]string(nil), marks...), name)
+	right := []string{string(tv.Task.Phase)}
+	if lease != "" {
+		right = append(right, lease)
+	}
+	right = append(right, verdict)
+	r := " " + strings.Join(right, " · ") + " "
+	if room := w - ansi.StringWidth(r); room >= 16 {
+		return padRight(" "+strings.Join(wide, " · "), room) + r
+	}
+	// Narrow: the marks first, then the task, whose title gives way.
+	if lease != "" {
+		marks = append(marks, lease)
+	}
+	marks = append(marks, verdict, name)
+	return fit(" "+strings.Join(marks, " · "), w)
+}
+
+// verdictWord is the verdict in a glyph and a word, for a grid title.
+func verdictWord(v *verify.Verdict) string {
+	if v == nil {
+		return "no verdict"
+	}
+	switch v.Status {
+	case verify.StatusOK:
+		return "✓ green"
+	case verify.StatusIncomplete:
+		return "✗ red"
+	case verify.StatusError:
+		return "! error"
+	}
+	return verdictGlyph(v) + " " + string(v.Status)
 }

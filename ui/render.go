@@ -115,6 +115,11 @@ func (m *Model) renderBottomPanel(w int) []string {
 			fit(m.st.prompt.Render("CORRECT "+tv.Task.ID.Short())+m.st.dim.Render(" · a human decision: it reaches the live agent once and outranks the plan in every later brief · enter sends · esc cancels"), w),
 			fit(m.correct.View(), w),
 		}
+	case modeSearch:
+		return []string{
+			m.st.sep.Render(strings.Repeat("─", w)),
+			fit(m.searchIn.View(), w),
+		}
 	case modeConfirm:
 		out := []string{m.st.sep.Render(strings.Repeat("─", w))}
 		for _, l := range wrap(m.confirm.prompt, w) {
@@ -168,6 +173,8 @@ func (m *Model) renderHints(w int) string {
 		}
 	case modeCorrect:
 		hints = []string{"enter send", "esc cancel"}
+	case modeSearch:
+		hints = []string{"type to narrow the list", "enter keep", "esc clear"}
 	case modeConfirm:
 		hints = []string{"y yes", "n no"}
 	default:
@@ -193,47 +200,99 @@ func (m *Model) renderHints(w int) string {
 	return fit(b.String(), w)
 }
 
-// renderHelp lists every key with one line on what it does, in one or two
-// columns.
+// renderHelp lists every key with what it does, in as few columns as hold
+// it all: descriptions wrap under themselves rather than being cut, and a
+// group is never split across columns.
 func (m *Model) renderHelp(w, h int) []string {
-	var entries []string
-	for _, g := range m.keys.helpGroups() {
-		entries = append(entries, m.st.heading.Render(g.title))
+	groups := m.keys.helpGroups()
+	keyW := 0
+	for _, g := range groups {
 		for _, b := range g.keys {
-			hb := b.Help()
-			entries = append(entries, "  "+m.st.key.Render(fit(hb.Key, 10))+" "+hb.Desc)
+			keyW = max(keyW, ansi.StringWidth(b.Help().Key))
 		}
-		entries = append(entries, "")
 	}
-	entries = entries[:len(entries)-1]
 	title := m.st.header.Render(fit(" orchestra-tui · keys · any key closes this screen", w))
 	rows := h - 1
-	cols := 1
-	if len(entries) > rows {
-		cols = 2
+	var cols [][]string
+	for n := 1; n <= 3; n++ {
+		colW := (w - (n - 1)) / n
+		cols = m.helpColumns(groups, keyW, colW, rows, n)
+		if cols != nil || n == 3 {
+			break
+		}
 	}
-	colW := (w - (cols - 1)) / cols
-	per := (len(entries) + cols - 1) / cols
+	n := max(len(cols), 1)
+	colW := (w - (n - 1)) / n
+	truncated := false
+	if cols == nil {
+		// Even three columns do not hold it: show what fits.
+		n, colW = 2, (w-1)/2
+		cols = m.helpColumns(groups, keyW, colW, 1<<20, 1)
+		all := cols[0]
+		cols = [][]string{all[:min(rows, len(all))], all[min(rows, len(all)):min(2*rows, len(all))]}
+		truncated = len(all) > 2*rows
+	}
 	out := []string{title}
 	for r := 0; r < rows; r++ {
 		var b strings.Builder
-		for c := 0; c < cols; c++ {
+		for c := 0; c < n; c++ {
 			if c > 0 {
 				b.WriteString(" ")
 			}
-			i := c*per + r
 			e := ""
-			if i < len(entries) && r < per {
-				e = entries[i]
+			if c < len(cols) && r < len(cols[c]) {
+				e = cols[c][r]
 			}
 			b.WriteString(fit(e, colW))
 		}
 		out = append(out, b.String())
 	}
-	if per > rows {
+	if truncated {
 		out[len(out)-1] = m.st.dim.Render(fit("… more keys than fit: enlarge the terminal", w))
 	}
 	return block(out, w, h)
+}
+
+// helpColumns lays the groups out in at most n columns of colW cells and
+// rows lines, filling one column before the next; nil when they do not fit.
+func (m *Model) helpColumns(groups []helpGroup, keyW, colW, rows, n int) [][]string {
+	descW := max(colW-keyW-2, 8)
+	indent := strings.Repeat(" ", keyW+2)
+	var cols [][]string
+	var cur []string
+	for _, g := range groups {
+		block := []string{m.st.heading.Render(g.title)}
+		for _, b := range g.keys {
+			hb := b.Help()
+			for i, l := range wrap(hb.Desc, descW) {
+				if i == 0 {
+					block = append(block, " "+m.st.key.Render(padRight(hb.Key, keyW))+" "+l)
+				} else {
+					block = append(block, indent+l)
+				}
+			}
+		}
+		gap := 0
+		if len(cur) > 0 {
+			gap = 1
+		}
+		if len(cur)+gap+len(block) > rows && len(cur) > 0 {
+			cols = append(cols, cur)
+			cur, gap = nil, 0
+		}
+		if gap > 0 {
+			cur = append(cur, "")
+		}
+		cur = append(cur, block...)
+		if len(cur) > rows {
+			return nil
+		}
+	}
+	cols = append(cols, cur)
+	if len(cols) > n {
+		return nil
+	}
+	return cols
 }
 
 // wrap breaks plain text into lines of at most w cells at word boundaries.

@@ -214,8 +214,15 @@ func setup(t testing.TB, fill func(e *stubEngine)) *bundle {
 // setupEngine builds a console over an engine the caller filled.
 func setupEngine(t testing.TB, e *stubEngine) *bundle {
 	m := New(e, Options{NoAnim: true, Now: func() time.Time { return testNow }, RepoName: "acme/api", Author: "ana"})
-	// Timers would make the synchronous driver wait on the real clock.
-	m.tick = func(time.Duration, func(time.Time) tea.Msg) tea.Cmd { return nil }
+	// Timers would make the synchronous driver wait on the real clock. The
+	// wait for a second g ends at once: press("g") toggles the grid (tests
+	// of g g press both keys without running commands in between).
+	m.tick = func(d time.Duration, fn func(time.Time) tea.Msg) tea.Cmd {
+		if d == gWait {
+			return func() tea.Msg { return fn(testNow) }
+		}
+		return nil
+	}
 	b := &bundle{t: t, eng: e, m: m}
 	b.run(m.Init())
 	return b

@@ -109,6 +109,14 @@ func (m *Model) visible() []coord.TaskView { return m.list }
 // is still listed, the first one otherwise.
 func (m *Model) fixSelection() {
 	vis := m.visible()
+	if m.wantSel != "" {
+		for _, tv := range vis {
+			if tv.Task.ID == m.wantSel {
+				m.selID, m.wantSel = m.wantSel, ""
+				return
+			}
+		}
+	}
 	for _, tv := range vis {
 		if tv.Task.ID == m.selID {
 			return
@@ -236,6 +244,9 @@ func (m *Model) renderTaskList(w, h int) []string {
 	c := columnsFor(w)
 	lines := make([]string, 0, h)
 	title := fmt.Sprintf("TASKS %d/%d · filter %s", len(vis), len(m.snap.Tasks), m.filter)
+	if m.search.query != "" {
+		title += " · /" + m.search.query
+	}
 	lines = append(lines, m.st.bold.Render(fit(title, w)))
 	rows := h - 2
 	if rows <= 0 {
@@ -246,6 +257,9 @@ func (m *Model) renderTaskList(w, h int) []string {
 		msg := "no tasks yet · n adds one"
 		if len(m.snap.Tasks) > 0 {
 			msg = "no " + m.filter.String() + " tasks · f changes the filter"
+			if m.search.query != "" {
+				msg = "no task matches /" + m.search.query + " · esc clears it"
+			}
 		}
 		lines = append(lines, m.st.dim.Render(fit(msg, w)))
 		return block(lines, w, h)

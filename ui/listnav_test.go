@@ -1,0 +1,171 @@
+package ui
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// G and End select the last task, Home and g g the first; g alone, once
+// its wait for a second g is over, still toggles the grid.
+func TestHomeEndGGAndG(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40)
+	vis := b.m.visible()
+	first, last := vis[0].Task.ID, vis[len(vis)-1].Task.ID
+	b.press("G")
+	require.Equal(t, last, b.m.selID)
+	b.press("home")
+	require.Equal(t, first, b.m.selID)
+	b.press("end")
+	require.Equal(t, last, b.m.selID)
+
+	// g g, pressed faster than the wait: no command runs in between.
+	_, _ = b.m.Update(keyMsg("g"))
+	require.True(t, b.m.pendingG)
+	b.send(keyMsg("g"))
+	require.Equal(t, first, b.m.selID)
+	require.False(t, b.m.grid, "g g is not the grid")
+	// The first g's wait ending late changes nothing.
+	b.send(gTimeoutMsg{seq: b.m.gSeq})
+	require.False(t, b.m.grid)
+
+	// g then another key: the grid, then that key.
+	_, _ = b.m.Update(keyMsg("g"))
+	b.send(keyMsg("j"))
+	require.True(t, b.m.grid)
+
+	// g alone: the grid toggles when the wait ends.
+	b.press("g")
+	require.False(t, b.m.grid)
+}
+
+// / narrows the list as the operator types, enter keeps it, esc clears it;
+// the selection stays on a listed task.
+func TestSlashFiltersTheList(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40)
+	b.press("/").typeText("login")
+	require.Equal(t, modeSearch, b.m.mode)
+	require.Len(t, b.m.visible(), 1)
+	tv, _ := b.m.selected()
+	require.Contains(t, tv.Task.Title, "login")
+	s := ansi.Strip(b.view())
+	require.Contains(t, s, "TASKS 1/8 · filter all · /login")
+	b.press("enter")
+	require.Equal(t, modeNormal, b.m.mode)
+	require.Len(t, b.m.visible(), 1, "enter keeps the filter")
+
+	b.press("/").typeText("zzz").press("enter")
+	require.Contains(t, ansi.Strip(b.view()), "no task matches /loginzzz · esc clears it")
+	b.press("esc")
+	require.Len(t, b.m.visible(), 8, "esc clears it")
+	require.NotContains(t, ansi.Strip(b.view()), "/login")
+
+	// By state and by flag too, in any case.
+	b.press("/").typeText("STUCK")
+	require.Len(t, b.m.visible(), 1)
+	b.press("esc")
+	require.Len(t, b.m.visible(), 8)
+}
+
+// A task added in the form is selected, even when the engine's snapshot
+// lists it only after the add's answer, and even under a filter that would
+// hide it.
+func TestNewTaskIsSelected(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	everyState(e)
+	newID := task.ID("01JQ8Z4NEWTASK0000000000NW")
+	e.result = func(c coord.Command) (coord.Result, error) { return coord.Result{TaskID: newID}, nil }
+	b := setupEngine(t, e).size(120, 40)
+	b.press("f", "f", "f") // ended: a new task is not listed
+	b.press("n").typeText("fix login").press("tab").typeText("it passes").press("tab").typeText("go test ./...").press("enter")
+	require.Equal(t, filterAll, b.m.filter, "the list shows everything again")
+	require.NotEqual(t, newID, b.m.selID, "not in the snapshot yet")
+
+	e.mu.Lock()
+	e.snap.Tasks = append(e.snap.Tasks, coord.TaskView{Task: task.Task{ID: newID, Title: "fix login", State: task.StateQueued, Phase: task.PhaseFrame, UpdatedAt: testNow}})
+	e.mu.Unlock()
+	b.send(eventMsg{ev: task.Event{Kind: task.EvTaskAdded, TaskID: newID, At: testNow}})
+	require.Equal(t, newID, b.m.selID, "selected once listed")
+	b.press("j")
+	b.send(eventMsg{ev: task.Event{Kind: task.EvTaskLeased, TaskID: newID, At: testNow}})
+	require.NotEqual(t, newID, b.m.selID, "only once: the operator moves on freely")
+}
+
+// Focus mode ends with the session it types into: when the session ends,
+// or the task moves on to another session, keys stop going to the agent.
+func TestFocusEndsWithItsSession(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	everyState(e)
+	b := setupEngine(t, e).size(120, 40).selectState(task.StateRunning)
+	id := b.m.selID
+	b.press("enter")
+	require.Equal(t, modeFocus, b.m.mode)
+
+	// Another session of the same task (the next phase): focus ends.
+	setSession(e, id, "01JQ8Z4SESSNEXT000000000")
+	b.send(eventMsg{ev: task.Event{Kind: task.EvSessionLaunched, TaskID: id, At: testNow}})
+	require.Equal(t, modeNormal, b.m.mode)
+	require.Contains(t, ansi.Strip(b.view()), "the session you were typing into ended")
+
+	b.press("enter")
+	require.Equal(t, modeFocus, b.m.mode)
+	setSession(e, id, "")
+	b.send(eventMsg{ev: task.Event{Kind: task.EvSessionExited, TaskID: id, At: testNow}})
+	require.Equal(t, modeNormal, b.m.mode)
+	b.press("x")
+	require.Empty(t, b.eng.typed(id), "no key reached an agent after its session ended")
+}
+
+func setSession(e *stubEngine, id task.ID, session string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range e.snap.Tasks {
+		if e.snap.Tasks[i].Task.ID == id {
+			e.snap.Tasks[i].SessionID = session
+			if session == "" {
+				e.snap.Tasks[i].Task.State = task.StateQueued
+				e.snap.Tasks[i].Lease = nil
+			}
+		}
+	}
+}
+
+// A grid cell's title carries what the grid is for: the stuck flag, the
+// lease clock and the verdict, at every size.
+func TestGridTitlesCarryFlagLeaseVerdict(t *testing.T) {
+	t.Parallel()
+	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
+		b := setup(t, everyState).size(sz[0], sz[1]).press("g")
+		require.True(t, b.m.grid)
+		title := ansi.Strip(strings.Split(b.view(), "\n")[1])
+		require.Contains(t, title, "⚑ stuck 45s", "at %dx%d: %q", sz[0], sz[1], title)
+		require.Contains(t, title, "lease 07:42", "at %dx%d", sz[0], sz[1])
+		require.Contains(t, title, "✗ red", "at %dx%d", sz[0], sz[1])
+		require.Contains(t, title, "lease 00:45", "the other cell's lease at %dx%d", sz[0], sz[1])
+	}
+}
+
+// The approve message (where the work is, the merge command) is shown
+// whole, wrapped, until esc or the next command.
+func TestApproveMessageShownWhole(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	everyState(e)
+	msg := "Approved. The work is on branch orchestra/x, 3 commits ahead of main; merge it with `orchestra-tui merge W6J2LC5E` (or `git merge orchestra/x`)."
+	e.result = func(c coord.Command) (coord.Result, error) { return coord.Result{TaskID: c.TaskID, Message: msg}, nil }
+	b := setupEngine(t, e).size(80, 24).selectState(task.StateAwaitingReview).press("a")
+	flat := strings.Join(strings.Fields(ansi.Strip(b.view())), " ")
+	require.Contains(t, flat, msg)
+	requireFits(t, b.view(), 80, 24)
+	b.press("esc")
+	require.NotContains(t, ansi.Strip(b.view()), "orchestra-tui merge")
+}
