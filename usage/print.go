@@ -45,6 +45,9 @@ func ParsePrintResult(data []byte, prices map[string]config.Price) (PrintResult,
 	}
 	res := PrintResult{SessionID: p.SessionID, ReportedCostUSD: p.TotalCostUSD}
 	for model, m := range p.ModelUsage {
+		if m.InputTokens < 0 || m.OutputTokens < 0 || m.CacheReadInputTokens < 0 || m.CacheCreationInputTokens < 0 {
+			return PrintResult{}, fmt.Errorf("read claude -p result: model %q has a negative token count", model)
+		}
 		res.Totals.Add(Record{Model: model, Tokens: Tokens{
 			Input: m.InputTokens, Output: m.OutputTokens,
 			CacheCreation: m.CacheCreationInputTokens, CacheRead: m.CacheReadInputTokens,

@@ -40,6 +40,9 @@ func ParseTranscriptLine(line []byte) (Record, bool) {
 		return Record{}, false
 	}
 	u := l.Message.Usage
+	if u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheCreationInputTokens < 0 || u.CacheReadInputTokens < 0 {
+		return Record{}, false // no reply uses fewer than no tokens: not a record to count
+	}
 	return Record{Model: l.Message.Model, MessageID: l.Message.ID, Tokens: Tokens{
 		Input: u.InputTokens, Output: u.OutputTokens,
 		CacheCreation: u.CacheCreationInputTokens, CacheRead: u.CacheReadInputTokens,

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/session"
@@ -19,25 +17,14 @@ import (
 // sentinel exists, the artifact is validated. A stat right after the watch
 // was added (in Start) would race with the agent, so the first check runs
 // when the timer first fires, whatever the events.
-func (r *Run) watch(ctx context.Context, w *fsnotify.Watcher) {
-	defer w.Close()
+func (r *Run) watch(ctx context.Context, changes <-chan struct{}) {
 	settle := time.NewTimer(r.p.Settle)
 	defer settle.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			_ = ev
-			settle.Reset(r.p.Settle)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			_ = err // an overflow only delays us to the next event
+		case <-changes:
 			settle.Reset(r.p.Settle)
 		case <-settle.C:
 			if r.finished.Load() {

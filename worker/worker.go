@@ -25,8 +25,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
-
 	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/session"
@@ -180,13 +178,8 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	}
 	stateDir := filepath.Join(p.Dir, task.StateDir)
 	// Watch before launching so nothing the agent writes is missed.
-	w, err := fsnotify.NewWatcher()
+	changes, unwatch, err := watchDir(stateDir)
 	if err != nil {
-		wt.Close()
-		return nil, fmt.Errorf("watch %s: %w", stateDir, err)
-	}
-	if err := w.Add(stateDir); err != nil {
-		w.Close()
 		wt.Close()
 		return nil, fmt.Errorf("watch %s: %w", stateDir, err)
 	}
@@ -196,7 +189,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	}
 	if p.CastPath != "" {
 		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o700); err != nil {
-			w.Close()
+			unwatch()
 			wt.Close()
 			return nil, fmt.Errorf("prepare recording dir: %w", err)
 		}
@@ -208,7 +201,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 		TaskID: string(p.TaskID), SessionID: p.SessionID, RecordMax: p.RecordMax,
 	})
 	if err != nil {
-		w.Close()
+		unwatch()
 		wt.Close()
 		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
 	}
@@ -226,7 +219,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	go r.deliverInputs(ctx)
 	// The worktree handle is released once its two users have returned.
 	var users sync.WaitGroup
-	users.Go(func() { r.watch(ctx, w) })
+	users.Go(func() { defer unwatch(); r.watch(ctx, changes) })
 	users.Go(func() { r.sampleLoop(ctx) })
 	go func() { users.Wait(); wt.Close() }()
 	go r.waitExit()

@@ -177,6 +177,12 @@ func readTaskFile(path string, tf *taskFile) error {
 	if err != nil {
 		return fmt.Errorf("add --file: %w", err)
 	}
+	return decodeTaskFile(path, data, tf)
+}
+
+// decodeTaskFile decodes a task file's content; path names it and its
+// extension says TOML or JSON.
+func decodeTaskFile(path string, data []byte, tf *taskFile) error {
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".json":
 		dec := json.NewDecoder(strings.NewReader(string(data)))
