@@ -23,16 +23,12 @@ import (
 // agent is the scripted one, standing in for Claude Code.
 func TestFirstHourScreenshots(t *testing.T) {
 	// Without ScreenshotsEnv the walk still runs, as the end-to-end test of
-	// the loop's end through the console's keys; its captures are thrown
-	// away.
+	// the loop's end through the console's keys, and captures nothing.
 	dir := os.Getenv(ScreenshotsEnv)
-	if dir == "" {
-		dir = t.TempDir()
-	}
 	pace := 30
 	f := newFixture(t, agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
-	}}, "")
+	}}, "[notify]\nbell = false\ndesktop = false # tmux ignores them; the replay's emulator would print them\n")
 	// The user's shell: the binary on PATH as `go install` puts it, in the
 	// repository, with a plain prompt.
 	bin := filepath.Dir(f.bin)
@@ -41,6 +37,11 @@ func TestFirstHourScreenshots(t *testing.T) {
 	tm.run("pipe-pane", "-o", "-t", "main", "cat > "+shellQuote(raw))
 	tm.keys("Enter")
 	t.Cleanup(func() { _ = exec.Command(f.bin, "stop", "-C", f.root).Run() })
+	shot := func(name string) {
+		if dir != "" {
+			capture(t, tm, raw, dir, name)
+		}
+	}
 	prompt := func() {
 		tm.waitScreen("the prompt", 30*time.Second, func(s string) bool { return strings.HasSuffix(strings.TrimRight(s, " \n"), "$") })
 	}
@@ -57,31 +58,31 @@ func TestFirstHourScreenshots(t *testing.T) {
 	typeLine("orchestra-tui status")
 	tm.waitText(10*time.Second, "TITLE", "Fix Add and Mul", "queued")
 	prompt()
-	capture(t, tm, raw, dir, "first-hour-1-add")
+	shot("first-hour-1-add")
 
 	// 2. The console: the agent at work in its pane, its lease, its phase.
 	typeLine("orchestra-tui")
 	tm.waitText(60*time.Second, "implement · running", "Thinking…")
-	capture(t, tm, raw, dir, "first-hour-2-console")
+	shot("first-hour-2-console")
 
 	// 3. The verify gate re-ran the tests: green, waiting for you.
 	tm.waitText(90*time.Second, "1 awaiting review")
 	tm.keys("3")
 	tm.waitText(10*time.Second, "tests green")
-	capture(t, tm, raw, dir, "first-hour-3-verdict")
+	shot("first-hour-3-verdict")
 
 	// 4. Approve: it says where the work is and how to merge it.
 	tm.keys("a")
 	tm.keys("4")
 	tm.waitText(10*time.Second, "merge it with", "approved. The work is on branch")
-	capture(t, tm, raw, dir, "first-hour-4-approve")
+	shot("first-hour-4-approve")
 
 	// 5. Merge, after a question.
 	tm.keys("M")
 	tm.waitText(5*time.Second, "Merge task")
 	tm.keys("y")
 	tm.waitText(10*time.Second, "by fast-forward")
-	capture(t, tm, raw, dir, "first-hour-5-merge")
+	shot("first-hour-5-merge")
 
 	// 6. Back in the shell: main has the work; prune clears the task's
 	// worktree and branch.
@@ -95,7 +96,7 @@ func TestFirstHourScreenshots(t *testing.T) {
 	typeLine("git branch")
 	tm.waitText(10*time.Second, "* main")
 	prompt()
-	capture(t, tm, raw, dir, "first-hour-6-prune")
+	shot("first-hour-6-prune")
 	out, err := exec.Command("git", "-C", f.root, "show", "main:calc.go").Output()
 	require.NoError(t, err)
 	require.Equal(t, project.CalcFixed, string(out))
