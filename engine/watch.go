@@ -16,6 +16,10 @@ import (
 // slot freed). Lease clocks are not changes: the client ages them itself.
 const snapEvery = time.Second
 
+// frameEvery is the shortest time between two pushes of one pane to one
+// console: the console draws at most 30 frames a second anyway.
+const frameEvery = time.Second / 30
+
 // watcher pushes one client's view: the snapshot when it changes, every
 // event in order, and each dirty pane's newest screen. It writes on the
 // connection from one goroutine; while a slow client blocks a write, the
@@ -52,10 +56,19 @@ func (s *Server) watch(ctx context.Context, c *conn, after int64) {
 	}
 	tick := time.NewTicker(snapEvery)
 	defer tick.Stop()
+	// Panes go out at most once a frame: an agent that floods its
+	// terminal costs each console one screen per frame, not one per
+	// write.
+	frame := time.NewTimer(frameEvery)
+	frame.Stop()
+	var armed bool
+	var lastFlush time.Time
 	for {
 		select {
 		case <-ctx.Done():
 			return
+		case <-frame.C:
+			armed = false
 		case <-tick.C:
 			if w.sendSnap(false) != nil {
 				return
@@ -100,6 +113,15 @@ func (s *Server) watch(ctx context.Context, c *conn, after int64) {
 				}
 			}
 		}
+		if len(w.dirty) == 0 || armed {
+			continue
+		}
+		if wait := frameEvery - time.Since(lastFlush); wait > 0 {
+			frame.Reset(wait)
+			armed = true
+			continue
+		}
+		lastFlush = time.Now()
 		if w.flushPanes() != nil {
 			return
 		}
