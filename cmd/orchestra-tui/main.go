@@ -24,6 +24,7 @@ Usage:
   orchestra-tui stop                     stop the engine and every agent; their tasks requeue without losing an attempt
   orchestra-tui engines [--json]         the engines this store has heard from: host, version, slots in use, heartbeat
   orchestra-tui run --headless           run every task without the console, one line per event
+                                         [--json | --stable] [--wait: keep running for tasks added later]
   orchestra-tui run --resume FILE        resume a handed-off task [--harness H] [--model M] [--headless]
   orchestra-tui add [flags]              add a task (--title --goal --verify --acceptance ... or --file F)
   orchestra-tui status [--json]          list tasks with state, phase and verdict
