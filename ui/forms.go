@@ -44,7 +44,7 @@ func newTaskFormModel() newTaskForm {
 			newInput("title   ", "fix the flaky login test"),
 			newInput("goal    ", "what done looks like, in a sentence or two"),
 			newInput("verify  ", "the command that runs your tests, e.g. go test ./..."),
-			newInput("harness ", "default"),
+			newInput("harness ", "blank: scripted, the demo agent"),
 		},
 		resumeFields: []textinput.Model{
 			newInput("file    ", "handoff.json (from orchestra-tui handoff export)"),
@@ -180,6 +180,7 @@ func (m *Model) renderForm(w, h int) []string {
 		for i := range m.form.fields {
 			lines = append(lines, m.form.fields[i].View())
 		}
+		lines = append(lines, m.harnessLines(w)...)
 		lines = append(lines, "", m.st.dim.Render("pipeline: "+task.DefaultPipeline().String()))
 	}
 	if m.form.err != "" {
@@ -188,4 +189,65 @@ func (m *Model) renderForm(w, h int) []string {
 		}
 	}
 	return block(lines, w, h)
+}
+
+// HarnessInfo is one harness the new-task form offers: its name and whether
+// its program was found (on PATH, or the built-in scripted agent).
+type HarnessInfo struct {
+	Name  string
+	Found bool
+}
+
+// scriptedHarness is the built-in demo agent, the default for a task that
+// names no harness.
+const scriptedHarness = "scripted"
+
+// harnessLines lists the harnesses under the form, and warns when the one
+// chosen cannot do the work: the demo agent, a name nobody defined, or a
+// program that is not installed.
+func (m *Model) harnessLines(w int) []string {
+	hs := m.opt.Harnesses
+	if len(hs) == 0 {
+		return nil
+	}
+	names := make([]string, 0, len(hs))
+	for _, h := range hs {
+		n := h.Name
+		if !h.Found {
+			n += " (not installed)"
+		}
+		names = append(names, n)
+	}
+	var out []string
+	for _, l := range wrap("harnesses: "+strings.Join(names, " · "), w) {
+		out = append(out, m.st.dim.Render(l))
+	}
+	chosen := strings.TrimSpace(m.form.fields[3].Value())
+	warn := ""
+	switch {
+	case chosen == "" || chosen == scriptedHarness:
+		warn = "⚠ " + scriptedHarness + " is the built-in demo agent: it cannot change your code, so the verify gate stays red. Name an agent CLI above."
+		if chosen == "" {
+			warn = "⚠ blank means " + scriptedHarness + ", the built-in demo agent: it cannot change your code, so the verify gate stays red. Name an agent CLI above."
+		}
+	default:
+		known := false
+		for _, h := range hs {
+			if h.Name == chosen {
+				known = true
+				if !h.Found {
+					warn = "⚠ " + chosen + "'s program is not installed here: the launch will be refused."
+				}
+			}
+		}
+		if !known {
+			warn = "⚠ no harness named " + chosen + "; orchestra.toml can define one ([harness." + chosen + "])."
+		}
+	}
+	for _, l := range wrap(warn, w) {
+		if l != "" {
+			out = append(out, m.st.warn.Render(l))
+		}
+	}
+	return out
 }

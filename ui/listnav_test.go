@@ -169,3 +169,33 @@ func TestApproveMessageShownWhole(t *testing.T) {
 	b.press("esc")
 	require.NotContains(t, ansi.Strip(b.view()), "orchestra-tui merge")
 }
+
+// The new-task form lists the harnesses found and warns about the choices
+// that cannot do the work: blank or scripted (the demo agent), an unknown
+// name, a program not installed.
+func TestFormListsHarnessesAndWarnsOnScripted(t *testing.T) {
+	t.Parallel()
+	b := setup(t, nil)
+	b.m.opt.Harnesses = []HarnessInfo{{Name: "claude", Found: true}, {Name: "codex", Found: false}, {Name: "scripted", Found: true}, {Name: "shell", Found: true}}
+	b.size(120, 40).press("n")
+	flat := func() string { return strings.Join(strings.Fields(ansi.Strip(b.view())), " ") }
+	require.Contains(t, flat(), "harnesses: claude · codex (not installed) · scripted · shell")
+	require.Contains(t, flat(), "⚠ blank means scripted, the built-in demo agent")
+	b.press("tab", "tab", "tab").typeText("scripted")
+	require.Contains(t, flat(), "⚠ scripted is the built-in demo agent")
+	for range "scripted" {
+		b.press("backspace")
+	}
+	b.typeText("claude")
+	require.NotContains(t, flat(), "⚠")
+	for range "claude" {
+		b.press("backspace")
+	}
+	b.typeText("codex")
+	require.Contains(t, flat(), "⚠ codex's program is not installed here")
+	b.typeText("2")
+	require.Contains(t, flat(), "⚠ no harness named codex2")
+	requireFits(t, b.view(), 120, 40)
+	b.size(80, 24)
+	requireFits(t, b.view(), 80, 24)
+}

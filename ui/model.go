@@ -34,6 +34,8 @@ type Options struct {
 	RepoName string
 	// Author is recorded on corrections and other commands.
 	Author string
+	// Harnesses are the harnesses the new-task form lists.
+	Harnesses []HarnessInfo
 	// Bell rings the terminal bell, and Desktop sends a desktop
 	// notification (OSC 9 and OSC 777), when a task comes to need a human.
 	Bell, Desktop bool

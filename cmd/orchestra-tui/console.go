@@ -213,15 +213,23 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	// The engine has read orchestra.toml already and refused a bad one;
-	// here it only says how this console alerts its operator.
-	cfg, err := config.Load(root)
-	if err != nil {
-		return fail(stderr, err)
+	// here it only says how this console alerts its operator and which
+	// harnesses the form offers. A remote repository's file is not here:
+	// the defaults, and no harness list (this machine's PATH is not its).
+	cfg, local := config.Default(), false
+	if fi, err := os.Stat(root); err == nil && fi.IsDir() {
+		if c, err := config.Load(root); err == nil {
+			cfg, local = c, true
+		}
+	}
+	var harnesses []ui.HarnessInfo
+	if local {
+		harnesses = formHarnesses(cfg, root)
 	}
 	alert := !opts.NoAnim // recordings and CI get no bells
 	m := ui.New(e, ui.Options{NoAnim: opts.NoAnim, LeaveFocusKey: opts.LeaveKey, RepoName: filepath.Base(root), Author: author(),
 		Detach: opts.Detach, StopEngine: opts.StopEngine,
-		Bell: alert && cfg.Notify.Bell, Desktop: alert && cfg.Notify.Desktop})
+		Bell: alert && cfg.Notify.Bell, Desktop: alert && cfg.Notify.Desktop, Harnesses: harnesses})
 	out := stdout
 	var rec *castRecorder
 	if opts.Record != "" {
