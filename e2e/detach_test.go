@@ -219,3 +219,29 @@ func execIn(f fixture, args ...string) *exec.Cmd {
 	cmd.Dir = f.root
 	return cmd
 }
+
+// TestTwoConsolesSeeTheSameRun: two consoles attached at once; a correction
+// typed in one reaches the agent and shows in the other's pane and event
+// log.
+func TestTwoConsolesSeeTheSameRun(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Behave: agent.BehaveStall, AwaitDecision: true}},
+	}}, "")
+	t.Cleanup(func() { _, _ = runIn(f, "stop") })
+	f.addTask(t, "Fix calc", "implement")
+	one := f.attachTerm(t)
+	one.waitText(90*time.Second, "implement · running", "Thinking…")
+	two := f.attachTerm(t)
+	two.waitText(30*time.Second, "implement · running", "Thinking…")
+
+	const correction = "keep Add pure, no globals"
+	one.keys("c")
+	one.waitText(5*time.Second, "correction: ")
+	one.typeText(correction)
+	one.keys("Enter")
+	one.waitText(10*time.Second, "received human decision: "+correction)
+	two.waitText(10*time.Second, "received human decision: "+correction)
+	two.keys("4")
+	two.waitText(10*time.Second, "decision.recorded", "Human decision by operator: keep Add", "decision.delivered")
+}
