@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
 )
 
 // InputsLogName is the file in a script's record_dir that logs every
@@ -28,6 +30,9 @@ type InputRecord struct {
 	At   time.Time `json:"at"`
 	Kind string    `json:"kind"`
 	Text string    `json:"text"`
+	// Session is the session the agent ran as (its ORCHESTRA_SESSION
+	// mark), so a check can count deliveries per session.
+	Session string `json:"session,omitempty"`
 }
 
 // recorder writes what the agent received into the script's record_dir, so
@@ -44,7 +49,7 @@ func (r recorder) input(kind, text string) error {
 	if r.dir == "" {
 		return nil
 	}
-	line, err := json.Marshal(InputRecord{At: r.now().UTC(), Kind: kind, Text: text})
+	line, err := json.Marshal(InputRecord{At: r.now().UTC(), Kind: kind, Text: text, Session: os.Getenv(session.SessionEnv)})
 	if err != nil {
 		return err
 	}
