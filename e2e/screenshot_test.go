@@ -3,7 +3,6 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,12 +12,12 @@ import (
 
 	uv "github.com/charmbracelet/ultraviolet"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/charmbracelet/x/vt"
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/vt"
 )
 
 // ScreenshotsEnv names the folder TestScreenshots writes its captures to;
@@ -216,31 +215,24 @@ func capture(t *testing.T, tm *tmuxTerm, raw, dir, name string) {
 }
 
 // replay writes the console's byte stream so far into a terminal emulator
-// of the same size and returns its screen with colours.
+// of the same size (the console's own, which the vt tests hold to tmux
+// cell by cell) and returns its screen with colours.
 func replay(t *testing.T, raw string) string {
 	t.Helper()
 	stream, err := os.ReadFile(raw)
 	require.NoError(t, err)
-	emu := vt.NewEmulator(termCols, termRows)
-	drained := make(chan struct{})
-	go func() {
-		// The console's queries (colours, keyboard modes) are answered
-		// through the emulator's reader; nobody needs the answers.
-		defer close(drained)
-		_, _ = io.Copy(io.Discard, emu)
-	}()
-	_, err = emu.Write(stream)
+	term := vt.New(termCols, termRows, 0, nil) // the console's queries need no answers
+	_, err = term.Write(stream)
 	require.NoError(t, err)
-	ans := fullStyleANSI(emu)
-	require.NoError(t, emu.Close())
-	<-drained
-	return ans
+	buf := uv.NewScreenBuffer(termCols, termRows)
+	term.Draw(buf, buf.Bounds())
+	return fullStyleANSI(buf)
 }
 
 // fullStyleANSI writes the emulator's screen with a reset before every
 // change of style, so a converter that knows only set-and-reset colour
 // codes (aha has no "reverse off") reads it right.
-func fullStyleANSI(emu *vt.Emulator) string {
+func fullStyleANSI(emu interface{ CellAt(x, y int) *uv.Cell }) string {
 	var b strings.Builder
 	for y := range termRows {
 		if y > 0 {
