@@ -199,3 +199,14 @@ func TestFormListsHarnessesAndWarnsOnScripted(t *testing.T) {
 	b.size(80, 24)
 	requireFits(t, b.view(), 80, 24)
 }
+
+// Counts read as English: "1 task", "2 tasks".
+func TestHeaderPlurals(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	e.snap.Tasks = []coord.TaskView{{Task: task.Task{ID: fixtureID(0), Title: "one", State: task.StateQueued}}}
+	b := setupEngine(t, e).size(120, 40)
+	require.Contains(t, ansi.Strip(b.view()), "· 1 task ·")
+	require.NotContains(t, ansi.Strip(b.view()), "1 tasks")
+	require.Contains(t, ansi.Strip(setup(t, everyState).size(120, 40).view()), "· 8 tasks ·")
+}
