@@ -44,7 +44,11 @@ type Engine interface {
 
 // Snapshot is the engine's state at one instant.
 type Snapshot struct {
-	At    time.Time
+	At time.Time
+	// Gen grows with every snapshot the coordinator publishes: two with the
+	// same Gen differ only in their clocks, so a reader can skip comparing
+	// them. Zero from an engine that does not count.
+	Gen   uint64
 	Tasks []TaskView // sorted by task id (creation order)
 	Slots []SlotView
 	// Bases are the trained bases in use, oldest first, with their cache

@@ -70,6 +70,7 @@ type Coordinator struct {
 	// Owned by the loop goroutine.
 	tasks map[task.ID]task.Task
 	order []task.ID // the keys of tasks in creation order (ids)
+	gen   uint64    // snapshots published (Snapshot.Gen)
 	runs  map[task.ID]*run
 	flags map[task.ID]string
 	// retry holds the backoff of tasks whose launch failed for a reason of

@@ -4,7 +4,8 @@ package coord
 // change; readers compute the clocks at read time.
 func (c *Coordinator) publish() {
 	ids := c.ids()
-	s := &Snapshot{At: c.now(), Tasks: make([]TaskView, 0, len(ids)), StoreFault: c.sw.fault}
+	c.gen++
+	s := &Snapshot{At: c.now(), Gen: c.gen, Tasks: make([]TaskView, 0, len(ids)), StoreFault: c.sw.fault}
 	for _, id := range ids {
 		t := c.tasks[id]
 		// Verdicts and usage are replaced, never changed in place, and the

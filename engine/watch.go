@@ -30,6 +30,7 @@ type watcher struct {
 	s        *Server
 	c        *conn
 	lastSnap []byte
+	lastGen  uint64             // the Gen of the snapshot last compared
 	sessions map[task.ID]string // the session of each pane as last sent
 	dirty    map[task.ID]bool
 	seen     map[string]bool // ids of events replayed from the ledger
@@ -150,6 +151,12 @@ func (w *watcher) notice(n coord.Notice) error {
 // more than its clocks.
 func (w *watcher) sendSnap(force bool) error {
 	snap := w.s.Engine.Snapshot()
+	// An unchanged Gen is an unchanged snapshot: no need to encode
+	// thousands of tasks every second to find that out.
+	if !force && snap.Gen != 0 && snap.Gen == w.lastGen {
+		return nil
+	}
+	w.lastGen = snap.Gen
 	key, err := json.Marshal(stable(snap))
 	if err != nil {
 		return err
@@ -179,7 +186,7 @@ func (w *watcher) sendSnap(force bool) error {
 
 // stable is the snapshot without what changes on its own with time.
 func stable(s coord.Snapshot) coord.Snapshot {
-	s.At = time.Time{}
+	s.At, s.Gen = time.Time{}, 0
 	tasks := make([]coord.TaskView, len(s.Tasks))
 	copy(tasks, s.Tasks)
 	for i := range tasks {
