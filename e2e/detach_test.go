@@ -245,3 +245,51 @@ func TestTwoConsolesSeeTheSameRun(t *testing.T) {
 	two.keys("4")
 	two.waitText(10*time.Second, "decision.recorded", "Human decision by operator: keep Add", "decision.delivered")
 }
+
+// TestForegroundEngineIgnoresHangupAndStopsOnTerm: the engine a service
+// manager runs survives SIGHUP and stops cleanly, exit 0, on SIGTERM.
+func TestForegroundEngineIgnoresHangupAndStopsOnTerm(t *testing.T) {
+	t.Parallel()
+	f := newRepoFixture(t, agent.Script{}, "")
+	cmd := execIn(f, "engine", "--foreground")
+	var logb strings.Builder
+	cmd.Stderr = &logb
+	require.NoError(t, cmd.Start())
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	waitAnswers(t, f)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGHUP))
+	waitAnswers(t, f)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	select {
+	case err := <-exited:
+		require.NoError(t, err, logb.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("the engine did not stop on SIGTERM; its log:\n%s", logb.String())
+	}
+	out, err := runIn(f, "stop")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "no engine runs")
+}
+
+// waitAnswers waits until the repository's engine answers a command.
+func waitAnswers(t *testing.T, f fixture) {
+	t.Helper()
+	tick := time.NewTicker(lookInterval)
+	defer tick.Stop()
+	deadline := time.After(60 * time.Second)
+	for {
+		// extend needs a running engine: with one, it fails on the task
+		// id instead of asking for an engine.
+		out, _ := runIn(f, "extend", "NOPE", "1m")
+		if strings.Contains(out, `no task matches "NOPE"`) {
+			return
+		}
+		select {
+		case <-tick.C:
+		case <-deadline:
+			t.Fatalf("the engine never answered; last: %s", out)
+		}
+	}
+}
