@@ -50,6 +50,12 @@ type Client struct {
 	done  chan struct{}
 	// lastSeq is the newest ledger sequence number seen, for a resume.
 	lastSeq atomic.Int64
+	// first is the subscription taken before the watch began, handed to
+	// the first Subscribe: nothing pushed between the attach and the
+	// console's subscription (a replay after a sequence number, an event
+	// in between) is lost.
+	first      <-chan coord.Notice
+	firstUnsub func()
 	bye     atomic.Bool
 }
 
@@ -111,6 +117,7 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Client, 
 	if !o.Watch {
 		return cl, nil
 	}
+	cl.first, cl.firstUnsub = cl.fan.Subscribe()
 	if _, err := cl.call(ctx, opWatch, watchReq{After: o.After}); err != nil {
 		cl.Close()
 		return nil, err
@@ -294,8 +301,19 @@ func (cl *Client) Snapshot() coord.Snapshot {
 }
 
 // Subscribe follows the engine's notices, relayed with the coordinator's
-// own delivery rules.
-func (cl *Client) Subscribe() (<-chan coord.Notice, func()) { return cl.fan.Subscribe() }
+// own delivery rules. The first subscription of a watching client starts at
+// the attach, so it sees every event the engine pushed since.
+func (cl *Client) Subscribe() (<-chan coord.Notice, func()) {
+	cl.mu.Lock()
+	if cl.first != nil {
+		ch, unsub := cl.first, cl.firstUnsub
+		cl.first, cl.firstUnsub = nil, nil
+		cl.mu.Unlock()
+		return ch, unsub
+	}
+	cl.mu.Unlock()
+	return cl.fan.Subscribe()
+}
 
 // Pane returns the newest screen the engine pushed for the task.
 func (cl *Client) Pane(id task.ID) (session.View, bool) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -214,4 +215,29 @@ func TestStopEndsEveryAgentAndSaysSoPerSession(t *testing.T) {
 	require.Error(t, processAlive(ld.Pid), "agent pid %d still alive", ld.Pid)
 	<-cl.Done()
 	require.True(t, cl.Stopping())
+}
+
+func TestAWatchResumesAfterASequenceNumber(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{})
+	_, err := b.eng.Do(context.Background(), coord.Command{Kind: coord.CmdAdd, Task: &task.Task{Title: "one", Goal: "g", Verify: "true", Harness: "scripted"}})
+	require.NoError(t, err)
+	evs, err := b.eng.Store.EventList(context.Background(), store.EventListParams{})
+	require.NoError(t, err)
+	require.NotEmpty(t, evs)
+	after := evs[len(evs)-1].Seq
+	_, err = b.eng.Do(context.Background(), coord.Command{Kind: coord.CmdCorrect, TaskID: evs[0].TaskID, Text: "written while detached", Author: "t"})
+	require.NoError(t, err)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := Dial(ctx, b.eng.Paths.Socket, Options{Watch: true, After: after, Version: "test"})
+	require.NoError(t, err)
+	defer cl.Close()
+	ch, unsub := cl.Subscribe()
+	defer unsub()
+	ev := waitEvent(t, ch, kindIs(task.EvDecisionRecorded))
+	require.Contains(t, ev.Text, "written while detached")
+	require.Greater(t, ev.Seq, after)
+	require.Equal(t, ev.Seq, cl.LastSeq())
 }
