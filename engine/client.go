@@ -56,7 +56,7 @@ type Client struct {
 	// in between) is lost.
 	first      <-chan coord.Notice
 	firstUnsub func()
-	bye     atomic.Bool
+	bye        atomic.Bool
 }
 
 type heldSnap struct {

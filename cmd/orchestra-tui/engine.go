@@ -184,44 +184,41 @@ func relTo(root, path string) string {
 
 // applyOffline applies cmd while no engine runs, through the coordinator's
 // own command code, holding the engine lock so no engine starts meanwhile
-// and misses the change. An engine that holds the lock is starting: the
-// command goes to it once it answers.
+// and misses the change. A held lock means an engine is starting (the
+// command goes to it once it answers) or, for a moment, that a process
+// forked elsewhere still shares the lock's descriptor: both are retried
+// until one of them works.
 func applyOffline(ctx context.Context, root string, cmd coord.Command) (coord.Result, error) {
 	p := engine.PathsFor(root)
 	if err := os.MkdirAll(filepath.Dir(p.Lock), 0o755); err != nil {
 		return coord.Result{}, err
 	}
-	lock, err := engine.Acquire(p.Lock)
-	var le *engine.LockedError
-	if errors.As(err, &le) {
-		return engineDoWait(ctx, root, cmd)
-	}
-	if err != nil {
-		return coord.Result{}, err
-	}
-	defer lock.Release()
-	o, err := coord.Open(coord.OpenParams{Dir: root})
-	if err != nil {
-		return coord.Result{}, err
-	}
-	defer o.Close()
-	return o.ApplyOffline(ctx, cmd)
-}
-
-// engineDoWait sends cmd to an engine that is starting, retrying until it
-// answers or ctx ends.
-func engineDoWait(ctx context.Context, root string, cmd coord.Command) (coord.Result, error) {
 	retry := time.NewTicker(50 * time.Millisecond)
 	defer retry.Stop()
 	for {
+		lock, err := engine.Acquire(p.Lock)
+		if err == nil {
+			defer lock.Release()
+			break
+		}
+		var le *engine.LockedError
+		if !errors.As(err, &le) {
+			return coord.Result{}, err
+		}
 		res, err := engineDo(ctx, root, cmd)
 		if !errors.Is(err, errNoEngine) {
 			return res, err
 		}
 		select {
 		case <-ctx.Done():
-			return coord.Result{}, fmt.Errorf("an engine is starting on this repository but did not answer: %w", ctx.Err())
+			return coord.Result{}, fmt.Errorf("%w; it did not answer in time", le)
 		case <-retry.C:
 		}
 	}
+	o, err := coord.Open(coord.OpenParams{Dir: root})
+	if err != nil {
+		return coord.Result{}, err
+	}
+	defer o.Close()
+	return o.ApplyOffline(ctx, cmd)
 }
