@@ -10,10 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/BurntSushi/toml"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
+	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/session"
 )
 
@@ -173,6 +177,73 @@ func TestPtyHasThePaneSize(t *testing.T) {
 			check("zoom left", grid, w-1, h-3)
 			tm.keys("g")
 			check("grid left", plain, w-1, h-3)
+		})
+	}
+}
+
+// The same with the real Claude Code against the scripted model server in
+// a second pane: in grid mode the two cells have one size, so Claude
+// Code's pty (its recording's last size) must equal the probe's, and
+// zoomed on it, the whole terminal but the status line.
+func TestClaudePtyHasThePaneSize(t *testing.T) {
+	t.Parallel()
+	claude := claudecli.Require(t)
+	for _, size := range [][2]int{{100, 30}, {200, 50}} {
+		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
+			t.Parallel()
+			srv := modelstub.New([]modelstub.Rule{{
+				Name: "wait", When: func(modelstub.Request) bool { return true },
+				Reply: func(modelstub.Request) modelstub.Reply {
+					return modelstub.Reply{Text: "Waiting for the operator."}
+				},
+			}})
+			srv.Logf = t.Logf
+			base, err := srv.Start()
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = srv.Close() })
+			home := t.TempDir()
+			spec := modelstub.Harness(config.Default().Harness["claude"], claude, home, base)
+			var conf strings.Builder
+			require.NoError(t, toml.NewEncoder(&conf).Encode(map[string]any{"harness": map[string]any{"claude": spec}}))
+
+			log := filepath.Join(t.TempDir(), "sizes.log")
+			f := newFixture(t, agent.Script{}, probeHarness(log)+"\n"+conf.String())
+			f.orch(t, "add", "--title", "probe", "--goal", "know the terminal", "--verify", "true",
+				"--harness", "probe", "--pipeline", "implement")
+			id := strings.TrimSpace(f.orch(t, "add", "--title", "claude", "--goal", "wait", "--verify", "true",
+				"--harness", "claude", "--pipeline", "implement"))
+			require.NoError(t, modelstub.SeedHome(home, filepath.Join(f.root, ".orchestra", "worktrees", id)))
+			tm := f.console(t)
+			w, h := size[0], size[1]
+			tm.run("resize-window", "-t", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
+			tm.waitText(90*time.Second, "2 live")
+			claudeCast := func() string {
+				casts, err := filepath.Glob(filepath.Join(f.root, ".orchestra", "runs", id, "*.cast"))
+				require.NoError(t, err)
+				require.Len(t, casts, 1)
+				return castSize(t, casts[0])
+			}
+			// Claude Code is up once its prompt is on the screen.
+			tm.keys("g")
+			var box probeBox
+			tm.waitScreen("grid: the probe's box on its cell's corner and Claude Code's prompt", 90*time.Second, func(s string) bool {
+				b, ok := findBox(s)
+				box = b
+				return ok && strings.Contains(s, "· GRID") && strings.Contains(s, "❯") && b.x == 0 && b.y == 2 &&
+					b.said == fmt.Sprintf("%dx%d", b.cols, b.rows) && claudeCast() == b.said
+			})
+			t.Logf("grid: both ptys %s", box.said)
+			// Zoomed on Claude Code: the whole terminal but one line.
+			tm.keys("j", "z")
+			want := fmt.Sprintf("%dx%d", w, h-1)
+			tm.waitScreen("zoomed on Claude Code", 60*time.Second, func(s string) bool {
+				return strings.Contains(s, "ZOOM · ") && strings.Contains(s, "claude") && claudeCast() == want
+			})
+			tm.keys("C-]")
+			tm.waitScreen("back in the grid", 60*time.Second, func(s string) bool {
+				return strings.Contains(s, "· GRID") && !strings.Contains(s, "ZOOM · ") && claudeCast() == box.said
+			})
+			t.Logf("zoom: Claude Code's pty %s, and back to %s", want, box.said)
 		})
 	}
 }
