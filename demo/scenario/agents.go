@@ -58,7 +58,8 @@ var agentKinds = map[string]agentKind{
 		seed: func(home, base, _ string) (map[string]string, error) {
 			return modelstub.GeminiSetEnv(home, base), modelstub.SeedGeminiHome(home)
 		},
-		lease: 6 * time.Second, window: 5 * time.Second, stuck: 2500 * time.Millisecond,
+		// Gemini CLI takes several seconds to start and to draw.
+		lease: 15 * time.Second, window: 13 * time.Second, stuck: 4 * time.Second,
 	},
 	"opencode": {
 		cli: agentcli.OpenCode, model: modelstub.OpenCodeModel,
@@ -67,7 +68,8 @@ var agentKinds = map[string]agentKind{
 			env["HOME"] = home
 			return env, modelstub.SeedOpenCodeHome(home, base)
 		},
-		lease: 8 * time.Second, window: 7 * time.Second, stuck: 3 * time.Second,
+		// opencode's terminal UI takes the longest to start of the three.
+		lease: 30 * time.Second, window: 27 * time.Second, stuck: 5 * time.Second,
 	},
 }
 
