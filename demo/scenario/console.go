@@ -10,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/ui"
 )
 
@@ -162,9 +163,18 @@ func (c *Console) act(ctx context.Context, p *tea.Program, a Act) {
 	case coord.CmdResubmit:
 		c.say(p, "operator › resubmit "+id.Short()+": the pane is stuck")
 	case coord.CmdApprove:
+		if c.op.inState(task.StateCompleted) {
+			// The user pressed a first, as the console lets them.
+			c.say(p, "operator › approve "+id.Short()+": you approved it first")
+			return
+		}
 		c.say(p, "operator › approve "+id.Short()+": the verdict is green")
 	}
 	res, err := c.s.Opened.Do(ctx, a.Command(id))
+	if err != nil && a.Kind == coord.CmdApprove && c.op.inState(task.StateCompleted) {
+		c.say(p, "operator › approve "+id.Short()+": you approved it first")
+		return
+	}
 	if err != nil {
 		if ctx.Err() == nil {
 			c.fail(fmt.Errorf("the operator's %s: %w", a.Kind, err))

@@ -119,6 +119,16 @@ func (op *Operator) isImplementAttempt1(sessionID string) bool {
 	return false
 }
 
+// inState reports whether the task is in state st now.
+func (op *Operator) inState(st task.State) bool {
+	for _, tv := range op.engine.Snapshot().Tasks {
+		if tv.Task.ID == op.taskID {
+			return tv.Task.State == st
+		}
+	}
+	return false
+}
+
 // inPhase reports whether the task is in phase p now.
 func (op *Operator) inPhase(p task.Phase) bool {
 	for _, tv := range op.engine.Snapshot().Tasks {
