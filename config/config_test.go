@@ -20,6 +20,7 @@ func TestNoFileGivesDefaults(t *testing.T) {
 	require.Contains(t, cfg.Harness, "scripted")
 	require.Contains(t, cfg.Harness, "claude")
 	require.Contains(t, cfg.Harness, "shell")
+	require.Contains(t, cfg.Harness, "claude-print")
 	require.Len(t, cfg.EffectiveSlots(), len(cfg.Harness), "one slot per harness")
 }
 

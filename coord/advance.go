@@ -11,12 +11,14 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
+	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
 // phaseFinished seals the artifact (fenced by the lease token), stops the
 // session and moves the task on: the verify gate runs after implement and as
 // the gate of the last phase; other phases advance at once.
-func (c *Coordinator) phaseFinished(ctx context.Context, r *run, artifact []byte) {
+func (c *Coordinator) phaseFinished(ctx context.Context, r *run, rep worker.Report) {
+	artifact := rep.Artifact
 	r.finishing = true
 	ev := c.event(r.taskID, r.sessionID, task.EvArtifactSealed,
 		fmt.Sprintf("Sealed %s (%d bytes).", task.ArtifactPath(r.phase), len(artifact)))
@@ -47,7 +49,11 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, artifact []byte
 	t := c.tasks[r.taskID]
 	next, hasNext := t.Pipeline.Next(r.phase)
 	gate := r.phase == task.PhaseImplement || !hasNext
-	c.stopThen(ctx, r, store.SessionExited, fmt.Sprintf("Phase %s finished; its artifact was sealed.", r.phase), func() {
+	ended := fmt.Sprintf("Phase %s finished; its artifact was sealed.", r.phase)
+	if rep.AfterExit {
+		ended = fmt.Sprintf("Phase %s finished; its artifact was sealed. The agent had exited with code %d after writing it.", r.phase, rep.ExitCode)
+	}
+	c.stopThen(ctx, r, store.SessionExited, ended, func() {
 		if !gate {
 			c.advance(ctx, r, next)
 			return

@@ -83,6 +83,11 @@ type Coordinator struct {
 	usage    map[task.ID]Usage
 	models   map[task.ID][]string
 	slots    []*slot
+	// foreign are the tasks another running console held at start-up;
+	// strandTried is the lease token checkStranded last requeued a task
+	// under (strand.go).
+	foreign     map[task.ID]bool
+	strandTried map[task.ID]int64
 
 	// inflight counts async work not yet handed back; idle is signalled
 	// when it drops to zero, so shutdown can apply every result.
@@ -180,20 +185,22 @@ func New(p Params) (*Coordinator, error) {
 	}
 	c := &Coordinator{
 		p: p, st: p.Store, cfg: cfg, policy: cfg.Policy(), holder: p.Holder, now: p.Now,
-		reports:  make(chan worker.Report, 64),
-		cmds:     make(chan cmdRequest),
-		back:     make(chan func(), 64),
-		wake:     make(chan struct{}, 1),
-		idle:     make(chan struct{}, 1),
-		tasks:    map[task.ID]task.Task{},
-		runs:     map[task.ID]*run{},
-		flags:    map[task.ID]string{},
-		gating:   map[task.ID]*run{},
-		verdicts: map[task.ID]*verify.Verdict{},
-		usage:    map[task.ID]Usage{},
-		models:   map[task.ID][]string{},
-		stopped:  make(chan struct{}),
-		loaded:   make(chan struct{}),
+		reports:     make(chan worker.Report, 64),
+		cmds:        make(chan cmdRequest),
+		back:        make(chan func(), 64),
+		wake:        make(chan struct{}, 1),
+		idle:        make(chan struct{}, 1),
+		tasks:       map[task.ID]task.Task{},
+		runs:        map[task.ID]*run{},
+		flags:       map[task.ID]string{},
+		gating:      map[task.ID]*run{},
+		verdicts:    map[task.ID]*verify.Verdict{},
+		usage:       map[task.ID]Usage{},
+		models:      map[task.ID][]string{},
+		foreign:     map[task.ID]bool{},
+		stopped:     make(chan struct{}),
+		strandTried: map[task.ID]int64{},
+		loaded:      make(chan struct{}),
 	}
 	for _, s := range cfg.EffectiveSlots() {
 		c.slots = append(c.slots, &slot{Slot: s})
@@ -224,6 +231,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return err
 	}
 	if err := c.reconcile(ctx); err != nil {
+		return err
+	}
+	if err := c.checkStore(ctx); err != nil {
 		return err
 	}
 	if err := c.RefreshBases(ctx); err != nil {
@@ -288,6 +298,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		}
 		c.tickForks(work)
 		c.place(work)
+		c.checkStranded(work)
 		c.publish()
 	}
 }
@@ -405,6 +416,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	for _, l := range leases {
 		if l.Holder != c.holder && holderLive(l.Holder, engines, host, c.now()) {
 			held[l.TaskID] = true
+			c.foreign[l.TaskID] = true
 			continue // another console on this repository holds it
 		}
 		t, ok := c.tasks[l.TaskID]

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
@@ -220,7 +221,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 		return dir, nil, v, fmt.Errorf("the console is stopping: %w", err)
 	}
 	brief := ""
-	if r.spec.Delivery == "arg" {
+	if r.spec.Delivery == session.DeliveryArg || r.spec.Delivery == session.DeliveryFile {
 		brief, _, err = c.renderBrief(ctx, t, r, dir)
 		if err != nil {
 			return dir, nil, v, err

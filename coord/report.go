@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker"
@@ -29,14 +30,14 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 	if r.stopping && rep.Kind != worker.Exited {
 		return
 	}
-	if r.w == nil && rep.Kind != worker.Exited && rep.Kind != worker.LaunchRefused {
+	if r.w == nil {
 		// The worker reports from the moment it starts; its launch comes
 		// back to the loop only after the launch fingerprint (which may
 		// wait seconds on the agent's --version). Handling a Confirmed
-		// now would type the brief into a run with no worker. Hold it
-		// until the launch is applied. An exit or a refused launch needs
-		// no worker and is handled now; the launch then finds its run
-		// ended and stops what it started.
+		// now would type the brief into a run with no worker. So every
+		// report waits, in order, until the launch is applied: a one-shot
+		// agent can finish its phase and exit inside that window, and its
+		// exit must not be taken before the phase it finished.
 		r.early = append(r.early, rep)
 		if c.onEarlyReport != nil {
 			c.onEarlyReport(rep)
@@ -45,6 +46,9 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 	}
 	switch rep.Kind {
 	case worker.Confirmed:
+		if r.confirmed || r.finishing {
+			return // a sealed artifact confirmed it already
+		}
 		c.confirmed(ctx, r)
 	case worker.LaunchRefused:
 		r.stopping = true
@@ -67,7 +71,10 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,
 			rep.Refusal.Detail+" The refusal was typed into the pane."))
 	case worker.PhaseFinished:
-		c.phaseFinished(ctx, r, rep.Artifact)
+		if !r.confirmed && !c.confirmBySeal(ctx, r) {
+			return
+		}
+		c.phaseFinished(ctx, r, rep)
 	case worker.Stuck:
 		r.stuck = true
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStuck,
@@ -83,31 +90,28 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 	case worker.Unstuck:
 		r.stuck = false
 	case worker.Exited:
-		c.exited(ctx, r, rep.ExitCode)
+		c.exited(ctx, r, rep.ExitCode, rep.Refusal)
 	}
 }
 
 // confirmed moves the task to running and has the brief rendered with every
 // decision known now. Decisions recorded later are typed live.
 func (c *Coordinator) confirmed(ctx context.Context, r *run) {
-	t := c.tasks[r.taskID]
-	next := t
-	next.State, next.UpdatedAt = task.StateRunning, c.now()
-	ev := c.event(r.taskID, r.sessionID, task.EvSessionConfirmed,
-		fmt.Sprintf("Session %s is ready: its prompt showed and the screen settled.", short(r.sessionID)))
-	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: task.StateLeased, ExpectToken: r.token, Events: []task.Event{ev}}); err != nil {
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, err.Error()))
+	if !c.confirm(ctx, r, fmt.Sprintf("Session %s is ready: its prompt showed and the screen settled.", short(r.sessionID))) {
 		return
 	}
-	c.tasks[r.taskID] = next
-	c.hub.event(ev)
-	r.confirmed = true
-	c.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
-
+	next := c.tasks[r.taskID]
 	if r.brief != "" {
-		// Delivered by argument at launch; the session already has it.
+		// Delivered at launch (as an argument or the brief file); the
+		// session already has it.
 		r.briefed = true
 		c.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
+		how := "as its last argument"
+		if r.spec.Delivery == session.DeliveryFile {
+			how = "in " + task.BriefPath
+		}
+		c.record(ctx, c.event(r.taskID, r.sessionID, task.EvBriefDelivered,
+			fmt.Sprintf("Brief delivered to session %s %s (%d bytes).", short(r.sessionID), how, len(r.brief))))
 		return
 	}
 	w := r.w
@@ -157,20 +161,72 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 	})
 }
 
+// confirm moves r's task from leased to running, fenced by r's token, and
+// marks the session confirmed. It reports whether the write was made.
+func (c *Coordinator) confirm(ctx context.Context, r *run, text string) bool {
+	t := c.tasks[r.taskID]
+	next := t
+	next.State, next.UpdatedAt = task.StateRunning, c.now()
+	ev := c.event(r.taskID, r.sessionID, task.EvSessionConfirmed, text)
+	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: task.StateLeased, ExpectToken: r.token, Events: []task.Event{ev}}); err != nil {
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, err.Error()))
+		c.reloadTask(ctx, r.taskID)
+		return false
+	}
+	c.tasks[r.taskID] = next
+	c.hub.event(ev)
+	r.confirmed = true
+	c.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
+	return true
+}
+
+// confirmBySeal confirms a session whose phase finished before its launch
+// was confirmed: a one-shot agent that shows no prompt, or one whose banner
+// scrolled away before its ready marker matched. The artifact it left is
+// the proof that it ran. When the confirmation cannot be written, the
+// session is stopped and the phase runs again, so the task is never left
+// leased with nothing behind it.
+func (c *Coordinator) confirmBySeal(ctx context.Context, r *run) bool {
+	if c.confirm(ctx, r, fmt.Sprintf("Session %s is confirmed by its artifact: it finished phase %s before its ready marker settled.", short(r.sessionID), r.phase)) {
+		if r.brief != "" {
+			r.briefed = true
+			c.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
+		}
+		return true
+	}
+	detail := fmt.Sprintf("Session %s finished phase %s, but its confirmation could not be recorded.", short(r.sessionID), r.phase)
+	r.addError(detail)
+	c.stopThen(ctx, r, store.SessionKilled, detail, func() {
+		c.requeue(ctx, r, task.ReasonStaleLeaseToken, detail, true)
+	})
+	return false
+}
+
 // exited handles the process's end. An exit the coordinator caused is
 // expected; any other exit before the phase finished is a crash.
-func (c *Coordinator) exited(ctx context.Context, r *run, code int) {
+//
+// why, from the worker, says what the agent left unfinished (no sentinel,
+// an invalid artifact); it becomes the dead end's text, so the next brief
+// says why the last attempt did not count.
+func (c *Coordinator) exited(ctx context.Context, r *run, code int, why *task.Refusal) {
 	if r.stopping || r.finishing {
 		return // whoever stopped it finishes the bookkeeping
 	}
 	r.stopping = true
+	reason := task.ReasonSessionExited
 	detail := fmt.Sprintf("Session %s exited with code %d before finishing phase %s.", short(r.sessionID), code, r.phase)
-	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonSessionExited, detail))
+	dead := fmt.Sprintf("Attempt %d of %s: the agent exited with code %d mid-phase.", r.attempt, r.phase, code)
+	if why != nil {
+		reason = why.Reason
+		detail = fmt.Sprintf("Session %s ended before finishing phase %s: %s", short(r.sessionID), r.phase, why.Detail)
+		dead = fmt.Sprintf("Attempt %d of %s: %s", r.attempt, r.phase, why.Detail)
+	}
+	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
 	r.addError(detail)
 	cont := c.captureContinuity(r, c.continuityBase(r, detail))
 	c.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
-	c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s: the agent exited with code %d mid-phase.", r.attempt, r.phase, code))
-	c.requeue(ctx, r, task.ReasonSessionExited, detail, true)
+	c.deadEnd(ctx, r, dead)
+	c.requeue(ctx, r, reason, detail, true)
 }
 
 func (c *Coordinator) updateSession(ctx context.Context, r *run, f func(*store.Session)) {

@@ -3,6 +3,8 @@ package session
 import (
 	"fmt"
 	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // Bracketed paste markers (xterm mode 2004).
@@ -22,7 +24,39 @@ func (s *Session) Write(b []byte) error {
 // program enabled mode 2004, raw otherwise. An end marker inside text is
 // removed, so pasted text can never end the paste early and be read as keys.
 func (s *Session) Paste(text string) error {
+	if !s.spec.Types() {
+		return s.errNeverTyped()
+	}
 	return s.send(pasteBytes(text, s.term.BracketedPaste()), true)
+}
+
+// Notice shows line in the pane without sending anything to the program:
+// it reaches the emulator and the recording as output, on a line of its
+// own. A file-delivery harness (a shell) learns of its brief this way,
+// because anything typed into a shell is run.
+func (s *Session) Notice(line string) error {
+	line = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' ' // the line is shown, never interpreted
+		}
+		return r
+	}, line)
+	b := []byte("\r\n" + line + "\r\n")
+	// Through the parse queue like the program's own output, so the two
+	// stay in order on the screen and in the recording.
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if s.ptyClosed {
+		return fmt.Errorf("harness %q has exited; notice not shown", s.spec.Name)
+	}
+	s.cast.event("o", b)
+	s.parse.push(b)
+	return nil
+}
+
+// errNeverTyped refuses text for a harness that takes nothing typed.
+func (s *Session) errNeverTyped() error {
+	return fmt.Errorf("harness %q takes its brief as the file %s; text is never typed into it", s.spec.Name, task.BriefPath)
 }
 
 // Submit sends the harness's submit sequence.
@@ -32,6 +66,9 @@ func (s *Session) Submit() error { return s.send(append([]byte(nil), s.submit...
 // submits; "stdin" also sends ctrl-d; "arg" took its brief at launch, so a
 // later delivery (a correction) can only be typed, like "type".
 func (s *Session) Deliver(text string) error {
+	if !s.spec.Types() {
+		return s.errNeverTyped()
+	}
 	b := pasteBytes(text, s.term.BracketedPaste())
 	b = append(b, s.submit...)
 	if s.spec.Delivery == DeliveryStdin {
@@ -48,6 +85,9 @@ func (s *Session) Deliver(text string) error {
 // last input if the screen has not changed since it was sent (otherwise it
 // falls back to the submit sequence).
 func (s *Session) Resubmit(brief string) error {
+	if !s.spec.Types() {
+		return s.errNeverTyped()
+	}
 	switch s.spec.Resubmit {
 	case ResubmitBrief:
 		return s.Deliver(brief)

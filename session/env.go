@@ -14,8 +14,10 @@ var secretName = regexp.MustCompile(`(?i)(secret|token|password|passwd|api_?key|
 var neverInherited = map[string]bool{"CLAUDECODE": true, "CLAUDE_CODE_ENTRYPOINT": true}
 
 // ScrubEnv returns the environment a session's program gets: the variables
-// of environ that spec.Env allows, then spec.SetEnv, then
-// TERM=xterm-256color unless SetEnv sets TERM. Everything else is dropped.
+// of environ that spec.Env allows (DefaultEnv when the spec names none),
+// then TERM=xterm-256color and COLORTERM=truecolor (what the pane's
+// emulator is), then spec.SetEnv, which may override both. Everything else
+// is dropped.
 //
 // An Env entry is an exact name or a prefix pattern ending in "*". A name
 // that looks like a secret, or one of the agent-nesting markers
@@ -25,7 +27,11 @@ var neverInherited = map[string]bool{"CLAUDECODE": true, "CLAUDE_CODE_ENTRYPOINT
 func ScrubEnv(environ []string, spec Spec) []string {
 	exact := map[string]bool{}
 	var prefixes []string
-	for _, e := range spec.Env {
+	allow := spec.Env
+	if allow == nil {
+		allow = DefaultEnv
+	}
+	for _, e := range allow {
 		if p, ok := strings.CutSuffix(e, "*"); ok {
 			prefixes = append(prefixes, p)
 		} else {
@@ -55,6 +61,7 @@ func ScrubEnv(environ []string, spec Spec) []string {
 		vars[name] = value // a later duplicate wins, as exec.Cmd does
 	}
 	vars["TERM"] = "xterm-256color"
+	vars["COLORTERM"] = "truecolor"
 	for k, v := range spec.SetEnv {
 		vars[k] = v
 	}

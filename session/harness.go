@@ -22,6 +22,10 @@ const (
 	// DeliveryStdin writes the brief and then end-of-file; on a pty that is
 	// paste, submit, then ctrl-d.
 	DeliveryStdin Delivery = "stdin"
+	// DeliveryFile writes the brief to .orchestra/brief.md in the worktree
+	// and shows one line in the pane pointing at it. Nothing is ever typed
+	// into the program: a shell would run every line of a brief.
+	DeliveryFile Delivery = "file"
 )
 
 // ResubmitMode names what a resubmit of a stuck pane sends.
@@ -63,14 +67,18 @@ type Spec struct {
 	// exec.LookPath in the session's PATH. No shell is involved.
 	Argv []string `toml:"argv"`
 	// Env is the allow-list of variable names copied from the console's
-	// environment. A trailing "*" makes an entry a prefix pattern.
+	// environment. A trailing "*" makes an entry a prefix pattern. Left
+	// out (nil), the harness gets DefaultEnv.
 	Env []string `toml:"env"`
 	// SetEnv holds the harness's own variables.
 	SetEnv map[string]string `toml:"set_env"`
 	// Delivery says how the brief reaches the program.
 	Delivery Delivery `toml:"delivery"`
 	// Ready is a regular expression matched against the plain screen text;
-	// the program is ready for input once it matches.
+	// the program is ready for input once it matches. A harness whose
+	// delivery is not "type" may leave it empty: a one-shot agent such as
+	// `claude -p` shows no prompt, and its launch is confirmed as soon as
+	// it runs (a sealed artifact confirms a launch in any case).
 	Ready string `toml:"ready"`
 	// Submit is the Go-escaped key sequence that submits a prompt, e.g. "\r".
 	Submit string `toml:"submit"`
@@ -113,71 +121,6 @@ const (
 	defaultSubmit        = "\r"
 )
 
-// DefaultSpecs returns the built-in harnesses, keyed by name. The argv
-// placeholders {{self}}, {{script}}, {{model}} are filled by Expand.
-func DefaultSpecs() map[string]Spec {
-	specs := map[string]Spec{
-		"scripted": {
-			Argv:          []string{"{{self}}", "agent", "--script", "{{script}}"},
-			Env:           []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"},
-			Delivery:      DeliveryType,
-			Ready:         `scripted-agent ❯`,
-			Submit:        `\r`,
-			Quiet:         Duration{150 * time.Millisecond},
-			LaunchTimeout: Duration{10 * time.Second},
-			Resubmit:      ResubmitSubmit,
-			Capacity:      0,
-		},
-		"claude": {
-			Argv: []string{"claude", "--model", "{{model}}", "--allowedTools", "Bash", "Edit", "Write", "Read"},
-			Env: []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "LC_ALL", "TMPDIR",
-				"ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CONFIG_DIR",
-				"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY"},
-			SetEnv: map[string]string{
-				"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-				"DISABLE_TELEMETRY":                        "1",
-			},
-			Delivery: DeliveryType,
-			// The prompt line between its two horizontal rules: a bare
-			// "❯" also starts the selected line of Claude Code's dialogs
-			// (trust, onboarding), and a brief typed into one is lost.
-			Ready:         `(?m)^─{3,}[ ]*\n[ ]*❯[^\n]*\n─{3,}`,
-			Submit:        `\r`,
-			Quiet:         Duration{time.Second},
-			LaunchTimeout: Duration{60 * time.Second},
-			Resubmit:      ResubmitSubmit,
-			// Its spinner, with the elapsed time ("✻ Thinking… (3s · esc
-			// to interrupt)") and, in a turn's first seconds, without it
-			// ("✢ Crunching…"): neither is progress.
-			Volatile: []string{
-				`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*]\s*\S+…?\s*\(\d+s[^)]*\)`,
-				`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*] \S+…`,
-			},
-			Capabilities: []string{"code"},
-			Usage:        UsageClaudeTranscript,
-		},
-		"shell": {
-			Argv:          []string{"/bin/sh"},
-			Env:           []string{"PATH", "HOME", "LANG", "LC_ALL", "TMPDIR"},
-			SetEnv:        map[string]string{"PS1": "$ "},
-			Delivery:      DeliveryType,
-			Ready:         `(?m)[$#] ?$`,
-			Submit:        `\r`,
-			Quiet:         Duration{200 * time.Millisecond},
-			LaunchTimeout: Duration{10 * time.Second},
-			Resubmit:      ResubmitLastInput,
-		},
-	}
-	for name, s := range agentSpecs() {
-		specs[name] = s
-	}
-	for name, s := range specs {
-		s.Name = name
-		specs[name] = s
-	}
-	return specs
-}
-
 // Expand returns a copy of s with every "{{key}}" in its argv replaced by
 // vars[key]. Only argv is touched: task text never reaches argv this way.
 func (s Spec) Expand(vars map[string]string) Spec {
@@ -203,11 +146,11 @@ func (s Spec) Validate() error {
 		bad("argv", "is empty; give the program to run as its first element")
 	}
 	switch s.Delivery {
-	case DeliveryType, DeliveryArg, DeliveryStdin:
+	case DeliveryType, DeliveryArg, DeliveryStdin, DeliveryFile:
 	case "":
-		bad("delivery", "is empty; use %q, %q or %q", DeliveryType, DeliveryArg, DeliveryStdin)
+		bad("delivery", "is empty; use %q, %q, %q or %q", DeliveryType, DeliveryArg, DeliveryStdin, DeliveryFile)
 	default:
-		bad("delivery", "unknown value %q; use %q, %q or %q", s.Delivery, DeliveryType, DeliveryArg, DeliveryStdin)
+		bad("delivery", "unknown value %q; use %q, %q, %q or %q", s.Delivery, DeliveryType, DeliveryArg, DeliveryStdin, DeliveryFile)
 	}
 	switch s.Resubmit {
 	case "", ResubmitSubmit, ResubmitBrief, ResubmitLastInput:
@@ -215,7 +158,9 @@ func (s Spec) Validate() error {
 		bad("resubmit", "unknown value %q; use %q, %q or %q", s.Resubmit, ResubmitSubmit, ResubmitBrief, ResubmitLastInput)
 	}
 	if s.Ready == "" {
-		bad("ready", "is empty; give a regular expression for the program's prompt")
+		if s.Delivery == DeliveryType {
+			bad("ready", "is empty; give a regular expression for the program's prompt (only a harness whose delivery is not %q may leave it out)", DeliveryType)
+		}
 	} else if _, err := regexp.Compile(s.Ready); err != nil {
 		bad("ready", "bad regular expression: %v", err)
 	}
@@ -241,6 +186,16 @@ func (s Spec) Validate() error {
 	}
 	return errors.Join(errs...)
 }
+
+// OneShot reports whether the harness gets its brief once, as an argument
+// or on its standard input: such a program usually runs one turn and
+// exits. Its exit does not by itself end the phase; its artifact and
+// sentinel do.
+func (s Spec) OneShot() bool { return s.Delivery == DeliveryArg || s.Delivery == DeliveryStdin }
+
+// Types reports whether the harness takes text typed at its prompt (the
+// brief, corrections, refusals). A file-delivery harness never does.
+func (s Spec) Types() bool { return s.Delivery != DeliveryFile }
 
 // SubmitBytes returns the decoded submit sequence ("\r" when unset).
 func (s Spec) SubmitBytes() ([]byte, error) {

@@ -58,7 +58,7 @@ func TestSpecRejectsBadDuration(t *testing.T) {
 func TestDefaultSpecsAreValid(t *testing.T) {
 	t.Parallel()
 	specs := DefaultSpecs()
-	for _, name := range []string{"scripted", "claude", "shell"} {
+	for _, name := range []string{"scripted", "claude", "claude-print", "shell"} {
 		s, ok := specs[name]
 		require.True(t, ok, name)
 		require.Equal(t, name, s.Name)
@@ -83,7 +83,7 @@ func TestValidateNamesHarnessAndField(t *testing.T) {
 	}{
 		"empty argv":     {func(s *Spec) { s.Argv = nil }, `harness "bad": argv: is empty`},
 		"bad ready":      {func(s *Spec) { s.Ready = "(" }, `harness "bad": ready: bad regular expression`},
-		"empty ready":    {func(s *Spec) { s.Ready = "" }, `harness "bad": ready: is empty`},
+		"empty ready":    {func(s *Spec) { s.Ready, s.Delivery = "", DeliveryType }, `harness "bad": ready: is empty`},
 		"bad volatile":   {func(s *Spec) { s.Volatile = []string{"ok", "[z-a]"} }, `harness "bad": volatile[1]: bad regular expression`},
 		"bad delivery":   {func(s *Spec) { s.Delivery = "carrier-pigeon" }, `harness "bad": delivery: unknown value "carrier-pigeon"`},
 		"no delivery":    {func(s *Spec) { s.Delivery = "" }, `harness "bad": delivery: is empty`},
@@ -114,10 +114,43 @@ func TestScrubEnv(t *testing.T) {
 		"LC_SECRET_TOKEN=pattern-does-not-pass-secrets", "GITHUB_TOKEN=x", "malformed",
 	}
 	require.Equal(t, []string{
-		"ANTHROPIC_API_KEY=named-so-kept", "DISABLE_TELEMETRY=1", "HOME=/home/b", "LC_ALL=C.UTF-8",
+		"ANTHROPIC_API_KEY=named-so-kept", "COLORTERM=truecolor", "DISABLE_TELEMETRY=1", "HOME=/home/b", "LC_ALL=C.UTF-8",
 		"PATH=/usr/bin", "TERM=xterm-256color",
 	}, ScrubEnv(environ, spec))
 
 	spec.Env = append(spec.Env, "CLAUDECODE")
 	require.Contains(t, ScrubEnv(environ, spec), "CLAUDECODE=1", "named exactly, a marker is passed on")
+}
+
+// A harness that names no env gets the documented default allow-list: a
+// recipe with argv and ready alone must find its program on PATH, and
+// still no secret passes.
+func TestScrubEnvDefaultAllowList(t *testing.T) {
+	t.Parallel()
+	environ := []string{
+		"PATH=/usr/bin", "HOME=/home/a", "USER=a", "LANG=C.UTF-8", "LC_CTYPE=C.UTF-8", "TMPDIR=/tmp/a",
+		"SHELL=/bin/bash", "COLORTERM=24bit", "OPENAI_API_KEY=s3cr3t", "LC_SECRET_TOKEN=x", "EDITOR=vi", "CLAUDECODE=1",
+	}
+	got := ScrubEnv(environ, Spec{SetEnv: map[string]string{"OWN": "1"}})
+	require.Equal(t, []string{
+		"COLORTERM=truecolor", "HOME=/home/a", "LANG=C.UTF-8", "LC_CTYPE=C.UTF-8", "OWN=1", "PATH=/usr/bin",
+		"SHELL=/bin/bash", "TERM=xterm-256color", "TMPDIR=/tmp/a", "USER=a",
+	}, got)
+	// A spec may still choose its own colour variable.
+	require.Contains(t, ScrubEnv(environ, Spec{SetEnv: map[string]string{"COLORTERM": "256"}}), "COLORTERM=256")
+}
+
+// Every built-in harness passes the default allow-list on, plus its own.
+func TestBuiltinsExtendTheDefaultEnv(t *testing.T) {
+	t.Parallel()
+	for name, s := range DefaultSpecs() {
+		for _, v := range DefaultEnv {
+			require.Contains(t, s.Env, v, "harness %s", name)
+		}
+	}
+	require.Contains(t, DefaultSpecs()["claude"].Env, "ANTHROPIC_BASE_URL")
+	// DefaultSpecs hands out copies.
+	a := DefaultSpecs()["claude"]
+	a.Env[0] = "CHANGED"
+	require.NotEqual(t, "CHANGED", DefaultSpecs()["claude"].Env[0])
 }

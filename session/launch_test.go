@@ -57,7 +57,7 @@ func TestLaunchFingerprint(t *testing.T) {
 	require.Equal(t, []string{"Bash", "Write"}, l.AllowedTools)
 	require.Equal(t, dir, l.Dir)
 	require.True(t, strings.HasPrefix(l.AgentFile, "AGENTS.md:"), l.AgentFile)
-	require.Equal(t, []string{"ANTHROPIC_API_KEY", "HOME", "MY_COLOUR", "PATH", "TERM"}, l.EnvNames)
+	require.Equal(t, []string{"ANTHROPIC_API_KEY", "COLORTERM", "HOME", "MY_COLOUR", "PATH", "TERM"}, l.EnvNames)
 	require.Len(t, l.Hash, 64)
 	js := l.JSON()
 	for _, value := range []string{"s3cr3t", "sk-named-by-spec", "blue", "/nowhere"} {
@@ -98,6 +98,7 @@ func TestLaunchFingerprint(t *testing.T) {
 func TestSecretNeverReachesSession(t *testing.T) {
 	t.Parallel()
 	spec := DefaultSpecs()["shell"]
+	spec.Delivery = DeliveryType // this test types commands on purpose
 	// A prefix pattern that would match the secret's name must not let it
 	// through either.
 	spec.Env = append(spec.Env, "MY_*", "CLAUDE*")
@@ -114,6 +115,7 @@ func TestSecretNeverReachesSession(t *testing.T) {
 	require.NoError(t, err)
 	env := string(data)
 	require.Contains(t, env, "MY_COLOUR=blue", "the pattern lets ordinary variables through")
+	require.Contains(t, env, "COLORTERM=truecolor", "the pane's emulator draws true colour")
 	require.NotContains(t, env, "s3cr3t")
 	for _, name := range []string{"MY_SECRET_TOKEN=", "GITHUB_TOKEN=", "CLAUDECODE=", "CLAUDE_CODE_ENTRYPOINT="} {
 		require.NotContains(t, env, "\n"+name)

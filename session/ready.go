@@ -22,13 +22,17 @@ func (s *Session) fingerprint(text string) string {
 
 // WaitReady confirms the launch: it returns nil once the ready marker
 // matches the screen and the screen (less its volatile regions) then stays
-// unchanged for the harness's quiet period. It returns a *task.Refusal with
+// unchanged for the harness's quiet period; at once when the harness has no
+// ready marker. It returns a *task.Refusal with
 // ReasonLaunchNotConfirmed if the launch timeout passes first, with
 // ReasonSessionExited if the program exits, and ctx's error if ctx ends.
 //
 // It never polls: it wakes on the reader's change signal, on the quiet
 // timer and on the deadline.
 func (s *Session) WaitReady(ctx context.Context) error {
+	if s.ready == nil {
+		return nil // no ready marker: the launch is confirmed once the program runs
+	}
 	timeout := s.spec.launchTimeout()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()

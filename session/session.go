@@ -136,10 +136,12 @@ func Start(p Params) (*Session, error) {
 	}
 	s := &Session{
 		spec: spec, now: now, submit: submit, castPath: p.CastPath, taskID: p.TaskID, sessionID: p.SessionID,
-		ready:   regexp.MustCompile(spec.Ready),
 		changed: make(chan struct{}, 1), sig: make(chan struct{}),
 		in: newInputQueue(), readerDone: make(chan struct{}), done: make(chan struct{}),
 		parse: newParseQueue(), parserDone: make(chan struct{}), cols: p.Cols, rows: p.Rows,
+	}
+	if spec.Ready != "" {
+		s.ready = regexp.MustCompile(spec.Ready)
 	}
 	for _, v := range spec.Volatile {
 		s.volatile = append(s.volatile, regexp.MustCompile(v))

@@ -23,6 +23,9 @@ const (
 	StateDir = ".orchestra"
 	// SentinelPath is the file an agent writes when it has finished a phase.
 	SentinelPath = StateDir + "/done"
+	// BriefPath is where a harness that takes its brief as a file (the
+	// shell harness) finds it; corrections are appended to it.
+	BriefPath = StateDir + "/brief.md"
 	// MaxArtifactBytes caps an artifact's size.
 	MaxArtifactBytes = 1 << 20
 )

@@ -3,9 +3,12 @@ package worker
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"sync"
 
+	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -135,6 +138,23 @@ func RefusalText(ref *task.Refusal, phase task.Phase) string {
 }
 
 func (r *Run) typeInput(in Input) error {
+	if !r.p.Spec.Types() {
+		// A shell would run the text: it goes to the brief file instead.
+		switch in.Kind {
+		case InputBrief:
+			r.in.mu.Lock()
+			r.in.briefed = true
+			r.in.mu.Unlock()
+			if err := writeBrief(r.wt, in.Text); err != nil {
+				return err
+			}
+			return r.sess.Notice(briefNotice(r.p.Phase))
+		case InputResubmit:
+			return r.sess.Notice(briefNotice(r.p.Phase))
+		default:
+			return r.appendBrief(in)
+		}
+	}
 	switch in.Kind {
 	case InputBrief:
 		err := r.sess.Deliver(in.Text)
@@ -169,3 +189,40 @@ func (r *Run) typeInput(in Input) error {
 		return r.sess.Submit()
 	}
 }
+
+// briefNotice is the one line a file-delivery pane shows in place of its
+// brief.
+func briefNotice(p task.Phase) string {
+	return "orchestra: the brief for phase " + string(p) + " is in " + task.BriefPath + " (nothing is typed into this pane)"
+}
+
+// writeBrief writes the brief of a file-delivery harness, through the
+// worktree's jail.
+func writeBrief(wt *jail.Dir, text string) error {
+	if err := wt.WriteFile(task.BriefPath, []byte(text), 0o600); err != nil {
+		return fmt.Errorf("write the brief to %s: %w", task.BriefPath, err)
+	}
+	return nil
+}
+
+// appendBrief adds a later message (a correction, a refusal) to the brief
+// file of a file-delivery harness and points the pane at it.
+func (r *Run) appendBrief(in Input) error {
+	old, err := r.wt.ReadFile(task.BriefPath, maxBriefFile)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("add to %s: %w", task.BriefPath, err)
+	}
+	text := string(old) + "\n\n" + strings.TrimSpace(in.Text) + "\n"
+	if err := writeBrief(r.wt, text); err != nil {
+		return err
+	}
+	what := "a human decision was"
+	if in.Kind == InputRefusal {
+		what = "the artifact's refusal was"
+	}
+	return r.sess.Notice("orchestra: " + what + " added to the end of " + task.BriefPath)
+}
+
+// maxBriefFile bounds the brief file read back before a message is added
+// to it: the agent may have replaced it with anything.
+const maxBriefFile = 4 << 20

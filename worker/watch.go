@@ -18,6 +18,7 @@ import (
 // was added (in Start) would race with the agent, so the first check runs
 // when the timer first fires, whatever the events.
 func (r *Run) watch(ctx context.Context, changes <-chan struct{}) {
+	defer close(r.watchDone)
 	settle := time.NewTimer(r.p.Settle)
 	defer settle.Stop()
 	for {

@@ -11,7 +11,13 @@
 //	   └─ LaunchRefused ◄┘ (timeout / exit)           sentinel + valid artifact │
 //	                                                  + idle screen ────────────┴──► PhaseFinished
 //	   invalid artifact ──► refusal typed into the pane, sentinel removed ──► working
-//	   process exit at any point ──► Exited
+//	   process exit at any point ──► sentinel + valid artifact left? ──yes──► PhaseFinished, Exited
+//	                                                                 └─no──► Exited, with why not
+//
+// A one-shot agent (`claude -p`, `codex exec`) ends by exiting: what it
+// left decides, whatever its exit status. A harness with no ready marker is
+// confirmed as soon as it runs; the coordinator takes a phase finished
+// before confirmation as the confirmation.
 package worker
 
 import (
@@ -59,6 +65,9 @@ type Report struct {
 	Input     InputKind
 	InputID   string // the decision id for decision inputs
 	ExitCode  int
+	// AfterExit marks a PhaseFinished found once the process had exited
+	// (ExitCode is then its status).
+	AfterExit bool
 	Idle      time.Duration // for Stuck: how long the screen has been still
 	At        time.Time
 }
@@ -79,7 +88,8 @@ type Params struct {
 	RecordMax int64    // the recording's size cap in bytes; 0: none
 	Environ   []string // the console's environment, scrubbed by the session
 	// Brief is passed as the last argv element when the harness delivers
-	// by argument; other deliveries get it through Send after Confirmed.
+	// by argument, and written to .orchestra/brief.md when it delivers by
+	// file; other deliveries get it through Send after Confirmed.
 	Brief string
 	// SampleEvery is how often progress is sampled and stuck is checked.
 	SampleEvery time.Duration
@@ -126,7 +136,11 @@ type Run struct {
 	screenVersion uint64
 	stopOnce      sync.Once
 	cancel        context.CancelFunc
-	done          chan struct{}
+	// watchDone is closed when the sentinel watch has returned: the exit
+	// is reported only after it, so a phase finished just before the exit
+	// always reaches the coordinator first.
+	watchDone chan struct{}
+	done      chan struct{}
 }
 
 // Start prepares the state directory and launches the session. The returned
@@ -170,7 +184,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	}
 	// A sentinel or artifact left by an earlier attempt must not finish
 	// this one.
-	for _, rel := range []string{task.SentinelPath, task.ArtifactPath(p.Phase)} {
+	for _, rel := range []string{task.SentinelPath, task.ArtifactPath(p.Phase), task.BriefPath} {
 		if err := wt.Remove(rel); err != nil && !errors.Is(err, os.ErrNotExist) {
 			wt.Close()
 			return nil, outsideOr(err, fmt.Errorf("clear %s: %w", rel, err))
@@ -184,8 +198,15 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 		return nil, fmt.Errorf("watch %s: %w", stateDir, err)
 	}
 	spec := p.Spec
-	if spec.Delivery == session.DeliveryArg {
+	switch spec.Delivery {
+	case session.DeliveryArg:
 		spec.Argv = append(append([]string(nil), spec.Argv...), p.Brief)
+	case session.DeliveryFile:
+		if err := writeBrief(wt, p.Brief); err != nil {
+			unwatch()
+			wt.Close()
+			return nil, outsideOr(err, err)
+		}
 	}
 	if p.CastPath != "" {
 		if err := os.MkdirAll(filepath.Dir(p.CastPath), 0o700); err != nil {
@@ -206,22 +227,26 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	r := &Run{p: p, wt: wt, launchedAt: launchedAt, sess: sess, volatile: volatile, cancel: cancel, done: make(chan struct{})}
+	r := &Run{p: p, wt: wt, launchedAt: launchedAt, sess: sess, volatile: volatile, cancel: cancel, watchDone: make(chan struct{}), done: make(chan struct{})}
 	r.in = newInputQueue()
 	first := r.takeSample(lease.Progress{}, true)
 	r.sample.Store(&first)
 	r.progressAt.Store(p.Now().UnixNano())
-	if spec.Delivery == session.DeliveryArg {
-		r.briefedAt.Store(p.Now().UnixNano()) // it has the brief from its first instant
+	if spec.Delivery == session.DeliveryArg || spec.Delivery == session.DeliveryFile {
+		// It has the brief from its first instant, so corrections need
+		// not wait for one.
+		r.briefedAt.Store(p.Now().UnixNano())
+		r.in.briefed = true
 	}
 
 	go r.confirm(ctx)
 	go r.deliverInputs(ctx)
-	// The worktree handle is released once its two users have returned.
+	// The worktree handle is released once its users have returned: the
+	// watch, the sampler and the exit's last look at what the agent left.
 	var users sync.WaitGroup
 	users.Go(func() { defer unwatch(); r.watch(ctx, changes) })
 	users.Go(func() { r.sampleLoop(ctx) })
-	go func() { users.Wait(); wt.Close() }()
+	go func() { users.Wait(); <-r.done; wt.Close() }()
 	go r.waitExit()
 	return r, nil
 }
@@ -268,7 +293,13 @@ func (r *Run) report(rep Report) {
 
 func (r *Run) confirm(ctx context.Context) {
 	err := r.sess.WaitReady(ctx)
+	if r.finished.Load() {
+		return // the phase finished (or the run was stopped) first
+	}
 	if err == nil {
+		if r.p.Spec.Delivery == session.DeliveryFile {
+			_ = r.sess.Notice(briefNotice(r.p.Phase))
+		}
 		r.report(Report{Kind: Confirmed})
 		return
 	}
@@ -279,14 +310,31 @@ func (r *Run) confirm(ctx context.Context) {
 		}
 		ref = &task.Refusal{Reason: task.ReasonLaunchNotConfirmed, Detail: err.Error()}
 	}
+	if ref.Reason == task.ReasonSessionExited {
+		return // waitExit reports the exit, with what the agent left behind
+	}
 	r.report(Report{Kind: LaunchRefused, Refusal: ref})
 }
 
+// waitExit reports the process's end. What the agent left decides what
+// the exit means: a sentinel and a valid artifact finish the phase however
+// the process ended (a one-shot agent ends by exiting); otherwise the exit
+// carries the reason the phase is unfinished.
 func (r *Run) waitExit() {
 	<-r.sess.Done()
 	r.cancel()
+	<-r.watchDone
 	r.in.close()
-	r.report(Report{Kind: Exited, ExitCode: r.sess.ExitCode()})
+	code := r.sess.ExitCode()
+	var why *task.Refusal
+	if !r.finished.Load() {
+		data, ref := r.leftBehind(code)
+		if ref == nil && r.finished.CompareAndSwap(false, true) {
+			r.report(Report{Kind: PhaseFinished, Artifact: data, ExitCode: code, AfterExit: true})
+		}
+		why = ref
+	}
+	r.report(Report{Kind: Exited, ExitCode: code, Refusal: why})
 	close(r.done)
 }
 
@@ -310,4 +358,36 @@ func noHistory(n int) int {
 		return -1
 	}
 	return n
+}
+
+// leftBehind reads what an exited agent left: the artifact when the
+// sentinel and a valid artifact are there, else a refusal saying what is
+// missing or wrong.
+func (r *Run) leftBehind(code int) ([]byte, *task.Refusal) {
+	data, err := task.ReadArtifactIn(r.wt, r.p.Phase)
+	var ref *task.Refusal
+	if err != nil && !errors.As(err, &ref) {
+		ref = &task.Refusal{Reason: task.ReasonArtifactNotFile, Detail: err.Error()}
+	}
+	if !r.sentinelExists() {
+		state := "and left no " + task.ArtifactPath(r.p.Phase)
+		switch {
+		case err == nil:
+			state = "although " + task.ArtifactPath(r.p.Phase) + " is valid"
+		case ref.Reason != task.ReasonArtifactMissing:
+			state = "and its artifact was refused: " + ref.Detail
+		}
+		return nil, task.Refuse(task.ReasonSessionExited,
+			"The agent exited with code %d without writing %s, %s.", code, task.SentinelPath, state)
+	}
+	if err == nil {
+		err = r.checkOwnWork()
+		if err != nil && !errors.As(err, &ref) {
+			ref = &task.Refusal{Reason: task.ReasonArtifactNotFile, Detail: err.Error()}
+		}
+	}
+	if err != nil {
+		return nil, task.Refuse(ref.Reason, "The agent exited with code %d and its artifact was refused: %s", code, ref.Detail)
+	}
+	return data, nil
 }

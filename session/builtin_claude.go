@@ -1,0 +1,59 @@
+package session
+
+import "time"
+
+// claudeEnv is what Claude Code needs beyond DefaultEnv: its provider's
+// endpoint and key, its config directory and the proxies it may go through.
+var claudeEnv = envWith("ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CONFIG_DIR",
+	"HTTPS_PROXY", "HTTP_PROXY", "NO_PROXY")
+
+// claudeSetEnv keeps Claude Code from phoning home for anything but the
+// model itself.
+var claudeSetEnv = map[string]string{
+	"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+	"DISABLE_TELEMETRY":                        "1",
+}
+
+// Claude Code, interactive (`claude`) and one-shot (`claude -p`).
+func init() {
+	registerBuiltin("claude", Spec{
+		Argv:     []string{"claude", "--model", "{{model}}", "--allowedTools", "Bash", "Edit", "Write", "Read"},
+		Env:      claudeEnv,
+		SetEnv:   claudeSetEnv,
+		Delivery: DeliveryType,
+		// The prompt line between its two horizontal rules: a bare "❯"
+		// also starts the selected line of Claude Code's dialogs (trust,
+		// onboarding), and a brief typed into one is lost.
+		Ready:         `(?m)^─{3,}[ ]*\n[ ]*❯[^\n]*\n─{3,}`,
+		Submit:        `\r`,
+		Quiet:         Duration{time.Second},
+		LaunchTimeout: Duration{60 * time.Second},
+		Resubmit:      ResubmitSubmit,
+		// Its spinner, with the elapsed time ("✻ Thinking… (3s · esc to
+		// interrupt)") and, in a turn's first seconds, without it
+		// ("✢ Crunching…"): neither is progress.
+		Volatile: []string{
+			`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*]\s*\S+…?\s*\(\d+s[^)]*\)`,
+			`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*] \S+…`,
+		},
+		Capabilities: []string{"code"},
+		Usage:        UsageClaudeTranscript,
+	})
+	// `claude -p BRIEF` runs one turn and exits. It shows nothing until it
+	// has finished, so it has no ready marker: it is confirmed once it runs,
+	// and its phase finishes on the artifact and sentinel it leaves,
+	// whatever its exit status. The brief follows -p as the prompt
+	// argument (--allowedTools takes every argument up to the next flag).
+	registerBuiltin("claude-print", Spec{
+		Argv:          []string{"claude", "--model", "{{model}}", "--allowedTools", "Bash", "Edit", "Write", "Read", "-p"},
+		Env:           claudeEnv,
+		SetEnv:        claudeSetEnv,
+		Delivery:      DeliveryArg,
+		Submit:        `\r`,
+		Quiet:         Duration{time.Second},
+		LaunchTimeout: Duration{60 * time.Second},
+		Resubmit:      ResubmitSubmit,
+		Capabilities:  []string{"code"},
+		Usage:         UsageClaudeTranscript,
+	})
+}
