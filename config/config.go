@@ -49,6 +49,23 @@ type Config struct {
 	Store Store `toml:"store"`
 	// Notify says how the operator hears that a task needs them.
 	Notify Notify `toml:"notify"`
+
+	// fromFile names the harnesses orchestra.toml defines or changes.
+	fromFile map[string]bool
+}
+
+// HarnessSource says where harness name comes from: "built in",
+// "orchestra.toml", or "built in, changed in orchestra.toml".
+func (c Config) HarnessSource(name string) string {
+	_, builtin := session.DefaultSpecs()[name]
+	switch {
+	case builtin && c.fromFile[name]:
+		return "built in, changed in " + FileName
+	case builtin:
+		return "built in"
+	default:
+		return FileName
+	}
 }
 
 // Notify says how the operator hears that a task needs a human (awaits
@@ -213,7 +230,9 @@ func Parse(name, text string) (Config, error) {
 		return Config{}, fmt.Errorf("%s: unknown keys: %s", name, strings.Join(keys, ", "))
 	}
 	merged := builtin
+	cfg.fromFile = map[string]bool{}
 	for n, s := range cfg.Harness {
+		cfg.fromFile[n] = true
 		if base, ok := builtin[n]; ok {
 			s = overlay(base, s)
 		} else if s.Delivery == "" {
@@ -248,6 +267,15 @@ func overlay(base, s session.Spec) session.Spec {
 	}
 	if s.Submit == "" {
 		s.Submit = base.Submit
+	}
+	if s.Tested == nil {
+		s.Tested = base.Tested
+	}
+	if s.Pending == "" {
+		s.Pending = base.Pending
+	}
+	if s.SubmitRetries == 0 {
+		s.SubmitRetries = base.SubmitRetries
 	}
 	if s.Quiet.Duration == 0 {
 		s.Quiet = base.Quiet

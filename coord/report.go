@@ -66,6 +66,16 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		case worker.InputRefusal:
 			// The refusal event was recorded when the artifact was refused.
 		}
+	case worker.InputRefused:
+		// The bytes are in the pane, so a brief counts as delivered (the
+		// stuck clock runs from it); the refusal says what the screen
+		// shows, and a resubmit is the operator's next move.
+		if rep.Input == worker.InputBrief {
+			r.briefed = true
+		}
+		r.addError(rep.Refusal.Error())
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,
+			fmt.Sprintf("Session %s, %s: %s", short(r.sessionID), rep.Input, rep.Refusal.Detail)))
 	case worker.Refused:
 		r.addError(rep.Refusal.Error())
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,

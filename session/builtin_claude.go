@@ -14,6 +14,10 @@ var claudeSetEnv = map[string]string{
 	"DISABLE_TELEMETRY":                        "1",
 }
 
+// claudeTested is the oldest and the newest Claude Code release the claude
+// harnesses are proven against (the demo and the e2e tests in CI).
+var claudeTested = []string{"2.1.197", "2.1.332"}
+
 // Claude Code, interactive (`claude`) and one-shot (`claude -p`).
 func init() {
 	registerBuiltin("claude", Spec{
@@ -24,8 +28,14 @@ func init() {
 		// The prompt line between its two horizontal rules: a bare "❯"
 		// also starts the selected line of Claude Code's dialogs (trust,
 		// onboarding), and a brief typed into one is lost.
-		Ready:         `(?m)^─{3,}[ ]*\n[ ]*❯[^\n]*\n─{3,}`,
-		Submit:        `\r`,
+		Ready:  `(?m)^─{3,}[ ]*\n[ ]*❯[^\n]*\n─{3,}`,
+		Submit: `\r`,
+		// A long paste collapses into "[Pasted text #1 +81 lines]" at the
+		// prompt; while that sits above the prompt's lower rule the brief
+		// is not submitted (2.1.197 drops a submit key sent with the paste
+		// and takes the next one). The prompt's "❯" is followed by a
+		// no-break space.
+		Pending:       `(?m)^❯[ \x{a0}]\[Pasted text #\d+[^\n]*\n─{3,}`,
 		Quiet:         Duration{time.Second},
 		LaunchTimeout: Duration{60 * time.Second},
 		Resubmit:      ResubmitSubmit,
@@ -38,6 +48,7 @@ func init() {
 		},
 		Capabilities: []string{"code"},
 		Usage:        UsageClaudeTranscript,
+		Tested:       claudeTested,
 	})
 	// `claude -p BRIEF` runs one turn and exits. It shows nothing until it
 	// has finished, so it has no ready marker: it is confirmed once it runs,
@@ -55,5 +66,6 @@ func init() {
 		Resubmit:      ResubmitSubmit,
 		Capabilities:  []string{"code"},
 		Usage:         UsageClaudeTranscript,
+		Tested:        claudeTested,
 	})
 }

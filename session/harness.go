@@ -82,6 +82,15 @@ type Spec struct {
 	Ready string `toml:"ready"`
 	// Submit is the Go-escaped key sequence that submits a prompt, e.g. "\r".
 	Submit string `toml:"submit"`
+	// Pending is a regular expression that matches the screen while typed
+	// input waits at the prompt unsubmitted (Claude Code's "[Pasted text
+	// #1 +81 lines]"). A submitted input counts as taken once the screen
+	// changed and Pending does not match; until then the submit key is
+	// sent again. Empty: an input counts as taken once written.
+	Pending string `toml:"pending"`
+	// SubmitRetries is how many times the submit key is re-sent when the
+	// program has not visibly taken an input; 0 means 3.
+	SubmitRetries int `toml:"submit_retries"`
 	// Quiet is how long the screen must stay unchanged after the ready
 	// marker before the launch counts as confirmed.
 	Quiet Duration `toml:"quiet"`
@@ -101,6 +110,10 @@ type Spec struct {
 	// Usage names where the program reports the tokens it spent; "" means
 	// it reports none the console can read.
 	Usage UsageSource `toml:"usage"`
+	// Tested is the oldest and the newest version of the program this
+	// harness's settings were proven against; `harness check` says whether
+	// the installed one is in that range.
+	Tested []string `toml:"tested"`
 }
 
 // UsageSource names where an agent CLI reports its token usage.
@@ -163,6 +176,17 @@ func (s Spec) Validate() error {
 		}
 	} else if _, err := regexp.Compile(s.Ready); err != nil {
 		bad("ready", "bad regular expression: %v", err)
+	}
+	if s.Pending != "" {
+		if _, err := regexp.Compile(s.Pending); err != nil {
+			bad("pending", "bad regular expression: %v", err)
+		}
+	}
+	if len(s.Tested) != 0 && len(s.Tested) != 2 {
+		bad("tested", "give the oldest and the newest version tested, as two strings")
+	}
+	if s.SubmitRetries < 0 {
+		bad("submit_retries", "is negative")
 	}
 	for i, v := range s.Volatile {
 		if _, err := regexp.Compile(v); err != nil {

@@ -59,6 +59,22 @@ type Launch struct {
 	Hash string `json:"hash"`
 }
 
+// Resolve returns the program a session of spec would run: argv[0] found
+// in the PATH of the environment the session would get from environ.
+func Resolve(spec Spec, environ []string, dir string) (string, error) {
+	if len(spec.Argv) == 0 {
+		return "", fmt.Errorf("harness %q: argv is empty", spec.Name)
+	}
+	env := ScrubEnv(environ, spec)
+	return lookPath(spec.Argv[0], envValue(env, "PATH"), dir)
+}
+
+// Version returns the trimmed first line of `bin --version` run with the
+// environment a session of spec would get ("" when it prints nothing).
+func Version(ctx context.Context, spec Spec, bin string, environ []string, dir string) string {
+	return versionOf(ctx, bin, ScrubEnv(environ, spec), dir)
+}
+
 // NewLaunch computes the fingerprint of a session started with p. model is
 // used when argv names none. The version probe runs the binary once per
 // path, size and modification time, with the session's scrubbed

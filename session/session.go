@@ -72,6 +72,7 @@ type Session struct {
 	in       *inputQueue
 	submit   []byte
 	ready    *regexp.Regexp
+	pending  *regexp.Regexp
 	volatile []*regexp.Regexp
 
 	// outMu keeps the recording's order of output and resize events the
@@ -142,6 +143,9 @@ func Start(p Params) (*Session, error) {
 	}
 	if spec.Ready != "" {
 		s.ready = regexp.MustCompile(spec.Ready)
+	}
+	if spec.Pending != "" {
+		s.pending = regexp.MustCompile(spec.Pending)
 	}
 	for _, v := range spec.Volatile {
 		s.volatile = append(s.volatile, regexp.MustCompile(v))

@@ -42,6 +42,7 @@ const (
 	ReasonForkFingerprint    Reason = "fork-fingerprint-mismatch"
 	ReasonCommitFailed       Reason = "commit-failed"
 	ReasonArtifactNotSealed  Reason = "artifact-not-sealed"
+	ReasonInputNotAccepted   Reason = "input-not-accepted"
 	ReasonPathOutside        Reason = "path-outside-worktree"
 	ReasonMergeConflict      Reason = "merge-conflict"
 	ReasonMergeRefused       Reason = "merge-refused"
@@ -61,7 +62,7 @@ var Reasons = []Reason{
 	ReasonWorktreeFailed, ReasonNotGitRepo, ReasonNoVerifyCommand, ReasonUnknownPhase,
 	ReasonHandoffInvalid, ReasonHandoffForeignRepo, ReasonForkFingerprint, ReasonCommitFailed,
 	ReasonArtifactNotSealed, ReasonPathOutside, ReasonMergeConflict, ReasonMergeRefused, ReasonPushFailed,
-	ReasonArtifactStale, ReasonStoreFailed,
+	ReasonArtifactStale, ReasonStoreFailed, ReasonInputNotAccepted,
 }
 
 var sentences = map[Reason]string{
@@ -98,6 +99,7 @@ var sentences = map[Reason]string{
 	ReasonForkFingerprint:    "The fork's launch fingerprint differs from its base, which would lose the prompt cache.",
 	ReasonCommitFailed:       "The task's work could not be committed to its branch.",
 	ReasonArtifactNotSealed:  "The finished phase's artifact could not be stored; the session was stopped and the phase runs again.",
+	ReasonInputNotAccepted:   "The agent did not take the input: after the submit key and its re-sends the screen still shows it waiting.",
 	ReasonPathOutside:        "A path in the task's worktree leads outside it (a symlink); the console touched nothing there.",
 	ReasonStoreFailed:        "The store failed.",
 	ReasonArtifactStale:      "The artifact may not be this session's work (written before it started, or while a process of an older session was alive); it was not sealed.",

@@ -113,15 +113,26 @@ func (r *Run) deliverInputs(ctx context.Context) {
 			if !ok {
 				break
 			}
-			err := r.typeInput(in)
+			err := r.typeInput(ctx, in)
 			if in.Done != nil {
 				in.Done <- err
 			}
-			if err == nil {
+			var ref *task.Refusal
+			switch {
+			case err == nil:
 				r.report(Report{Kind: InputDelivered, Input: in.Kind, InputID: in.ID})
+			case errors.As(err, &ref) && ref.Reason == task.ReasonInputNotAccepted:
+				r.report(Report{Kind: InputRefused, Input: in.Kind, InputID: in.ID, Refusal: ref})
 			}
 		}
 	}
+}
+
+// sent reports whether err still means the input's bytes reached the pty:
+// none, or the program did not visibly take them.
+func sent(err error) bool {
+	var ref *task.Refusal
+	return err == nil || (errors.As(err, &ref) && ref.Reason == task.ReasonInputNotAccepted)
 }
 
 // DecisionText is how a correction is typed into a pane: one pasted message
@@ -137,7 +148,10 @@ func RefusalText(ref *task.Refusal, phase task.Phase) string {
 		" and then write " + task.SentinelPath + " again."
 }
 
-func (r *Run) typeInput(in Input) error {
+// typeInput types one input into the pane and confirms the agent took it
+// (session.DeliverChecked and friends): the submit key is re-sent a bounded
+// number of times, then the input is refused with what the screen shows.
+func (r *Run) typeInput(ctx context.Context, in Input) error {
 	if !r.p.Spec.Types() {
 		// A shell would run the text: it goes to the brief file instead.
 		switch in.Kind {
@@ -157,8 +171,8 @@ func (r *Run) typeInput(in Input) error {
 	}
 	switch in.Kind {
 	case InputBrief:
-		err := r.sess.Deliver(in.Text)
-		if err == nil {
+		err := r.sess.DeliverChecked(ctx, in.Text)
+		if sent(err) {
 			r.briefedAt.CompareAndSwap(0, r.p.Now().UnixNano())
 		}
 		r.in.mu.Lock()
@@ -173,20 +187,17 @@ func (r *Run) typeInput(in Input) error {
 			last := r.in.lastText
 			r.in.mu.Unlock()
 			if last != "" {
-				return r.sess.Deliver(last)
+				return r.sess.DeliverChecked(ctx, last)
 			}
-			return r.sess.Submit()
+			return r.sess.SubmitChecked(ctx)
 		default:
-			return r.sess.Submit()
+			return r.sess.SubmitChecked(ctx)
 		}
 	default:
 		r.in.mu.Lock()
 		r.in.lastText = in.Text
 		r.in.mu.Unlock()
-		if err := r.sess.Paste(in.Text); err != nil {
-			return err
-		}
-		return r.sess.Submit()
+		return r.sess.SendChecked(ctx, in.Text)
 	}
 }
 

@@ -45,6 +45,7 @@ const (
 	Confirmed      ReportKind = "confirmed"       // the launch was confirmed
 	LaunchRefused  ReportKind = "launch-refused"  // the launch did not confirm; Refusal says why
 	InputDelivered ReportKind = "input-delivered" // an input was typed into the pane; Input says which
+	InputRefused   ReportKind = "input-refused"   // an input was typed but the agent never visibly took it; Refusal says what the screen shows
 	Refused        ReportKind = "refused"         // the artifact was refused; the refusal was typed back
 	PhaseFinished  ReportKind = "phase-finished"  // valid artifact + sentinel + idle screen
 	Stuck          ReportKind = "stuck"           // the screen has not changed for StuckAfter

@@ -41,13 +41,15 @@ Usage:
   orchestra-tui fork list [TASK]                trained bases with cache clocks and the policy's next action
   orchestra-tui demo [--headless] [--fast] [--keep] [--exit-when-done] [--record F.cast] [--agent claude]
   orchestra-tui demo handoff [--fast] [--keep]
+  orchestra-tui harness list             every harness: built in or orchestra.toml, binary on PATH or not
+  orchestra-tui harness check NAME       launch it in a pty in a scratch directory and lint what it does
   orchestra-tui model-stub [--addr 127.0.0.1:0]
   orchestra-tui agent --script FILE      the scripted agent the demo runs in its panes
 
 TASK is a task id or any unique part of one, as 'status' shows it.
 
 Tasks run on the harness given to 'add --harness': claude (Claude Code on
-PATH), shell, or one defined in orchestra.toml. The default, scripted, is the
+PATH), claude-print (claude -p), shell, or one defined in orchestra.toml. The default, scripted, is the
 demo agent: it writes example artifacts but cannot change your code, so such
 a task fails its verify gate; see README.md to give it a script.
 Every subcommand takes -C DIR and -h. Exit status: 0 ok, 1 failure, 2 usage.
@@ -97,6 +99,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return modelStubCmd(rest, stdout, stderr)
 	case "agent":
 		return agent.Main(rest, stdin, stdout)
+	case "harness":
+		return harnessCmd(rest, stdout, stderr)
 	case "version":
 		fmt.Fprintln(stdout, "orchestra-tui", version())
 		return 0

@@ -1,0 +1,369 @@
+// Package probe is the lint for a harness: it launches the harness's
+// program in a pty in a scratch directory, the way a session would, and
+// reports what a new user needs to know to trust the configuration: the
+// binary and its version, whether the ready marker matched and after how
+// long, whether the screen then settled, which parts of the screen changed
+// while the program sat idle (and whether the harness's volatile patterns
+// mask them, with a suggested pattern when not), and whether text typed at
+// the prompt was echoed and the submit key taken.
+package probe
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/session"
+)
+
+// Params says what to probe.
+type Params struct {
+	// Spec is the harness, already expanded.
+	Spec session.Spec
+	// Dir is the scratch directory the program runs in.
+	Dir string
+	// Environ is the console's environment; nil means os.Environ().
+	Environ []string
+	// Cols and Rows size the pty; zero means 100x30.
+	Cols, Rows int
+	// Idle is how long the settled screen is watched for changes; zero
+	// means 3s.
+	Idle time.Duration
+	// Type is the probe text typed at the prompt; "" means a default that
+	// asks the agent for nothing.
+	Type string
+}
+
+// Status is how one check came out.
+type Status string
+
+// Statuses.
+const (
+	OK   Status = "ok"
+	Warn Status = "warn"
+	Fail Status = "fail"
+	Skip Status = "skip"
+)
+
+// Check is one line of the report.
+type Check struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Text   string `json:"text"`
+	// Suggest holds volatile patterns the harness could add.
+	Suggest []string `json:"suggest,omitempty"`
+}
+
+// Report is the whole lint.
+type Report struct {
+	Harness string  `json:"harness"`
+	Binary  string  `json:"binary,omitempty"`
+	Version string  `json:"version,omitempty"`
+	Checks  []Check `json:"checks"`
+	// Screen is the last screen seen, trimmed.
+	Screen string `json:"screen,omitempty"`
+}
+
+// Green reports whether no check failed.
+func (r Report) Green() bool {
+	for _, c := range r.Checks {
+		if c.Status == Fail {
+			return false
+		}
+	}
+	return true
+}
+
+// DefaultType is what the probe types at a prompt: text that asks the
+// agent for nothing, so submitting it costs at most one short reply.
+const DefaultType = "orchestra-tui harness check: this is a test, reply with OK only."
+
+// Run probes the harness. It returns an error only when the probe itself
+// could not run; everything about the harness is in the report.
+func Run(ctx context.Context, p Params) (Report, error) {
+	if p.Environ == nil {
+		p.Environ = os.Environ()
+	}
+	if p.Cols <= 0 || p.Rows <= 0 {
+		p.Cols, p.Rows = 100, 30
+	}
+	if p.Idle <= 0 {
+		p.Idle = 3 * time.Second
+	}
+	if p.Type == "" {
+		p.Type = DefaultType
+	}
+	spec := p.Spec
+	rep := Report{Harness: spec.Name}
+	add := func(name string, st Status, format string, args ...any) *Check {
+		rep.Checks = append(rep.Checks, Check{Name: name, Status: st, Text: fmt.Sprintf(format, args...)})
+		return &rep.Checks[len(rep.Checks)-1]
+	}
+	if err := spec.Validate(); err != nil {
+		add("config", Fail, "%v", err)
+		return rep, nil
+	}
+	bin, err := session.Resolve(spec, p.Environ, p.Dir)
+	if err != nil {
+		add("binary", Fail, "%v", err)
+		return rep, nil
+	}
+	rep.Binary = bin
+	rep.Version = session.Version(ctx, spec, bin, p.Environ, p.Dir)
+	c := add("binary", OK, "%s", bin)
+	if rep.Version != "" {
+		c.Text += " (" + rep.Version + ")"
+	}
+	if st, text := spec.TestedVersion(rep.Version); text != "" {
+		add("version", Status(st), "%s", text)
+	}
+
+	if spec.OneShot() {
+		// A one-shot program takes its prompt at launch; give it the
+		// probe text so it has something to answer.
+		spec.Argv = append(append([]string(nil), spec.Argv...), p.Type)
+	}
+	start := time.Now()
+	s, err := session.Start(session.Params{Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows, Environ: p.Environ})
+	if err != nil {
+		add("launch", Fail, "%v", err)
+		return rep, nil
+	}
+	defer func() {
+		_ = s.Stop(2 * time.Second)
+		rep.Screen = trim(s.View().Text())
+	}()
+	view := s.View()
+
+	// Ready: when the marker first matched, and when the screen settled.
+	var matchedAt time.Duration
+	var ready *regexp.Regexp
+	if spec.Ready != "" {
+		ready = regexp.MustCompile(spec.Ready)
+	}
+	readyErr := make(chan error, 1)
+	go func() { readyErr <- s.WaitReady(ctx) }()
+	var werr error
+wait:
+	for {
+		if ready != nil && matchedAt == 0 && ready.MatchString(view.Text()) {
+			matchedAt = time.Since(start)
+		}
+		select {
+		case <-s.Changed():
+		case werr = <-readyErr:
+			break wait
+		}
+	}
+	settledAt := time.Since(start)
+	switch {
+	case ready == nil:
+		add("ready", OK, "no ready marker (delivery %q): a session is confirmed as soon as it runs", spec.Delivery)
+	case werr != nil && matchedAt == 0:
+		add("ready", Fail, "the ready marker %q never matched: %v Screen: %s", spec.Ready, werr, session.ScreenTail(view.Text(), 4))
+		return rep, nil
+	case werr != nil:
+		add("ready", OK, "the ready marker matched after %s", round(matchedAt))
+		add("settled", Fail, "%v", werr)
+		return rep, nil
+	default:
+		add("ready", OK, "the ready marker matched after %s", round(matchedAt))
+		add("settled", OK, "the screen then stayed still for %s (quiet), %s after launch", spec.Quiet.Duration, round(settledAt))
+	}
+	if spec.OneShot() {
+		return rep, nil // its one turn is running; there is no prompt to type at
+	}
+
+	// Idle: what changes on a screen nobody is typing into.
+	idleCheck(s, spec, p.Idle, add)
+
+	if !spec.Types() {
+		add("submit", Skip, "delivery %q: nothing is ever typed into this program", spec.Delivery)
+		return rep, nil
+	}
+	typeCheck(ctx, s, spec, p.Type, add)
+	return rep, nil
+}
+
+// idleCheck watches the settled screen for idle and reports the lines
+// that changed, masked by the harness's volatile patterns or not.
+func idleCheck(s *session.Session, spec session.Spec, idle time.Duration, add func(string, Status, string, ...any) *Check) {
+	volatile, _ := lease.CompileVolatile(spec.Volatile)
+	view := s.View()
+	first := view.Text()
+	variants := map[int][]string{} // line index -> distinct texts seen
+	note := func(text string) {
+		a, b := strings.Split(first, "\n"), strings.Split(text, "\n")
+		for i := 0; i < len(a) && i < len(b); i++ {
+			if a[i] == b[i] {
+				continue
+			}
+			seen := variants[i]
+			if len(seen) == 0 {
+				seen = append(seen, strings.TrimSpace(a[i]))
+			}
+			line := strings.TrimSpace(b[i])
+			if !contains(seen, line) {
+				seen = append(seen, line)
+			}
+			variants[i] = seen
+		}
+	}
+	t := time.NewTimer(idle)
+	defer t.Stop()
+watch:
+	for {
+		select {
+		case <-s.Changed():
+			note(view.Text())
+		case <-s.Done():
+			break watch
+		case <-t.C:
+			break watch
+		}
+	}
+	if len(variants) == 0 {
+		add("idle", OK, "nothing on the screen changed in %s of idling", idle)
+		return
+	}
+	// A line is masked when the volatile patterns blank every way it was
+	// drawn alike.
+	mask := func(line string) string {
+		for _, re := range volatile {
+			line = re.ReplaceAllString(line, "")
+		}
+		return strings.TrimSpace(line)
+	}
+	masked := true
+	for _, seen := range variants {
+		for _, v := range seen {
+			masked = masked && mask(v) == mask(seen[0])
+		}
+	}
+	var lines, suggest []string
+	for _, seen := range variants {
+		var drawn []string // a line that was blank is not a variant to match
+		for _, v := range seen {
+			if v != "" {
+				drawn = append(drawn, v)
+			}
+		}
+		if len(drawn) == 0 {
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("%q", drawn[len(drawn)-1]))
+		if !masked {
+			suggest = append(suggest, "volatile = ["+tomlQuote(Suggest(drawn))+"]")
+		}
+	}
+	if masked {
+		add("idle", OK, "changed while idle, masked by its volatile patterns: %s", strings.Join(lines, ", "))
+		return
+	}
+	c := add("idle", Warn, "changed while idle and not masked, so it would count as progress and keep a hung session's lease: %s", strings.Join(lines, ", "))
+	c.Suggest = suggest
+}
+
+// typeCheck types the probe text at the prompt, checks the screen shows
+// it, submits it and checks the program reacted. A program that shows a
+// paste as a placeholder gets a suggested pending pattern when the harness
+// has none, so its deliveries can be confirmed.
+func typeCheck(ctx context.Context, s *session.Session, spec session.Spec, text string, add func(string, Status, string, ...any) *Check) {
+	view := s.View()
+	before := view.Text()
+	start := time.Now()
+	if err := s.Paste(text); err != nil {
+		add("echo", Fail, "typing at the prompt: %v", err)
+		return
+	}
+	if !waitChange(ctx, s, before, 5*time.Second) {
+		add("echo", Warn, "nothing typed at the prompt showed within 5s; screen: %s", session.ScreenTail(view.Text(), 3))
+		return
+	}
+	typed := view.Text()
+	probe := text[:min(len(text), 20)]
+	if strings.Contains(typed, probe) {
+		add("echo", OK, "text typed at the prompt showed after %s", round(time.Since(start)))
+	} else {
+		c := add("echo", OK, "text typed at the prompt showed as %s after %s", changedLine(before, typed), round(time.Since(start)))
+		if spec.Pending == "" {
+			c.Status = Warn
+			c.Text += "; without a pending pattern a submit key the program drops goes unnoticed"
+			c.Suggest = []string{"pending = " + tomlQuote(Suggest([]string{strings.TrimSpace(changedLine(before, typed))}))}
+		}
+	}
+	submit := spec.Submit
+	if submit == "" {
+		submit = `\r`
+	}
+	start = time.Now()
+	if err := s.SubmitChecked(ctx); err != nil {
+		add("submit", Fail, "%v", err)
+		return
+	}
+	if !waitChange(ctx, s, typed, 5*time.Second) {
+		add("submit", Warn, "the submit key \"%s\" brought no visible change within 5s", submit)
+		return
+	}
+	add("submit", OK, "the submit key \"%s\" was taken: the screen changed %s after it", submit, round(time.Since(start)))
+}
+
+// waitChange waits up to d for the screen to differ from before.
+func waitChange(ctx context.Context, s *session.Session, before string, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for s.View().Text() == before {
+		select {
+		case <-s.Changed():
+		case <-t.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// changedLine returns the last line of after that differs from before.
+func changedLine(before, after string) string {
+	a, b := strings.Split(before, "\n"), strings.Split(after, "\n")
+	for i := len(b) - 1; i >= 0; i-- {
+		if i >= len(a) || a[i] != b[i] {
+			return strings.TrimRight(b[i], " ")
+		}
+	}
+	return ""
+}
+
+// tomlQuote quotes s as a TOML literal string when it can, so a regular
+// expression needs no extra escaping.
+func tomlQuote(s string) string {
+	if strings.ContainsAny(s, "'\n") {
+		return strconv.Quote(s)
+	}
+	return "'" + s + "'"
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func round(d time.Duration) time.Duration { return d.Round(10 * time.Millisecond) }
+
+func trim(s string) string {
+	lines := strings.Split(s, "\n")
+	for i := range lines {
+		lines[i] = strings.TrimRight(lines[i], " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
