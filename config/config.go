@@ -230,8 +230,10 @@ func Parse(name, text string) (Config, error) {
 		return Config{}, fmt.Errorf("%s: unknown keys: %s", name, strings.Join(keys, ", "))
 	}
 	merged := builtin
-	cfg.fromFile = map[string]bool{}
 	for n, s := range cfg.Harness {
+		if cfg.fromFile == nil {
+			cfg.fromFile = map[string]bool{}
+		}
 		cfg.fromFile[n] = true
 		if base, ok := builtin[n]; ok {
 			s = overlay(base, s)
