@@ -116,17 +116,23 @@ func TestVerifyTimeoutMustBePositive(t *testing.T) {
 	require.Equal(t, 30*time.Minute, cfg.Verify.Timeout.Duration)
 }
 
-// The README's example of a new harness gives only argv, ready, submit and
-// quiet: that must be a working configuration.
+// The README's first recipe for a new harness gives only argv and ready:
+// that must be a working configuration, whose session finds its program on
+// PATH (an empty env once gave it an empty PATH) and draws in true colour.
 func TestNewHarnessNeedsOnlyArgvAndReady(t *testing.T) {
 	t.Parallel()
 	cfg, err := Parse("orchestra.toml", `
 [harness.aider]
 argv = ["aider", "--model", "{{model}}"]
-ready = "^> "          # regex on the screen: the program is ready for input
-submit = "\\r"
-quiet = "1s"           # the screen must then stay still this long
+ready = '(?m)^>'       # regex on the screen: the program is ready for input
 `)
 	require.NoError(t, err)
-	require.Equal(t, session.DeliveryType, cfg.Harness["aider"].Delivery)
+	h := cfg.Harness["aider"]
+	require.Equal(t, session.DeliveryType, h.Delivery)
+	env := session.ScrubEnv([]string{"PATH=/usr/local/bin:/usr/bin", "HOME=/home/a", "OPENAI_API_KEY=s3cr3t"}, h)
+	require.Contains(t, env, "PATH=/usr/local/bin:/usr/bin")
+	require.Contains(t, env, "COLORTERM=truecolor")
+	require.NotContains(t, strings.Join(env, "\n"), "s3cr3t")
+	require.Equal(t, "orchestra.toml", cfg.HarnessSource("aider"))
+	require.Equal(t, "built in", cfg.HarnessSource("claude"))
 }

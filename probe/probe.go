@@ -85,7 +85,7 @@ const DefaultType = "orchestra-tui harness check: this is a test, reply with OK 
 
 // Run probes the harness. It returns an error only when the probe itself
 // could not run; everything about the harness is in the report.
-func Run(ctx context.Context, p Params) (Report, error) {
+func Run(ctx context.Context, p Params) (rep Report, err error) {
 	if p.Environ == nil {
 		p.Environ = os.Environ()
 	}
@@ -99,7 +99,7 @@ func Run(ctx context.Context, p Params) (Report, error) {
 		p.Type = DefaultType
 	}
 	spec := p.Spec
-	rep := Report{Harness: spec.Name}
+	rep = Report{Harness: spec.Name}
 	add := func(name string, st Status, format string, args ...any) *Check {
 		rep.Checks = append(rep.Checks, Check{Name: name, Status: st, Text: fmt.Sprintf(format, args...)})
 		return &rep.Checks[len(rep.Checks)-1]
@@ -134,7 +134,7 @@ func Run(ctx context.Context, p Params) (Report, error) {
 		add("launch", Fail, "%v", err)
 		return rep, nil
 	}
-	defer func() {
+	defer func() { // rep is the named result: the last screen goes in it
 		_ = s.Stop(2 * time.Second)
 		rep.Screen = trim(s.View().Text())
 	}()
