@@ -183,9 +183,14 @@ func (s *soak) runAndKill(k int) {
 		}
 	}()
 	// A kill point anywhere from the first instants (mid-start, mid-
-	// reconcile) to five seconds in (sessions, gates, corrections, a task
-	// finishing now and then).
-	killAt := time.NewTimer(time.Duration(100+s.rng.IntN(5000)) * time.Millisecond)
+	// reconcile) to five seconds in (sessions, gates, corrections); one in
+	// four runs up to twenty seconds, so tasks also finish (and new ones
+	// are added) between kills, not only in the final run.
+	d := time.Duration(100+s.rng.IntN(5000)) * time.Millisecond
+	if s.rng.IntN(4) == 0 {
+		d = time.Duration(5000+s.rng.IntN(15000)) * time.Millisecond
+	}
+	killAt := time.NewTimer(d)
 	defer killAt.Stop()
 	var wg sync.WaitGroup
 	select {
