@@ -68,8 +68,8 @@ func demoWithAgent(t *testing.T, name string) {
 	require.Equal(t, 1, strings.Count(text, "decision.delivered"), "the correction is delivered exactly once")
 
 	// The hung session's lease: from the correction (after which the stub
-	// never answers) to the expiry, at most the renewal the correction's
-	// own echo earned, and the expiry within one lease length of it.
+	// never answers) to the expiry, only the renewals the correction's own
+	// input earned, and the expiry within one lease length of the last.
 	evs, err := s.Opened.Store.EventList(ctx, store.EventListParams{TaskID: s.ID})
 	require.NoError(t, err)
 	var delivered, expired, lastProgress time.Time
@@ -87,7 +87,10 @@ func demoWithAgent(t *testing.T, name string) {
 	}
 	require.False(t, expired.IsZero(), "the hung session's lease expired")
 	length := s.Opened.Config.Lease.Length.Duration
-	require.LessOrEqual(t, renewals, 1, "no renewal for the ticking counter after the correction")
+	// The correction's own echo and the submit that follows it are
+	// progress (one or two renewals on a loaded machine); a counter that
+	// counted would renew every window up to lease.max_renewals.
+	require.LessOrEqual(t, renewals, 3, "no renewal for the ticking counter after the correction")
 	require.LessOrEqual(t, expired.Sub(lastProgress), length+time.Second,
 		"the lease ran out within one lease length (%v) of the last progress", length)
 

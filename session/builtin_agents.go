@@ -25,6 +25,16 @@ const (
 // usageSources lists every usage source a harness may name.
 var usageSources = []UsageSource{UsageClaudeTranscript, UsageCodexRollout, UsageGeminiChat, UsageOpenCodeDB}
 
+// The oldest and the newest release each built-in was measured with
+// (.ci/install-agents.sh installs it for the real-CLI tests; one release
+// so far for each); harness check says whether the installed one is in
+// the range.
+var (
+	codexTested    = []string{"0.171.0", "0.171.0"}
+	geminiTested   = []string{"0.61.0", "0.61.0"}
+	opencodeTested = []string{"1.18.33", "1.18.33"}
+)
+
 // agentEnv is the allow-list of every agent CLI harness: what a terminal
 // program needs, plus the network settings a user behind a proxy needs.
 var agentEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG", "LC_*", "TMPDIR",
@@ -51,8 +61,11 @@ func agentSpecs() map[string]Spec {
 			// The footer of its idle prompt. A directory it does not trust
 			// shows a "Trust this folder?" dialog instead, whose
 			// "› 1. Trust and continue" looks like a prompt.
-			Ready:         `\? for shortcuts`,
-			Submit:        `\r`,
+			Ready:  `\? for shortcuts`,
+			Submit: `\r`,
+			// A long paste waits at the prompt as "[Pasted Content 3711
+			// chars]" until it is submitted.
+			Pending:       `(?m)^› \[Pasted Content \d+ chars\]`,
 			Quiet:         Duration{time.Second},
 			LaunchTimeout: Duration{60 * time.Second},
 			Resubmit:      ResubmitSubmit,
@@ -61,15 +74,37 @@ func agentSpecs() map[string]Spec {
 			Volatile:     []string{`[•◦] Working \([^)]*\)`},
 			Capabilities: []string{"code"},
 			Usage:        UsageCodexRollout,
+			Tested:       codexTested,
+		},
+		// `codex exec BRIEF` runs one turn and exits; it starts no daemon.
+		// It shows no prompt, so it has no ready marker: its phase finishes
+		// on the artifact and sentinel it leaves. The brief follows "--",
+		// so no brief is ever read as a flag. A one-shot CLI records its
+		// last reply as it finishes: a longer quiet period lets it before a
+		// finished phase stops the session.
+		"codex-exec": {
+			Argv:          []string{"codex", "exec", "--skip-git-repo-check", "-s", "workspace-write", "--"},
+			Env:           codexEnv,
+			Delivery:      DeliveryArg,
+			Submit:        `\r`,
+			Quiet:         Duration{3 * time.Second},
+			LaunchTimeout: Duration{60 * time.Second},
+			Resubmit:      ResubmitSubmit,
+			Capabilities:  []string{"code"},
+			Usage:         UsageCodexRollout,
+			Tested:        codexTested,
 		},
 		// Gemini CLI in its terminal UI; --yolo runs its tools without a
 		// dialog.
 		"gemini": {
-			Argv:          []string{"gemini", "--yolo"},
-			Env:           geminiEnv,
-			Delivery:      DeliveryType,
-			Ready:         `Type your message or @path/to/file`,
-			Submit:        `\r`,
+			Argv:     []string{"gemini", "--yolo"},
+			Env:      geminiEnv,
+			Delivery: DeliveryType,
+			Ready:    `Type your message or @path/to/file`,
+			Submit:   `\r`,
+			// A paste waits in the input box as "[Pasted Text: 8 lines]";
+			// a submit key sent with it is dropped.
+			Pending:       `\[Pasted Text: \d+ lines?\]`,
 			Quiet:         Duration{time.Second},
 			LaunchTimeout: Duration{90 * time.Second},
 			Resubmit:      ResubmitSubmit,
@@ -80,6 +115,20 @@ func agentSpecs() map[string]Spec {
 			Volatile:     []string{`(?m)^[^\n(]*\(esc to cancel, [^)]*\)`},
 			Capabilities: []string{"code"},
 			Usage:        UsageGeminiChat,
+			Tested:       geminiTested,
+		},
+		// `gemini --yolo -p BRIEF`: one turn, then exit.
+		"gemini-print": {
+			Argv:          []string{"gemini", "--yolo", "-p"},
+			Env:           geminiEnv,
+			Delivery:      DeliveryArg,
+			Submit:        `\r`,
+			Quiet:         Duration{3 * time.Second},
+			LaunchTimeout: Duration{90 * time.Second},
+			Resubmit:      ResubmitSubmit,
+			Capabilities:  []string{"code"},
+			Usage:         UsageGeminiChat,
+			Tested:        geminiTested,
 		},
 		// opencode in its terminal UI. Its permissions (edit, bash) come
 		// from its own opencode.json; it starts no server of its own.
@@ -88,8 +137,11 @@ func agentSpecs() map[string]Spec {
 			Env:      opencodeEnv,
 			Delivery: DeliveryType,
 			// The placeholder of its empty prompt on the start screen.
-			Ready:         `Ask anything`,
-			Submit:        `\r`,
+			Ready:  `Ask anything`,
+			Submit: `\r`,
+			// A paste waits in the prompt as "[Pasted ~7 lines]"; a submit
+			// key sent with it is dropped.
+			Pending:       `\[Pasted ~\d+ lines?\]`,
 			Quiet:         Duration{time.Second},
 			LaunchTimeout: Duration{120 * time.Second},
 			Resubmit:      ResubmitSubmit,
@@ -98,6 +150,21 @@ func agentSpecs() map[string]Spec {
 			Volatile:     []string{`[⬝■]+\s+esc interrupt`},
 			Capabilities: []string{"code"},
 			Usage:        UsageOpenCodeDB,
+			Tested:       opencodeTested,
+		},
+		// `opencode run BRIEF`: one turn, then exit. It is the slowest of
+		// the three to write its last reply.
+		"opencode-run": {
+			Argv:          []string{"opencode", "run"},
+			Env:           opencodeEnv,
+			Delivery:      DeliveryArg,
+			Submit:        `\r`,
+			Quiet:         Duration{5 * time.Second},
+			LaunchTimeout: Duration{120 * time.Second},
+			Resubmit:      ResubmitSubmit,
+			Capabilities:  []string{"code"},
+			Usage:         UsageOpenCodeDB,
+			Tested:        opencodeTested,
 		},
 	}
 }

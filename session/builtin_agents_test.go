@@ -51,6 +51,7 @@ func TestAgentSpecsAreValid(t *testing.T) {
 	specs := session.DefaultSpecs()
 	for name, usage := range map[string]session.UsageSource{
 		"codex": session.UsageCodexRollout, "gemini": session.UsageGeminiChat, "opencode": session.UsageOpenCodeDB,
+		"codex-exec": session.UsageCodexRollout, "gemini-print": session.UsageGeminiChat, "opencode-run": session.UsageOpenCodeDB,
 	} {
 		s := specs[name]
 		require.NoError(t, s.Validate(), name)
