@@ -50,7 +50,7 @@ type Engine struct {
 // returned function stops serving and releases the lock.
 func Serve(o *coord.Opened, version string) (func(), error) {
 	paths := PathsFor(o.Repo.Root)
-	if err := os.MkdirAll(filepath.Dir(paths.Lock), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(paths.Lock), 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	lock, err := Acquire(paths.Lock)
@@ -86,7 +86,7 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 		return nil, err
 	}
 	paths := PathsFor(r.Root)
-	if err := os.MkdirAll(filepath.Dir(paths.Lock), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(paths.Lock), 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
 	lock, err := Acquire(paths.Lock)

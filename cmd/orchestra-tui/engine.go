@@ -190,7 +190,7 @@ func relTo(root, path string) string {
 // until one of them works.
 func applyOffline(ctx context.Context, root string, cmd coord.Command) (coord.Result, error) {
 	p := engine.PathsFor(root)
-	if err := os.MkdirAll(filepath.Dir(p.Lock), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(p.Lock), 0o700); err != nil {
 		return coord.Result{}, err
 	}
 	retry := time.NewTicker(50 * time.Millisecond)

@@ -19,6 +19,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // applicationID marks a SQLite file as an orchestra store ("ORCH" in ASCII),
@@ -75,6 +76,11 @@ func open(path string, target int) (*Store, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("open store %s: create its directory: %w", abs, err)
+	}
+	// A state directory made by an older version (or another component)
+	// with a wider mode is narrowed: it holds the store and the recordings.
+	if filepath.Base(filepath.Dir(abs)) == task.StateDir {
+		_ = os.Chmod(filepath.Dir(abs), 0o700)
 	}
 	// The store holds everything the agents printed and every correction:
 	// private to its owner. SQLite gives the -wal and -shm files the mode

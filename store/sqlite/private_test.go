@@ -31,3 +31,18 @@ func TestStoreIsPrivateByDefault(t *testing.T) {
 		require.Equal(t, os.FileMode(0o600), fi.Mode().Perm(), name)
 	}
 }
+
+// A state directory left wider by an older version is narrowed on open.
+func TestStoreNarrowsAnOpenStateDirectory(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dir := filepath.Join(root, task.StateDir)
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	require.NoError(t, os.Chmod(dir, 0o755))
+	st, err := Open(DefaultPath(root))
+	require.NoError(t, err)
+	defer st.Close()
+	fi, err := os.Stat(dir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+}
