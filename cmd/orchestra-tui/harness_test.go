@@ -5,11 +5,14 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/probe"
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // harness list shows every harness, built in or from orchestra.toml, and
@@ -73,4 +76,37 @@ launch_timeout = "1s"
 	require.Contains(t, stderr, `no harness named "nosuch"`)
 	code, _, _ = cli(t, "harness", "check", "-C", root)
 	require.Equal(t, 2, code)
+}
+
+// `run --headless` with one-shot agents configured the README's way (argv
+// and delivery only: no env, no ready marker) ends instead of hanging: a
+// valid artifact and the sentinel finish the phase even when the agent
+// exits non-zero, and one that leaves nothing is a dead end that fails.
+func TestRunHeadlessWithOneShotAgentsEnds(t *testing.T) {
+	t.Parallel()
+	fix := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(fix, "calc.go"), []byte(project.CalcFixed), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(fix, "implement.json"), []byte(task.Example(task.PhaseImplement)), 0o644))
+	for name, c := range map[string]struct {
+		body string
+		code int
+		want string
+	}{
+		"sealed, exit 3": {`cp "$FIX/calc.go" calc.go && cp "$FIX/implement.json" .orchestra/ && touch .orchestra/done; exit 3`, 0, "exited with code 3 after writing it"},
+		"nothing left":   {`exit 0`, 1, "without writing .orchestra/done"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			root := calcRepo(t)
+			script := "FIX=" + fix + "\n" + c.body
+			toml := "[harness.oneshot]\nargv = [\"/bin/sh\", \"-c\", " + strconv.Quote(script) + ", \"oneshot\"]\ndelivery = \"arg\"\n\n[lease]\nmax_attempts = 1\n"
+			require.NoError(t, os.WriteFile(filepath.Join(root, "orchestra.toml"), []byte(toml), 0o644))
+			code, _, stderr := cli(t, "add", "-C", root, "--goal", "fix calc", "--verify", project.VerifyCommand,
+				"--harness", "oneshot", "--pipeline", "implement")
+			require.Equal(t, 0, code, stderr)
+			code, stdout, stderr := cli(t, "run", "--headless", "-C", root)
+			require.Equal(t, c.code, code, stdout+stderr)
+			require.Contains(t, stdout, c.want)
+		})
+	}
 }
