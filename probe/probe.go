@@ -176,7 +176,22 @@ wait:
 		add("settled", OK, "the screen then stayed still for %s (quiet), %s after launch", spec.Quiet.Duration, round(settledAt))
 	}
 	if spec.OneShot() {
-		return rep, nil // its one turn is running; there is no prompt to type at
+		// Its one turn is running on the probe text; there is no prompt to
+		// type at. It should end by itself: a phase ends on what it left.
+		t := time.NewTimer(spec.LaunchTimeout.Duration + time.Minute)
+		defer t.Stop()
+		select {
+		case <-s.Done():
+			st := OK
+			if s.ExitCode() != 0 {
+				st = Warn
+			}
+			add("exit", st, "it answered and exited with code %d, %s after launch", s.ExitCode(), round(time.Since(start)))
+		case <-t.C:
+			add("exit", Warn, "it was still running %s after launch; screen: %s", round(time.Since(start)), session.ScreenTail(view.Text(), 3))
+		case <-ctx.Done():
+		}
+		return rep, nil
 	}
 
 	// Idle: what changes on a screen nobody is typing into.
