@@ -71,7 +71,8 @@ func agentSpecs() map[string]Spec {
 			Resubmit:      ResubmitSubmit,
 			// "• Working (12s • esc to interrupt)": a ticking counter and
 			// a blinking bullet (• and ◦), neither of them progress.
-			Volatile:     []string{`[•◦] Working \([^)]*\)`},
+			// Its animated logo, drawn in braille, plays in an idle pane.
+			Volatile:     []string{`[•◦] Working \([^)]*\)`, `[\x{2800}-\x{28FF}]+`},
 			Capabilities: []string{"code"},
 			Usage:        UsageCodexRollout,
 			Tested:       codexTested,
