@@ -281,7 +281,15 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				c.shutdown()
 				return nil
 			}
-			req.reply <- c.handleCommand(work, req.cmd)
+			rep := c.handleCommand(work, req.cmd)
+			// The reply waits for the snapshot that shows the command's
+			// effect (reply is buffered), so a caller that reads the
+			// snapshot when Do returns sees it.
+			c.tickForks(work)
+			c.place(work)
+			c.publish()
+			req.reply <- rep
+			continue
 		case f := <-c.back:
 			if ctx.Err() != nil {
 				c.shutdown()

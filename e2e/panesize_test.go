@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -112,6 +113,43 @@ func castSize(t *testing.T, path string) string {
 	return size
 }
 
+// sizedConsole is fixture.console in a terminal of w x h from the start.
+func sizedConsole(t *testing.T, f fixture, w, h int) *tmuxTerm {
+	t.Helper()
+	tm := &tmuxTerm{t: t, tmux: needTmux(t), socket: "orch-e2e-" + randomName()}
+	cmdline := "cd " + shellQuote(f.root) + " && " + shellQuote(f.bin) + " --in-process" +
+		`; echo "console exited with status $?"; exec sleep 3600`
+	tm.run("new-session", "-d", "-s", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
+		"-e", "COLORTERM=truecolor", "-e", "USER=operator", cmdline)
+	t.Cleanup(func() {
+		// Quit first, so the console stops its agents before the test's
+		// directories go.
+		_ = exec.Command(tm.tmux, "-L", tm.socket, "send-keys", "-t", "main", "q", "y").Run()
+		_ = exec.Command(tm.tmux, "-L", tm.socket, "kill-server").Run()
+	})
+	return tm
+}
+
+// resizeTo resizes the terminal and waits until tmux reports the size.
+func resizeTo(t *testing.T, tm *tmuxTerm, w, h int) {
+	t.Helper()
+	want := fmt.Sprintf("%dx%d", w, h)
+	deadline := time.Now().Add(30 * time.Second)
+	tick := time.NewTicker(lookInterval) // tmux has no signal for a resize applied: look again
+	defer tick.Stop()
+	for {
+		tm.run("resize-window", "-t", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
+		got := strings.TrimSpace(tm.run("display-message", "-p", "-t", "main", "#{window_width}x#{window_height}"))
+		if got == want {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("tmux window is %s, want %s", got, want)
+		}
+		<-tick.C
+	}
+}
+
 // The agent's pty has exactly the size of the pane that shows it, in a
 // 100x30 and a 200x50 console, after every layout change: launch, the
 // terminal resized, another tab and back, grid, zoom and back. A probe in
@@ -161,9 +199,9 @@ func TestPtyHasThePaneSize(t *testing.T) {
 			grid := func(s string) bool { return strings.Contains(s, "· GRID") && !strings.Contains(s, "ZOOM · ") }
 			zoom := func(s string) bool { return strings.Contains(s, "ZOOM · ") }
 			check("launch", plain, w-1, h-3)
-			tm.run("resize-window", "-t", "main", "-x", strconv.Itoa(w-13), "-y", strconv.Itoa(h-5))
+			resizeTo(t, tm, w-13, h-5)
 			check("terminal resized", plain, w-14, h-8)
-			tm.run("resize-window", "-t", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
+			resizeTo(t, tm, w, h)
 			check("terminal resized back", plain, w-1, h-3)
 			tm.keys("2")
 			tm.waitText(10*time.Second, "Current phase")
@@ -201,7 +239,11 @@ func TestClaudePtyHasThePaneSize(t *testing.T) {
 			base, err := srv.Start()
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = srv.Close() })
-			home := t.TempDir()
+			// Not t.TempDir: Claude Code may still be writing in it while
+			// the test's cleanup runs.
+			home, err := os.MkdirTemp("", "claude-home-")
+			require.NoError(t, err)
+			t.Cleanup(func() { _ = os.RemoveAll(home) })
 			spec := modelstub.Harness(config.Default().Harness["claude"], claude, home, base)
 			var conf strings.Builder
 			require.NoError(t, toml.NewEncoder(&conf).Encode(map[string]any{"harness": map[string]any{"claude": spec}}))
@@ -213,9 +255,8 @@ func TestClaudePtyHasThePaneSize(t *testing.T) {
 			id := strings.TrimSpace(f.orch(t, "add", "--title", "claude", "--goal", "wait", "--verify", "true",
 				"--harness", "claude", "--pipeline", "implement"))
 			require.NoError(t, modelstub.SeedHome(home, filepath.Join(f.root, ".orchestra", "worktrees", id)))
-			tm := f.console(t)
 			w, h := size[0], size[1]
-			tm.run("resize-window", "-t", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
+			tm := sizedConsole(t, f, w, h)
 			tm.waitText(90*time.Second, "2 live")
 			claudeCast := func() string {
 				casts, err := filepath.Glob(filepath.Join(f.root, ".orchestra", "runs", id, "*.cast"))
