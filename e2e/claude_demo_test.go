@@ -33,7 +33,30 @@ import (
 // directory.
 func TestDemoWithClaude(t *testing.T) {
 	t.Parallel()
-	claude := claudecli.Require(t)
+	demoWithClaude(t, claudecli.Require(t))
+}
+
+// TestDemoWithOldestClaude is TestDemoWithClaude with the oldest Claude
+// Code release the console supports ($ORCHESTRA_CLAUDE_OLDEST_BIN, which
+// .ci/install-agents.sh installs). 2.1.197 shows a pasted brief as
+// "[Pasted text #1 +81 lines]" and drops a submit key sent with the paste:
+// the delivery is confirmed from the screen and the key sent again.
+func TestDemoWithOldestClaude(t *testing.T) {
+	t.Parallel()
+	bin := os.Getenv(oldestClaudeEnv)
+	if bin == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal(oldestClaudeEnv + " is not set: .ci/run installs the oldest supported Claude Code (.ci/install-agents.sh)")
+		}
+		t.Skip(oldestClaudeEnv + " is not set: eval \"$(.ci/install-agents.sh)\" installs the oldest supported Claude Code")
+	}
+	demoWithClaude(t, bin)
+}
+
+// oldestClaudeEnv names the oldest supported Claude Code binary.
+const oldestClaudeEnv = "ORCHESTRA_CLAUDE_OLDEST_BIN"
+
+func demoWithClaude(t *testing.T, claude string) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the demo's project tests need the go tool on PATH")
