@@ -358,9 +358,12 @@ func (b *bundle) taskView(t testing.TB, id task.ID) TaskView {
 	return TaskView{}
 }
 
-// shortLease makes leases short enough to expire within a test.
+// shortLease makes leases short enough to expire within a test, and long
+// enough that an agent running go test on a loaded machine (a still screen
+// while it compiles) keeps its lease: at 1.5s the attempt meant to succeed
+// expired too now and then.
 func shortLease(cfg *config.Config) {
-	cfg.Lease.Length.Duration = 1500 * time.Millisecond
-	cfg.Lease.Window.Duration = time.Second
+	cfg.Lease.Length.Duration = 3 * time.Second
+	cfg.Lease.Window.Duration = 2 * time.Second
 	cfg.Lease.Tick.Duration = 100 * time.Millisecond
 }
