@@ -71,7 +71,7 @@ func (m *Model) verdictContent(latest *verify.Verdict, history []store.VerdictRe
 		}
 	}
 	if len(history) > 0 {
-		b.WriteString(m.st.heading.Render(fmt.Sprintf("── history (%d runs) ──", len(history))) + "\n")
+		b.WriteString(m.st.heading.Render("── history ("+plural(len(history), "run", "runs")+") ──") + "\n")
 		for i := len(history) - 1; i >= 0; i-- {
 			r := history[i]
 			at := r.Verdict.At.In(m.now().Location()).Format("15:04:05")
