@@ -315,11 +315,11 @@ func (m *Model) askQuit() tea.Cmd {
 	if n == 0 || m.opt.Detach {
 		return tea.Quit
 	}
-	noun := "sessions are"
+	noun, them, their, tasks := "sessions are", "them", "their", "tasks"
 	if n == 1 {
-		noun = "session is"
+		noun, them, their, tasks = "session is", "it", "its", "task"
 	}
-	m.ask(fmt.Sprintf("%d %s running; quitting stops them and requeues their tasks (their work in the worktree is kept). Quit? y/n", n, noun),
+	m.ask(fmt.Sprintf("%d %s running; quitting stops %s and requeues %s %s (%s work in the worktree is kept). Quit? y/n", n, noun, them, their, tasks, their),
 		func() tea.Cmd { return tea.Quit })
 	return nil
 }

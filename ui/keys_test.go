@@ -296,3 +296,13 @@ func TestNewSessionNeverShowsThePreviousSessionsScreen(t *testing.T) {
 	require.Contains(t, out, "review: reading the diff")
 	require.NotContains(t, out, "Reading auth/login_test.go")
 }
+
+// One live session is "it" and "its task" in the quit question.
+func TestQuitWithOneLiveSessionSaysIt(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	e.snap.Tasks = []coord.TaskView{{Task: task.Task{ID: fixtureID(0), Title: "one", State: task.StateRunning}, SessionID: "01JQ8Z4SESSRUNNING000000"}}
+	b := setupEngine(t, e).size(160, 40).press("q")
+	require.False(t, b.quit)
+	require.Contains(t, ansi.Strip(b.view()), "1 session is running; quitting stops it and requeues its task (its work in the worktree is kept)")
+}
