@@ -150,12 +150,12 @@ func runAttached(ctx context.Context, cl *engine.Client, root string, hints atta
 				n++
 			}
 		}
-		agents := "agents keep"
+		agents, them := "agents keep", "them"
 		if n == 1 {
-			agents = "agent keeps"
+			agents, them = "agent keeps", "it"
 		}
-		fmt.Fprintf(stdout, "detached: %d %s running in the engine (pid %d). `%s` attaches again; `%s` stops them.\n",
-			n, agents, cl.Pid(), hints.again, hints.stop)
+		fmt.Fprintf(stdout, "detached: %d %s running in the engine (pid %d). `%s` attaches again; `%s` stops %s.\n",
+			n, agents, cl.Pid(), hints.again, hints.stop, them)
 	}
 	return code
 }
