@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -119,4 +120,17 @@ func TestResumeOfAMissingFileSaysHowToMakeOne(t *testing.T) {
 	code, _, stderr := cli(t, "run", "--headless", "-C", root, "--resume", filepath.Join(root, "nope.json"))
 	require.Equal(t, 1, code)
 	require.Contains(t, stderr, "nope.json does not exist; write one with `orchestra-tui handoff export")
+}
+
+// The usage line of run names the headless flags the README teaches, and
+// demo's -agent shows a placeholder, not a value, after the flag.
+func TestUsageLinesNameTheirFlags(t *testing.T) {
+	t.Parallel()
+	_, _, stderr := cli(t, "run", "-h")
+	first, _, _ := strings.Cut(stderr, "\n")
+	for _, f := range []string{"--headless", "--json", "--stable", "--wait", "--resume", "-C DIR"} {
+		require.Contains(t, first, f)
+	}
+	_, _, stderr = cli(t, "demo", "-h")
+	require.Contains(t, stderr, "-agent NAME")
 }

@@ -28,7 +28,7 @@ func demoCmd(args []string, stdout, stderr io.Writer) int {
 	fast := fs.Bool("fast", false, "no pauses: the agent's pacing and the operator's are zero")
 	keep := fs.Bool("keep", false, "keep the demo directory (the repository, its state and the pane recordings) and print where")
 	record := fs.String("record", "", "write the console's screen to `FILE.cast` (asciicast v2) and copy the panes' recordings next to it")
-	agentName := fs.String("agent", "scripted", "the agent in the panes: `scripted`, claude, codex, gemini or opencode (a real CLI against a scripted model server; see below)")
+	agentName := fs.String("agent", "scripted", "the `NAME` of the agent in the panes: scripted, claude, codex, gemini or opencode (a real CLI against a scripted model server; see below)")
 	exitWhenDone := fs.Bool("exit-when-done", false, "close the console once the proofs are on screen (CI, recordings); without it the console stays open on the finished run until you quit")
 	noAnim := fs.Bool("no-anim", os.Getenv("ORCHESTRA_NO_ANIM") == "1", "no spinners or repainting status line (also ORCHESTRA_NO_ANIM=1)")
 	fs.Usage = func() {

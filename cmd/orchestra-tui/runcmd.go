@@ -19,7 +19,7 @@ import (
 
 // runCmd runs the repository's tasks, headless or in the console.
 func runCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("run", "orchestra-tui run [--headless] [--resume FILE [--harness H] [--model M]] [-C DIR]", stderr)
+	fs := newFlags("run", "orchestra-tui run [--headless [--json] [--stable] [--wait]] [--resume FILE [--harness H] [--model M]] [-C DIR]", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	hl := fs.Bool("headless", false, "no console: print one line per event (time, task id, kind, text) and exit when every task is at rest")
 	_ = fs.Bool("timestamps", true, "with --headless, start each line with its time (the default; kept for old scripts)")
