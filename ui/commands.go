@@ -3,6 +3,7 @@ package ui
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -110,7 +111,13 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 		m.setStatus(describe(msg.cmd)+": done", true)
 		m.note = BannerMsg{Title: "APPROVED " + msg.cmd.TaskID.Short() + " · M merges it · esc dismisses this", Tone: ToneOK, Lines: []string{msg.res.Message}}
 	case msg.res.Message != "":
-		m.setStatus(msg.res.Message, true)
+		// The engine's message may not say which task it is about ("queued
+		// again for phase implement"); the status line names it.
+		text := msg.res.Message
+		if id := msg.cmd.TaskID.Short(); id != "" && !strings.Contains(text, id) {
+			text = describe(msg.cmd) + ": " + text
+		}
+		m.setStatus(text, true)
 	default:
 		m.setStatus(describe(msg.cmd)+": done", true)
 	}

@@ -210,3 +210,18 @@ func TestHeaderPlurals(t *testing.T) {
 	require.NotContains(t, ansi.Strip(b.view()), "1 tasks")
 	require.Contains(t, ansi.Strip(setup(t, everyState).size(120, 40).view()), "· 8 tasks ·")
 }
+
+// A status message from the engine that does not name its task gets the
+// command and the task's id in front: "retry ID: queued again…".
+func TestStatusNamesTheTask(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	everyState(e)
+	e.result = func(c coord.Command) (coord.Result, error) {
+		return coord.Result{TaskID: c.TaskID, Message: "queued again for phase implement with a fresh attempt budget"}, nil
+	}
+	b := setupEngine(t, e).size(120, 40).selectState(task.StateFailed)
+	tv, _ := b.m.selected()
+	b.press("R")
+	require.Contains(t, ansi.Strip(b.view()), "retry "+tv.Task.ID.Short()+": queued again for phase implement")
+}
