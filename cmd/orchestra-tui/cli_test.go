@@ -134,3 +134,13 @@ func TestUsageLinesNameTheirFlags(t *testing.T) {
 	_, _, stderr = cli(t, "demo", "-h")
 	require.Contains(t, stderr, "-agent NAME")
 }
+
+// The top-level usage names every built-in harness an operator can pass to
+// add --harness, and says the engine (not the console) types corrections.
+func TestTopLevelUsageHarnesses(t *testing.T) {
+	t.Parallel()
+	_, stdout, stderr := cli(t, "-h")
+	flat := strings.Join(strings.Fields(stdout+stderr), " ")
+	require.Contains(t, flat, "claude (Claude Code on PATH), claude-print (claude -p), codex, codex-exec, gemini, gemini-print, opencode, opencode-run, shell,")
+	require.Contains(t, flat, "a running engine types it into the live pane")
+}

@@ -28,7 +28,7 @@ Usage:
   orchestra-tui run --resume FILE        resume a handed-off task [--harness H] [--model M] [--headless]
   orchestra-tui add [flags]              add a task (--title --goal --verify --acceptance ... or --file F)
   orchestra-tui status [--json]          list tasks with state, phase and verdict
-  orchestra-tui correct TASK TEXT        record a human decision; a running console types it into the live pane
+  orchestra-tui correct TASK TEXT        record a human decision; a running engine types it into the live pane
   orchestra-tui resubmit|expire|cancel|park|unpark|approve TASK
   orchestra-tui extend TASK DURATION     extend a task's lease (e.g. 10m)
   orchestra-tui retry TASK               queue a failed or cancelled task again, with a fresh attempt budget
@@ -39,7 +39,7 @@ Usage:
   orchestra-tui fork train TASK [--harness H]   train a base for the task from its background (Claude Code)
   orchestra-tui fork run TASK --prompt TEXT     run a block as a fork of the task's base; prints its delta cost
   orchestra-tui fork list [TASK]                trained bases with cache clocks and the policy's next action
-  orchestra-tui demo [--headless] [--fast] [--keep] [--exit-when-done] [--record F.cast] [--agent claude]
+  orchestra-tui demo [--headless] [--fast] [--keep] [--exit-when-done] [--record F.cast] [--agent NAME]
   orchestra-tui demo handoff [--fast] [--keep]
   orchestra-tui harness list             every harness: built in or orchestra.toml, binary on PATH or not
   orchestra-tui harness check NAME       launch it in a pty in a scratch directory and lint what it does
@@ -49,8 +49,9 @@ Usage:
 TASK is a task id or any unique part of one, as 'status' shows it.
 
 Tasks run on the harness given to 'add --harness': claude (Claude Code on
-PATH), claude-print (claude -p), shell, or one defined in orchestra.toml. The default, scripted, is the
-demo agent: it writes example artifacts but cannot change your code, so such
+PATH), claude-print (claude -p), codex, codex-exec, gemini, gemini-print,
+opencode, opencode-run, shell, or one defined in orchestra.toml ('harness
+list' shows them all). The default, scripted, is the demo agent: it writes example artifacts but cannot change your code, so such
 a task fails its verify gate; see README.md to give it a script.
 Every subcommand takes -C DIR and -h. Exit status: 0 ok, 1 failure, 2 usage.
 `
