@@ -154,6 +154,11 @@ func runAttached(ctx context.Context, cl *engine.Client, root string, hints atta
 		if n == 1 {
 			agents, them = "agent keeps", "it"
 		}
+		if n == 0 {
+			fmt.Fprintf(stdout, "detached: the engine (pid %d) keeps running, with no agent at work. `%s` attaches again; `%s` stops it.\n",
+				cl.Pid(), hints.again, hints.stop)
+			break
+		}
 		fmt.Fprintf(stdout, "detached: %d %s running in the engine (pid %d). `%s` attaches again; `%s` stops %s.\n",
 			n, agents, cl.Pid(), hints.again, hints.stop, them)
 	}
