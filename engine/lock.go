@@ -3,10 +3,12 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // Lock is the exclusive lock one engine per repository holds for its whole
@@ -76,4 +78,36 @@ func Held(path string) bool {
 	}
 	_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
 	return false
+}
+
+// lockPatience is how long a starting engine waits for the lock while no
+// engine answers on the socket.
+const lockPatience = 10 * time.Second
+
+// acquireForEngine takes the lock for an engine. A CLI command that applies
+// a change while no engine runs holds the lock for a moment (cmd's
+// applyOffline); an engine starting just then waits for it, bounded,
+// instead of failing with "an engine already runs". A lock whose holder
+// answers on the engine socket is an engine: refused at once.
+func acquireForEngine(p Paths) (*Lock, error) {
+	deadline := time.Now().Add(lockPatience)
+	for {
+		lock, err := Acquire(p.Lock)
+		var le *LockedError
+		if err == nil || !errors.As(err, &le) || time.Now().After(deadline) || answers(p.Socket) {
+			return lock, err
+		}
+		// flock has no timeout; a short poll stands in for one.
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// answers reports whether something accepts connections on the socket.
+func answers(socket string) bool {
+	c, err := net.DialTimeout("unix", socket, time.Second)
+	if err != nil {
+		return false
+	}
+	_ = c.Close()
+	return true
 }

@@ -53,7 +53,7 @@ func Serve(o *coord.Opened, version string) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(paths.Lock), 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	lock, err := Acquire(paths.Lock)
+	lock, err := acquireForEngine(paths)
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 	if err := os.MkdirAll(filepath.Dir(paths.Lock), 0o700); err != nil {
 		return nil, fmt.Errorf("state directory: %w", err)
 	}
-	lock, err := Acquire(paths.Lock)
+	lock, err := acquireForEngine(paths)
 	if err != nil {
 		return nil, err
 	}
