@@ -92,6 +92,8 @@ func (m *Model) relayout() tea.Cmd {
 		f.SetWidth(max(l.rightW-len(f.Prompt)-2, 4))
 	}
 	m.correct.SetWidth(max(m.width-len(m.correct.Prompt)-2, 4))
+	// Without a width the / line's placeholder shows as its first letter.
+	m.searchIn.SetWidth(max(m.width-len(m.searchIn.Prompt)-2, 4))
 	m.refreshTabs()
 	return m.syncPaneSizes()
 }

@@ -225,3 +225,10 @@ func TestStatusNamesTheTask(t *testing.T) {
 	b.press("R")
 	require.Contains(t, ansi.Strip(b.view()), "retry "+tv.Task.ID.Short()+": queued again for phase implement")
 }
+
+// An empty / line shows its whole placeholder, not its first letter.
+func TestSlashShowsItsPlaceholder(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(80, 24).press("/")
+	require.Contains(t, ansi.Strip(b.view()), "/text in the id, title, state, phase or flag")
+}
