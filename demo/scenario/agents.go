@@ -125,20 +125,20 @@ func withUsage(rules []modelstub.Rule) []modelstub.Rule {
 // reported is the usage of the replies the stub gave the CLI's main loop:
 // side requests (a title, a routing question) are answered by the
 // fallback, and the CLIs keep no record of them.
-func (a *agentHarness) reported() usage.Tokens {
-	var t usage.Tokens
+func (a *agentHarness) reported() []Served {
 	if a.srv == nil {
-		return t
+		return nil
 	}
+	var out []Served
 	for _, e := range a.srv.Exchanges() {
 		if e.Rule == "" || e.Rule == "fallback" || e.Reply.Hold {
 			continue
 		}
 		u := e.Reply.Usage
-		t = t.Add(usage.Tokens{Input: int64(u.InputTokens), Output: int64(u.OutputTokens),
-			CacheCreation: int64(u.CacheCreationInputTokens), CacheRead: int64(u.CacheReadInputTokens)})
+		out = append(out, Served{At: e.Request.At, Tokens: usage.Tokens{Input: int64(u.InputTokens), Output: int64(u.OutputTokens),
+			CacheCreation: int64(u.CacheCreationInputTokens), CacheRead: int64(u.CacheReadInputTokens)}})
 	}
-	return t
+	return out
 }
 
 func (a *agentHarness) setup(s *Scenario) (map[string]string, error) {

@@ -106,9 +106,9 @@ type Harness struct {
 	// beats that need one cannot be forced, so the operator only resubmits
 	// a stuck pane and approves, and only the verify proofs are checked.
 	Unscripted bool
-	// ReportedUsage, if set, returns the tokens the model server reported
-	// in the replies the agent records, for the usage proof.
-	ReportedUsage func() usage.Tokens
+	// ReportedUsage, if set, returns each reply the model server sent with
+	// the tokens it reported, for the usage proof.
+	ReportedUsage func() []Served
 	// Close, if set, releases what Setup started; Scenario.Close calls it.
 	Close func() error
 }
@@ -166,6 +166,13 @@ func pacingFor(fast bool) pacing {
 	// visibly drains during the stall.
 	return pacing{agentPaceMS: 50, pause: 1200 * time.Millisecond, keystroke: 40 * time.Millisecond, linger: 5 * time.Second,
 		lease: 4 * time.Second, window: 2 * time.Second, stuck: 1200 * time.Millisecond}
+}
+
+// Served is one reply a model server sent: when its request arrived, and
+// the tokens the reply reported.
+type Served struct {
+	At     time.Time
+	Tokens usage.Tokens
 }
 
 // Scenario is one prepared demo run: a throwaway calc repository with a
