@@ -6,6 +6,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
@@ -355,4 +356,34 @@ type Store interface {
 	Listen(ctx context.Context) (<-chan struct{}, error)
 
 	Close() error
+}
+
+// Check reports the first record of p that belongs to another task than
+// p.Task; a driver refuses such an import before writing anything.
+func (p TaskImportParams) Check() error {
+	id := p.Task.ID
+	mismatch := func(what string, got task.ID) error {
+		return fmt.Errorf("import task %s: a %s belongs to task %s", id, what, got)
+	}
+	for _, s := range p.Sessions {
+		if s.TaskID != id {
+			return mismatch("session", s.TaskID)
+		}
+	}
+	for _, a := range p.Artifacts {
+		if a.TaskID != id {
+			return mismatch("artifact", a.TaskID)
+		}
+	}
+	for _, d := range p.Decisions {
+		if d.TaskID != id {
+			return mismatch("decision", d.TaskID)
+		}
+	}
+	for _, d := range p.DeadEnds {
+		if d.TaskID != id {
+			return mismatch("dead end", d.TaskID)
+		}
+	}
+	return nil
 }

@@ -8,7 +8,6 @@ import (
 	"fmt"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
-	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // TaskImport stores a new task with its history in one transaction: a task
@@ -16,26 +15,20 @@ import (
 // carry lease token 0: they were sealed on another machine, under a lease
 // this store never granted.
 func (s *Store) TaskImport(ctx context.Context, p store.TaskImportParams) error {
-	id := p.Task.ID
-	mismatch := func(what string, got task.ID) error {
-		return fmt.Errorf("import task %s: a %s belongs to task %s", id, what, got)
+	if err := p.Check(); err != nil {
+		return err
 	}
+	id := p.Task.ID
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if err := insertTask(ctx, tx, p.Task); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
 		for _, ss := range p.Sessions {
-			if ss.TaskID != id {
-				return mismatch("session", ss.TaskID)
-			}
 			if err := insertSession(ctx, tx, ss); err != nil {
 				return fmt.Errorf("import task %s: %w", id, err)
 			}
 		}
 		for _, a := range p.Artifacts {
-			if a.TaskID != id {
-				return mismatch("artifact", a.TaskID)
-			}
 			sum := sha256.Sum256(a.Content)
 			a.SHA256 = hex.EncodeToString(sum[:])
 			if err := insertArtifact(ctx, tx, a, 0); err != nil {
@@ -43,17 +36,11 @@ func (s *Store) TaskImport(ctx context.Context, p store.TaskImportParams) error 
 			}
 		}
 		for _, d := range p.Decisions {
-			if d.TaskID != id {
-				return mismatch("decision", d.TaskID)
-			}
 			if err := insertDecision(ctx, tx, d); err != nil {
 				return fmt.Errorf("import task %s: %w", id, err)
 			}
 		}
 		for _, d := range p.DeadEnds {
-			if d.TaskID != id {
-				return mismatch("dead end", d.TaskID)
-			}
 			if err := insertDeadEnd(ctx, tx, d); err != nil {
 				return fmt.Errorf("import task %s: %w", id, err)
 			}
