@@ -15,6 +15,20 @@ import (
 var importCases = []testCase{
 	{"TaskImportWholeHistory", testTaskImport},
 	{"TaskImportAllOrNothing", testTaskImportAllOrNothing},
+	{"TaskImportRefusesAnotherTasksRecord", testTaskImportForeignRecord},
+}
+
+// testTaskImportForeignRecord pins that a record of another task refuses
+// the whole import, naming it, and writes nothing.
+func testTaskImportForeignRecord(t *testing.T, b *bundle) {
+	p := b.importParams()
+	p.DeadEnds[0].TaskID = "01SOMEONEELSE"
+	err := b.st.TaskImport(b.ctx, p)
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "a dead end belongs to task 01SOMEONEELSE")
+	_, err = b.st.TaskGet(b.ctx, p.Task.ID)
+	require.ErrorIs(t, err, store.ErrNotFound)
+	require.Empty(t, b.events(t, p.Task.ID))
 }
 
 // importParams returns a task with one of every kind of history record.
