@@ -64,16 +64,9 @@ ON CONFLICT (task_id, phase, model) DO UPDATE SET
 // Data the store cannot read adds nothing: the ledger keeps it as written.
 func addUsage(ctx context.Context, tx pgx.Tx, events []task.Event) error {
 	for _, e := range events {
-		if e.Kind != task.EvUsage || len(e.Data) == 0 {
-			continue
-		}
-		var d store.UsageData
-		if json.Unmarshal(e.Data, &d) != nil {
-			continue
-		}
-		for model, m := range d.Totals.Models {
-			if _, err := tx.Exec(ctx, upsertUsage, string(e.TaskID), string(d.Phase), model,
-				m.Tokens.Input, m.Tokens.Output, m.Tokens.CacheCreation, m.Tokens.CacheRead, m.CostUSD, m.Priced); err != nil {
+		for _, a := range store.UsageAdditions(e) {
+			if _, err := tx.Exec(ctx, upsertUsage, string(a.TaskID), string(a.Phase), a.Model, a.Tokens.Input,
+				a.Tokens.Output, a.Tokens.CacheCreation, a.Tokens.CacheRead, a.CostUSD, a.Priced); err != nil {
 				return fmt.Errorf("add usage of task %s: %w", e.TaskID, err)
 			}
 		}
@@ -99,11 +92,7 @@ cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
 			&m.Tokens.CacheRead, &m.CostUSD, &m.Priced); err != nil {
 			return nil, fmt.Errorf("list usage: %w", err)
 		}
-		if n := len(out); n == 0 || out[n-1].TaskID != task.ID(id) || out[n-1].Phase != task.Phase(phase) {
-			out = append(out, store.UsageTotal{TaskID: task.ID(id), Phase: task.Phase(phase),
-				Totals: usage.Totals{Models: map[string]usage.ModelTotals{}}})
-		}
-		out[len(out)-1].Totals.Models[model] = m
+		out = store.AppendUsageRow(out, task.ID(id), task.Phase(phase), model, m)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list usage: %w", err)
