@@ -9,7 +9,6 @@
 package brief
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 
@@ -115,8 +114,11 @@ type block struct {
 // headings from package task. When the brief is over budget, whole blocks
 // are replaced from the bottom up (see trimOrder) and a last line says what
 // was trimmed. The goal, acceptance and current phase are kept whole; when
-// the brief is still over budget, decision texts are cut to their opening
-// (older ones first, each marked), but no decision is ever dropped.
+// the brief is still over budget, older decision texts are cut to their
+// opening (each marked), then the oldest decisions are left out with a line
+// saying how many and where they are, then the newest is cut; the newest
+// decision is never left out. The brief fits its budget unless the goal,
+// acceptance, phase and the newest decision's opening alone do not.
 func Render(f Facts) string {
 	budget := f.Budget
 	if budget <= 0 {
@@ -162,20 +164,15 @@ func Render(f Facts) string {
 		}
 	}
 	// Still over: the decisions are what is left to shrink (the goal,
-	// acceptance and phase are small and the agent cannot work without
-	// them). Older decisions are cut to their opening first, then the
-	// newest to what the budget leaves; each cut says where the rest is.
-	decisions := blocks[3]
-	for _, keepNewest := range []bool{true, false} {
-		if len(out) <= budget || len(f.Decisions) == 0 {
-			break
-		}
-		if !slices.Contains(trimmed, trimDecisions) {
-			trimmed = append(trimmed, trimDecisions)
-			out = join(blocks, trimmed, budget)
-		}
+	// acceptance and phase are what the agent cannot work without, and are
+	// never cut). Older decisions are cut to their opening first, then the
+	// oldest are left out with a line saying so, then the newest is cut to
+	// what the budget leaves; each cut says where the rest is.
+	if decisions := blocks[3]; len(out) > budget && len(f.Decisions) > 0 {
+		trimmed = append(trimmed, trimDecisions)
+		out = join(blocks, trimmed, budget)
 		room := budget - (len(out) - len(decisions.text))
-		decisions.text = decisionsSectionCut(f.Decisions, keepNewest, room)
+		decisions.text = fitDecisions(f.Decisions, room)
 		out = join(blocks, trimmed, budget)
 	}
 	return out

@@ -3,8 +3,10 @@ package brief
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -82,7 +84,11 @@ func TestBudgetScreenGoesFirst(t *testing.T) {
 	require.True(t, strings.HasSuffix(out, fmt.Sprintf("[trimmed to fit %d bytes: continuity screen]\n", f.Budget)))
 }
 
-func TestBudgetNeverTrimsDecisionsGoalAcceptanceOrPhase(t *testing.T) {
+// With more decisions than the budget holds, the brief still fits: the
+// oldest are left out with a line saying which, the newest are kept whole,
+// numbered as in the ledger, and the goal, acceptance and phase are never
+// cut.
+func TestBudgetKeepsNewestDecisionsGoalAcceptanceAndPhase(t *testing.T) {
 	t.Parallel()
 	f := bigFacts()
 	for i := range 200 {
@@ -93,12 +99,17 @@ func TestBudgetNeverTrimsDecisionsGoalAcceptanceOrPhase(t *testing.T) {
 	}
 	f.Budget = 4096
 	out := Render(f)
-	require.Greater(t, len(out), f.Budget, "the decisions alone exceed the budget")
+	require.LessOrEqual(t, len(out), f.Budget)
 	require.Equal(t, trimOrder, trimmedSteps(t, out, f.Budget))
-	for _, d := range f.Decisions[3:] {
-		require.True(t, strings.Contains(out, strings.TrimSpace(d.Text)), "decision %s was cut", d.ID)
-	}
-	require.True(t, strings.Contains(out, f.Decisions[0].Text))
+	newest := f.Decisions[len(f.Decisions)-1]
+	require.Contains(t, out, fmt.Sprintf("%d. ", len(f.Decisions))+at.UTC().Format(time.RFC3339)+", by ana: "+strings.TrimSpace(newest.Text)+"\n")
+	m := regexp.MustCompile(`Decisions 1 to (\d+) \(the oldest \d+ of 203\) are left out`).FindStringSubmatch(out)
+	require.NotNil(t, m, "no line says which decisions were left out:\n%s", out)
+	require.NotContains(t, out, f.Decisions[0].Text, "the oldest decision was kept")
+	elided, err := strconv.Atoi(m[1])
+	require.NoError(t, err)
+	require.Contains(t, out, fmt.Sprintf("\n%d. %s", elided+1, at.UTC().Format(time.RFC3339)), "the first kept decision keeps its number")
+	require.NotContains(t, out, fmt.Sprintf("\n%d. %s", elided, at.UTC().Format(time.RFC3339)))
 	require.Contains(t, out, "Add returns a-b instead of a+b")
 	for _, a := range f.Task.Acceptance {
 		require.Contains(t, out, "- "+a+"\n")
@@ -108,6 +119,50 @@ func TestBudgetNeverTrimsDecisionsGoalAcceptanceOrPhase(t *testing.T) {
 	// Trimmed sections keep their headings.
 	requireOrder(t, out, f.Phase)
 	require.NotContains(t, out, "Add lives in calc.go", "the research was trimmed")
+}
+
+// 200 corrections at the 16 KiB limit (3 MiB of decisions) under the
+// default budget: the brief fits; the newest correction is whole; the
+// oldest are left out with a line saying so; those kept before the newest
+// are cut to their opening.
+func TestTwoHundredLargeCorrectionsFitTheBudget(t *testing.T) {
+	t.Parallel()
+	f := bigFacts()
+	f.Decisions = nil
+	line := "Use the standard library only; no new dependency is allowed here.\n"
+	for i := range 200 {
+		text := fmt.Sprintf("Correction %03d. ", i) + strings.Repeat(line, (16<<10)/len(line)-1)
+		require.LessOrEqual(t, len(text), 16<<10)
+		f.Decisions = append(f.Decisions, store.Decision{ID: fmt.Sprint(i), Text: text, Author: "op", At: at})
+	}
+	out := Render(f)
+	require.LessOrEqual(t, len(out), DefaultBudget)
+	require.Contains(t, out, indentRest(prose(f.Decisions[199].Text), "   "), "the newest correction is whole")
+	require.Contains(t, out, "Correction 198. ", "the one before it keeps its opening")
+	require.NotContains(t, out, "Correction 000. ")
+	require.Regexp(t, `Decisions 1 to \d+ \(the oldest \d+ of 200\) are left out to fit the brief's size budget; their full texts are in the task's ledger\.`, out)
+	require.Contains(t, out, cutMark)
+	require.Contains(t, out, task.HeadingPhase(f.Phase))
+	require.Contains(t, out, task.Schema(f.Phase))
+	requireOrder(t, out, f.Phase)
+}
+
+// The newest decision alone over the budget is cut to what is left, never
+// left out, and every older one is.
+func TestNewestDecisionIsCutNotDropped(t *testing.T) {
+	t.Parallel()
+	f := fullFacts()
+	f.Decisions = nil
+	for i := range 3 {
+		f.Decisions = append(f.Decisions, store.Decision{ID: fmt.Sprint(i), Author: "op", At: at,
+			Text: fmt.Sprintf("Correction %d. ", i) + strings.Repeat("word ", 20000)})
+	}
+	f.Budget = 12 << 10
+	out := Render(f)
+	require.LessOrEqual(t, len(out), f.Budget)
+	require.Contains(t, out, "3. "+at.UTC().Format(time.RFC3339)+", by op: Correction 2. word")
+	require.Contains(t, out, "Decisions 1 to 2 (the oldest 2 of 3) are left out")
+	require.Contains(t, out, cutMark)
 }
 
 func TestBudgetDefault(t *testing.T) {

@@ -2,6 +2,7 @@ package brief
 
 import (
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,12 @@ func acceptanceSection(items []string) string {
 }
 
 func decisionsSection(ds []store.Decision) string {
+	return decisionsFrom(ds, 0)
+}
+
+// decisionsFrom renders the decisions section with ds[:elided] left out,
+// named by one line, and the rest numbered as they are in the ledger.
+func decisionsFrom(ds []store.Decision, elided int) string {
 	if len(ds) == 0 {
 		return task.HeadingDecisions + "\n\nNo human decisions.\n"
 	}
@@ -54,12 +61,17 @@ func decisionsSection(ds []store.Decision) string {
 	sb.WriteString(task.HeadingDecisions + "\n\n")
 	sb.WriteString("These corrections come from the operator. They override everything below, " +
 		"the accepted plan included; where two disagree, the later one wins.\n\n")
-	for i, d := range ds {
+	if elided > 0 {
+		fmt.Fprintf(&sb, "Decisions 1 to %d (the oldest %d of %d) are left out to fit the brief's size budget; "+
+			"their full texts are in the task's ledger. Every decision below is newer and wins where they disagree.\n\n",
+			elided, elided, len(ds))
+	}
+	for i, d := range ds[elided:] {
 		author := oneLine(d.Author)
 		if author == "" {
 			author = "the operator"
 		}
-		fmt.Fprintf(&sb, "%d. %s, by %s: %s\n", i+1, d.At.UTC().Format(time.RFC3339), author,
+		fmt.Fprintf(&sb, "%d. %s, by %s: %s\n", elided+i+1, d.At.UTC().Format(time.RFC3339), author,
 			indentRest(prose(d.Text), "   "))
 	}
 	return sb.String()
@@ -68,33 +80,48 @@ func decisionsSection(ds []store.Decision) string {
 // cutDecision is the opening kept of a decision cut to fit the budget.
 const cutDecision = 160
 
-// decisionsSectionCut is decisionsSection with every decision but the
-// newest (or, when keepNewest is false, every decision) cut to its opening,
-// and the newest cut so the section fits in room bytes where it can.
-func decisionsSectionCut(ds []store.Decision, keepNewest bool, room int) string {
+// fitDecisions renders the decisions section within room bytes, giving
+// up as little as it can, in this order: every decision but the newest is
+// cut to its opening; then the oldest are left out, as few as fit, with a
+// line saying which; then the newest is cut to what is left (never below
+// its opening). The newest decision outranks all others, so it is the
+// last to lose anything and is never left out.
+func fitDecisions(ds []store.Decision, room int) string {
+	if out := decisionsSection(ds); len(out) <= room || len(ds) == 0 {
+		return out
+	}
 	cut := make([]store.Decision, len(ds))
 	copy(cut, ds)
-	for i := range cut {
-		if i < len(cut)-1 || !keepNewest {
-			cut[i].Text = opening(cut[i].Text, cutDecision)
-		}
+	for i := range cut[:len(cut)-1] {
+		cut[i].Text = opening(cut[i].Text, cutDecision)
 	}
-	if !keepNewest {
-		last := &cut[len(cut)-1]
-		last.Text = ds[len(ds)-1].Text
-		// Shrink the newest until the section fits (its lines are
-		// indented when rendered, so the first guess can be a little over).
-		n := len(last.Text)
-		for {
-			over := len(decisionsSection(cut)) - room
-			if over <= 0 || n <= cutDecision {
-				break
-			}
-			n = max(cutDecision, n-over-len(cutMark))
-			last.Text = opening(ds[len(ds)-1].Text, n)
-		}
+	if out := decisionsFrom(cut, 0); len(out) <= room {
+		return out
 	}
-	return decisionsSection(cut)
+	// The fewest oldest left out for the rest to fit: the section shrinks
+	// as more are left out, so the first count that fits is found by
+	// bisection.
+	n := len(cut)
+	elided := sort.Search(n-1, func(e int) bool { return len(decisionsFrom(cut, e+1)) <= room }) + 1
+	if elided < n {
+		return decisionsFrom(cut, elided)
+	}
+	// Only the newest is left, and it alone is too long: shrink it until
+	// the section fits (its lines are indented when rendered, so the first
+	// guess can be a little over).
+	elided = n - 1
+	full := ds[n-1].Text
+	last := &cut[n-1]
+	size := len(full)
+	for {
+		over := len(decisionsFrom(cut, elided)) - room
+		if over <= 0 || size <= cutDecision {
+			break
+		}
+		size = max(cutDecision, size-over-len(cutMark))
+		last.Text = opening(full, size)
+	}
+	return decisionsFrom(cut, elided)
 }
 
 const cutMark = " […cut to fit the brief; the full text is in the task's ledger]"

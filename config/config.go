@@ -49,6 +49,9 @@ type Config struct {
 	Store Store `toml:"store"`
 	// Notify says how the operator hears that a task needs them.
 	Notify Notify `toml:"notify"`
+	// Fleet configures an engine that shares a PostgreSQL store with
+	// engines on other machines.
+	Fleet Fleet `toml:"fleet"`
 
 	// fromFile names the harnesses orchestra.toml defines or changes.
 	fromFile map[string]bool
@@ -89,6 +92,27 @@ type Store struct {
 	// store. The environment variable ORCHESTRA_STORE_URL, when set, takes
 	// its place, so a password need not be written into the repository.
 	URL string `toml:"url"`
+}
+
+// Fleet configures an engine that shares one queue (a PostgreSQL store)
+// with engines on other machines.
+type Fleet struct {
+	// Host names this machine in the engines table and beside every task
+	// it runs; empty means its hostname.
+	Host string `toml:"host"`
+	// Remote is the git remote each sealed phase's commit is pushed to and
+	// a taken-over task's branch is fetched from; empty means task branches
+	// stay in this clone (one machine).
+	Remote string `toml:"remote"`
+	// SSH is the ssh destination ([user@]host) at which the other engines
+	// reach this machine, to draw the panes of its sessions in consoles
+	// attached to them; empty means its hostname.
+	SSH string `toml:"ssh"`
+	// Heartbeat is how often the engine records that it is alive.
+	Heartbeat Duration `toml:"heartbeat"`
+	// TTL is how old an engine's heartbeat may grow before the other
+	// engines take its tasks over.
+	TTL Duration `toml:"ttl"`
 }
 
 // Finalise configures the end of the loop: merging an approved task's
@@ -192,6 +216,7 @@ func Default() Config {
 		},
 		Finalise: Finalise{Merge: "ff", Remote: "origin"},
 		Notify:   Notify{Bell: true, Desktop: true},
+		Fleet:    Fleet{Heartbeat: Duration{Duration: 10 * time.Second}, TTL: Duration{Duration: 30 * time.Second}},
 		Limits:   DefaultLimits(),
 	}
 }
@@ -358,6 +383,15 @@ func (c Config) Validate(name string) error {
 	if u := c.Store.URL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
 		// Never echo the value: it may hold a password.
 		errs = append(errs, fmt.Errorf("%s: store.url must be a postgres:// URL (leave it out for the SQLite store under .orchestra/)", name))
+	}
+	if c.Fleet.Heartbeat.Duration <= 0 || c.Fleet.TTL.Duration < 2*c.Fleet.Heartbeat.Duration {
+		errs = append(errs, fmt.Errorf("%s: fleet.heartbeat must be positive and fleet.ttl at least twice as long (one missed beat must not cost an engine its tasks)", name))
+	}
+	if strings.HasPrefix(c.Fleet.SSH, "-") || strings.ContainsAny(c.Fleet.SSH, " \t\n") {
+		errs = append(errs, fmt.Errorf("%s: fleet.ssh must be an ssh destination, [user@]host", name))
+	}
+	if strings.HasPrefix(c.Fleet.Remote, "-") {
+		errs = append(errs, fmt.Errorf("%s: fleet.remote must name a git remote", name))
 	}
 	for i, s := range c.Slots {
 		if _, ok := c.Harness[s.Harness]; !ok {

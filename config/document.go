@@ -83,12 +83,18 @@ var keyDocs = map[string]string{
 	"limits.correction_bytes": "The largest correction accepted.",
 	"limits.recording_bytes":  "Cap on one session's recording (0: none).",
 
-	"notify":         "How you hear that a task needs you: it awaits review, is stuck, was refused or failed.",
-	"notify.bell":    "Ring the terminal bell in the console (off with --no-anim).",
-	"notify.desktop": "Send a desktop notification through the terminal, OSC 9 and OSC 777 (off with --no-anim).",
-	"notify.command": "A command the engine runs for each such event, with the event as JSON on its standard input\nand in $ORCHESTRA_NOTICE, e.g. [\"notify-send\", \"orchestra-tui\", \"a task needs you\"].",
-	"store":          "Where task state lives.",
-	"store.url":      "A postgres:// URL for a store engines on several machines share; empty: SQLite under .orchestra/.\nORCHESTRA_STORE_URL, when set, takes its place.",
+	"notify":          "How you hear that a task needs you: it awaits review, is stuck, was refused or failed.",
+	"notify.bell":     "Ring the terminal bell in the console (off with --no-anim).",
+	"notify.desktop":  "Send a desktop notification through the terminal, OSC 9 and OSC 777 (off with --no-anim).",
+	"notify.command":  "A command the engine runs for each such event, with the event as JSON on its standard input\nand in $ORCHESTRA_NOTICE, e.g. [\"notify-send\", \"orchestra-tui\", \"a task needs you\"].",
+	"store":           "Where task state lives.",
+	"store.url":       "A postgres:// URL for a store engines on several machines share; empty: SQLite under .orchestra/.\nORCHESTRA_STORE_URL, when set, takes its place.",
+	"fleet":           "Engines on several machines sharing one PostgreSQL store ([store] url).",
+	"fleet.host":      "This machine's name in `orchestra-tui engines` and beside the tasks it runs (empty: its hostname).",
+	"fleet.ssh":       "The ssh destination ([user@]host) at which other engines reach this machine to draw the panes of\nits sessions in their consoles (`ssh DEST orchestra-tui attach --stdio`); empty: its hostname.",
+	"fleet.remote":    "The git remote each sealed phase is pushed to and a taken-over task's branch fetched from (empty: no push).",
+	"fleet.heartbeat": "How often the engine records that it is alive.",
+	"fleet.ttl":       "How old an engine's heartbeat may grow before other engines take its tasks over.",
 }
 
 // Document renders cfg as a commented orchestra.toml with every setting:

@@ -22,6 +22,14 @@ func DefaultLimits() Limits {
 	return Limits{CorrectionBytes: 16 << 10, RecordingBytes: 64 << 20}
 }
 
+// MaxPaneCols and MaxPaneRows bound a pane's size wherever it comes from:
+// [pane] in orchestra.toml, or a console's resize (which the engine takes
+// from any client on its socket).
+const (
+	MaxPaneCols = maxPaneCols
+	MaxPaneRows = maxPaneRows
+)
+
 // The ranges every number in orchestra.toml must fall in. They are wide:
 // they exist to refuse a typo or a hostile file (a 100000-column pane runs
 // the console out of memory at its first launch), not to second-guess a

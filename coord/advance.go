@@ -135,11 +135,14 @@ func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID s
 }
 
 // advance queues the task for its next phase.
+// With [fleet] remote set, the phase's work is pushed first (travel.go).
 func (c *Coordinator) advance(ctx context.Context, r *run, next task.Phase) {
-	ev := c.event(r.taskID, r.sessionID, task.EvPhaseAdvanced, fmt.Sprintf("Phase %s accepted; next: %s.", r.phase, next))
-	c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
-		n.Phase, n.Attempt, n.Reason = next, 0, ""
-	}, ev)
+	c.pushPhase(ctx, r, func() {
+		ev := c.event(r.taskID, r.sessionID, task.EvPhaseAdvanced, fmt.Sprintf("Phase %s accepted; next: %s.", r.phase, next))
+		c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+			n.Phase, n.Attempt, n.Reason = next, 0, ""
+		}, ev)
+	})
 }
 
 // backTo sends the task back to an earlier phase.
@@ -180,8 +183,12 @@ func (c *Coordinator) finalize(ctx context.Context, r *run, v verify.Verdict) {
 			if committed {
 				text = fmt.Sprintf("Committed %s on %s. %s", repo.Abbrev(sha), t.Branch, text)
 			}
-			ev := c.event(r.taskID, r.sessionID, task.EvTaskAwaiting, text)
-			c.move(ctx, r.taskID, r.token, task.ActAwait, nil, ev)
+			// With [fleet] remote set, the branch is pushed before the
+			// task waits for a human (travel.go).
+			c.pushPhase(ctx, r, func() {
+				ev := c.event(r.taskID, r.sessionID, task.EvTaskAwaiting, text)
+				c.move(ctx, r.taskID, r.token, task.ActAwait, nil, ev)
+			})
 		}
 	})
 }

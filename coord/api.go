@@ -63,19 +63,25 @@ type Snapshot struct {
 // TaskView is one task as the UI shows it.
 type TaskView struct {
 	Task      task.Task
-	SessionID string // the live session, if any
-	Lease     *LeaseView
-	Verdict   *verify.Verdict // the latest verdict, if any
+	SessionID string          `json:",omitempty"` // the live session, if any
+	Lease     *LeaseView      `json:",omitempty"`
+	Verdict   *verify.Verdict `json:",omitempty"` // the latest verdict, if any
 	// Flag is a short operator-facing reason the task needs attention
 	// ("stuck 45s", "unplaceable: no slot offers gpu"); empty when none.
-	Flag  string
-	Stuck bool
+	Flag  string `json:",omitempty"`
+	Stuck bool   `json:",omitempty"`
 	// Gate is set while the verify gate re-runs the tests for this task,
 	// between its session's end and the verdict, and while the last green
 	// gate's work is committed (a moment).
-	Gate   bool
-	Usage  Usage
-	Models []string // full model ids of the sessions that ran it
+	Gate   bool     `json:",omitempty"`
+	Usage  Usage    `json:",omitzero"`
+	Models []string `json:",omitempty"` // full model ids of the sessions that ran it
+	// Disk is what the task holds on disk (worktree, recordings), measured
+	// off the loop when its phase or state changes.
+	Disk DiskUse `json:",omitzero"`
+	// Host is the machine whose engine runs the task (leased, running, or
+	// in its verify gate) when engines share a store; empty otherwise.
+	Host string `json:",omitempty"`
 }
 
 // LeaseView is a lease with its clocks computed for display.
@@ -106,16 +112,16 @@ type SlotView struct {
 
 // Usage is what the agents reported spending.
 type Usage struct {
-	InputTokens         int64
-	OutputTokens        int64
-	CacheCreationTokens int64
-	CacheReadTokens     int64
-	CostUSD             float64
+	InputTokens         int64   `json:",omitempty"`
+	OutputTokens        int64   `json:",omitempty"`
+	CacheCreationTokens int64   `json:",omitempty"`
+	CacheReadTokens     int64   `json:",omitempty"`
+	CostUSD             float64 `json:",omitempty"`
 	// Models are the model ids the usage records named: the models that
 	// really answered, whatever was asked for.
-	Models []string
+	Models []string `json:",omitempty"`
 	// Phases splits the figures above by phase (their own Phases unset).
-	Phases map[task.Phase]Usage
+	Phases map[task.Phase]Usage `json:",omitempty"`
 }
 
 // DetailQuery narrows a Detail read to what changed, so a reader that
@@ -148,6 +154,11 @@ type Detail struct {
 	Verdicts  []store.VerdictRecord
 	Sessions  []store.Session
 	Decisions []store.Decision
+	// LastScreen is the last session's final screen once it has ended,
+	// replayed from its recording on the engine's machine; nil while a
+	// session is live, and from ReadDetail, which has no machine to read
+	// recordings on.
+	LastScreen *LastScreen `json:",omitempty"`
 }
 
 // CommandKind names an operator command.

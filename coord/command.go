@@ -220,20 +220,39 @@ func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Comm
 	}
 	c.hub.event(ev)
 	res := Result{TaskID: t.ID, Message: "queued for the next brief"}
+	if r == nil && c.foreign[t.ID] && c.fleet.shared {
+		// Another engine runs it: that engine hears of the decision
+		// through the store and types it into its live session.
+		res.Message = "recorded; the engine on " + c.hostOf(t.ID) + " types it into its live session"
+	}
 	if r == nil || r.w == nil || !r.confirmed || r.stopping || r.finishing {
 		return cmdReply{res: res}
 	}
-	del := c.event(t.ID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf("Decision delivered to session %s.", short(r.sessionID)))
-	ok, err := c.st.DeliveryInsert(ctx, store.Delivery{DecisionID: d.ID, SessionID: r.sessionID, At: now}, del)
+	done, ok := c.deliverDecision(ctx, r, d)
+	if !ok {
+		return cmdReply{res: res}
+	}
+	res.SessionID, res.Delivered = r.sessionID, true
+	res.Message = "delivered to session " + short(r.sessionID)
+	return cmdReply{res: res, wait: done}
+}
+
+// deliverDecision records d's delivery to r's live session and types it
+// into the pane; it reports false, typing nothing, when the delivery could
+// not be recorded or d already reached that session. The returned channel
+// says when the pane took it.
+func (c *Coordinator) deliverDecision(ctx context.Context, r *run, d store.Decision) (chan error, bool) {
+	del := c.event(d.TaskID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf("Decision delivered to session %s.", short(r.sessionID)))
+	ok, err := c.st.DeliveryInsert(ctx, store.Delivery{DecisionID: d.ID, SessionID: r.sessionID, At: c.now()}, del)
 	if err != nil || !ok {
 		if err != nil {
-			c.record(ctx, c.refusalEvent(t.ID, r.sessionID, task.ReasonDeliveryFailed, err.Error()))
+			c.record(ctx, c.refusalEvent(d.TaskID, r.sessionID, task.ReasonDeliveryFailed, err.Error()))
 		}
-		return cmdReply{res: res}
+		return nil, false
 	}
 	c.hub.event(del)
 	done := make(chan error, 1)
-	in := worker.Input{Kind: worker.InputDecision, ID: d.ID, Text: worker.DecisionText(text), Done: done}
+	in := worker.Input{Kind: worker.InputDecision, ID: d.ID, Text: worker.DecisionText(d.Text), Done: done}
 	if r.brief == "" {
 		// The brief is being rendered off the loop and may or may not
 		// have read this decision: hold it until the brief is handed
@@ -242,9 +261,7 @@ func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Comm
 	} else {
 		r.w.Send(in)
 	}
-	res.SessionID, res.Delivered = r.sessionID, true
-	res.Message = "delivered to session " + short(r.sessionID)
-	return cmdReply{res: res, wait: done}
+	return done, true
 }
 
 func authorOf(cmd Command) string {

@@ -49,6 +49,14 @@ type Params struct {
 	SampleEvery time.Duration
 	// Control, when set, is the path of the control socket to serve.
 	Control string
+	// Start starts a session and returns the coordinator's handle on it;
+	// nil means worker.StartInProcess. Session hosts plug in here, and
+	// tests plug in fakes (worker/workertest).
+	Start worker.Starter
+	// Hosts, when set, takes up at start-up the sessions a predecessor
+	// left running in session hosts, instead of requeueing their tasks
+	// (adopt.go).
+	Hosts Hosts
 }
 
 // Coordinator runs the loop. Every task-state write happens on its loop
@@ -78,6 +86,7 @@ type Coordinator struct {
 	infraRetry infraRetry
 	// sw watches the store; a failure stops placement (storewatch.go).
 	sw       storeWatch
+	disk     diskMeter        // each task's disk use, measured off the loop
 	gating   map[task.ID]*run // the verify gate is running for these tasks, for this run
 	verdicts map[task.ID]*verify.Verdict
 	usage    map[task.ID]Usage
@@ -88,6 +97,8 @@ type Coordinator struct {
 	// under (strand.go).
 	foreign     map[task.ID]bool
 	strandTried map[task.ID]int64
+	// fleet is what sharing the store with other engines takes (fleet.go).
+	fleet fleetState
 
 	// inflight counts async work not yet handed back; idle is signalled
 	// when it drops to zero, so shutdown can apply every result.
@@ -101,17 +112,23 @@ type Coordinator struct {
 	bases atomic.Pointer[[]fork.Base]
 	// keep publishes the registry's events and keeps bases warm.
 	keep keeper
+	// screens are the last screens of ended sessions, replayed from their
+	// recordings for Detail (lastscreen.go).
+	screens lastScreens
 
-	live  sync.Map // task.ID -> *worker.Run, for Pane and Input from other goroutines
+	live  sync.Map // task.ID -> worker.Handle, for Pane and Input from other goroutines
 	sizes paneSizes
 	// started holds every worker started and not yet stopped by us, from
-	// the moment worker.Start returns, so shutdown stops each agent it
+	// the moment its start returns, so shutdown stops each agent it
 	// launched even when the result of that launch was never applied.
-	started sync.Map // *worker.Run -> struct{}
+	started sync.Map // worker.Handle -> struct{}
 	hub     hub
 
 	running atomic.Bool
-	stopped chan struct{}
+	// keepAgents makes the stop leave agents in session hosts running
+	// (KeepAgentsOnStop).
+	keepAgents atomic.Bool
+	stopped    chan struct{}
 	// loaded closes once Run has loaded the store and published the first
 	// snapshot: a console that reads the snapshot before then sees no
 	// tasks, and nothing else would tell it to look again.
@@ -122,6 +139,9 @@ type Coordinator struct {
 	// onEarlyReport, when set (tests), is called on the loop with a report
 	// that arrived before its run's launch was applied.
 	onEarlyReport func(worker.Report)
+	// onDiskMeasured, when set (tests), is called on the loop with each
+	// walk's measurements, once they are in the next snapshot's reach.
+	onDiskMeasured func(map[task.ID]DiskUse)
 }
 
 type slot struct {
@@ -140,9 +160,10 @@ type run struct {
 	spec      session.Spec
 	dir       string // worktree
 	base      string
-	w         *worker.Run
+	w         worker.Handle
 	lease     lease.Lease
 	started   time.Time
+	launched  time.Time // when the session was launched
 	confirmed bool
 	briefed   bool
 	brief     string
@@ -157,6 +178,11 @@ type run struct {
 	held  []worker.Input
 	unsub func()
 	meter *meter // counts the usage the agent reports; nil when it reports none
+	// inBrief are the ids of the decisions the session's brief carried.
+	inBrief map[string]bool
+	// fetchNote says why the task's branch could not be fetched before
+	// the launch ([fleet] remote), for a refusal once it is live.
+	fetchNote string
 	// early are the worker's reports that arrived before its launch was
 	// applied on the loop; they are handled, in order, right after it.
 	early []worker.Report
@@ -172,6 +198,9 @@ func New(p Params) (*Coordinator, error) {
 	}
 	if p.Environ == nil {
 		p.Environ = os.Environ()
+	}
+	if p.Start == nil {
+		p.Start = worker.StartInProcess
 	}
 	if p.StopGrace <= 0 {
 		p.StopGrace = 2 * time.Second
@@ -206,7 +235,12 @@ func New(p Params) (*Coordinator, error) {
 		c.slots = append(c.slots, &slot{Slot: s})
 	}
 	c.snap.Store(&Snapshot{})
-	c.hub.tap = c.notify
+	c.fleet = fleetState{host: hostname(cfg.Fleet.Host), ttl: cfg.Fleet.TTL.Duration, shared: isShared(p.Store),
+		own: map[string]struct{}{}, heldOn: map[task.ID]string{}}
+	if c.fleet.ttl <= 0 {
+		c.fleet.ttl = EngineTTL
+	}
+	c.hub.tap = c.tapEvent
 	c.forks = c.newForks()
 	return c, nil
 }
@@ -227,6 +261,20 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if err := c.p.Repo.Exclude(task.StateDir + "/"); err != nil {
 		return fmt.Errorf("git-ignore %s: %w", task.StateDir, err)
 	}
+	var changes <-chan struct{}
+	if c.fleet.shared {
+		// Listening starts before the load, and the ledger is read from
+		// the newest event then: a write of another engine in between is
+		// reread, never missed.
+		ch, err := c.st.Listen(ctx)
+		if err != nil {
+			return fmt.Errorf("listen for other engines' writes: %w", err)
+		}
+		changes = ch
+		if c.fleet.seen, err = c.st.EventLastSeq(ctx); err != nil {
+			return err
+		}
+	}
 	if err := c.load(ctx); err != nil {
 		return err
 	}
@@ -236,6 +284,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if err := c.checkStore(ctx); err != nil {
 		return err
 	}
+	c.sweepHosts()
 	if err := c.RefreshBases(ctx); err != nil {
 		return err
 	}
@@ -252,6 +301,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	// settles the rest.
 	c.io = ctx
 	c.initStoreWatch()
+	// Every task's disk use, measured once off the loop; then again only
+	// when an event can have changed it.
+	c.wantDisk(c.ids()...)
 	work := context.WithoutCancel(ctx)
 	c.publish()
 	close(c.loaded)
@@ -297,8 +349,17 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			}
 			f()
 		case <-c.wake:
+		case _, ok := <-changes:
+			if !ok {
+				changes = nil
+				continue
+			}
+			c.refresh(work)
 		case <-tick.C:
 			c.watchStore()
+			if c.fleet.shared {
+				c.rescue(work)
+			}
 			if c.quietTick(work) {
 				continue
 			}
@@ -370,7 +431,19 @@ func (c *Coordinator) poke() {
 // and the usage sums the store keeps, so a start costs the same whatever the
 // ledger's length.
 func (c *Coordinator) load(ctx context.Context) error {
+	// The two reads are independent: the usage sums are read meanwhile,
+	// on another of the store's read connections.
+	var (
+		us    []store.UsageTotal
+		usErr error
+		read  = make(chan struct{})
+	)
+	go func() {
+		defer close(read)
+		us, usErr = c.st.UsageList(ctx)
+	}()
 	sums, err := c.st.TaskSummaries(ctx)
+	<-read
 	if err != nil {
 		return fmt.Errorf("load tasks: %w", err)
 	}
@@ -383,9 +456,8 @@ func (c *Coordinator) load(ctx context.Context) error {
 			c.noteModel(s.Task.ID, m)
 		}
 	}
-	us, err := c.st.UsageList(ctx)
-	if err != nil {
-		return fmt.Errorf("load usage: %w", err)
+	if usErr != nil {
+		return fmt.Errorf("load usage: %w", usErr)
 	}
 	for _, u := range us {
 		if _, ok := c.tasks[u.TaskID]; ok {
@@ -419,19 +491,25 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("list engines: %w", err)
 	}
-	engines, host := engineIndex(es), hostname()
+	engines, host, now := engineIndex(es), c.fleet.host, c.now()
 	held := map[task.ID]bool{}
 	for _, l := range leases {
-		if l.Holder != c.holder && holderLive(l.Holder, engines, host, c.now()) {
+		if l.Holder != c.holder && holderLive(l.Holder, engines, host, now, c.fleet.ttl) {
 			held[l.TaskID] = true
 			c.foreign[l.TaskID] = true
+			c.fleet.engines = engines
+			c.noteHolder(ctx, l.TaskID, l.Holder)
 			continue // another console on this repository holds it
 		}
 		t, ok := c.tasks[l.TaskID]
 		if !ok {
 			continue
 		}
-		if err := c.orphan(ctx, t, l.Token, l.Holder); err != nil {
+		if c.adopt(ctx, t, l) {
+			held[l.TaskID] = true
+			continue
+		}
+		if err := c.orphanWhy(ctx, t, l.Token, holderGone(l.Holder, engines, host, now, c.fleet.ttl)); err != nil {
 			return err
 		}
 	}
@@ -450,12 +528,19 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 }
 
 func (c *Coordinator) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
+	return c.orphanWhy(ctx, t, token, fmt.Sprintf("The %s is gone.", holderText(holder)))
+}
+
+// orphanWhy requeues a task whose holder is gone, why saying how it was
+// judged gone; its live sessions are marked killed, each with a continuity
+// record that says so when it has none (a holder that died captured none).
+func (c *Coordinator) orphanWhy(ctx context.Context, t task.Task, token int64, why string) error {
 	if t.State.Live() {
 		next := t
 		next.State = task.StateQueued
 		next.Reason = string(task.ReasonLeaseOrphaned)
 		next.UpdatedAt = c.now()
-		detail := fmt.Sprintf("Holder %s is gone.", holder)
+		detail := why
 		// The engine or the machine stopped, not the agent: the attempt
 		// in progress is not counted, so restarts never fail a task.
 		if next.Attempt > 0 {
@@ -482,6 +567,9 @@ func (c *Coordinator) orphan(ctx context.Context, t task.Task, token int64, hold
 		if s.Status == store.SessionLaunching || s.Status == store.SessionConfirmed {
 			s.Status = store.SessionKilled
 			s.EndedAt = c.now()
+			if s.Continuity == "" {
+				s.Continuity = lostContinuity(s, why)
+			}
 			if err := c.st.SessionUpdate(ctx, s); err != nil {
 				return err
 			}
@@ -501,6 +589,8 @@ func (c *Coordinator) shutdown() {
 	var wg sync.WaitGroup
 	conts := map[*run]*brief.Continuity{}
 	var mu sync.Mutex
+	kept := map[*run]bool{}
+	keep := c.keepAgents.Load()
 	for _, r := range c.runs {
 		r.stopping = true
 		if r.w == nil {
@@ -510,6 +600,16 @@ func (c *Coordinator) shutdown() {
 		wg.Add(1)
 		go func(r *run) {
 			defer wg.Done()
+			if keep {
+				// Left running in its session host for the next engine,
+				// which takes it up; an in-process agent is stopped.
+				if k, err := r.w.Detach(c.p.StopGrace); k && err == nil {
+					mu.Lock()
+					kept[r] = true
+					mu.Unlock()
+					return
+				}
+			}
 			cont := c.captureContinuity(r, base)
 			mu.Lock()
 			conts[r] = &cont
@@ -535,9 +635,13 @@ func (c *Coordinator) shutdown() {
 			in.Done <- worker.ErrClosed // its Do must not wait for a brief that never comes
 		}
 		r.held = nil
+		if kept[r] {
+			c.leaveRunning(ctx, r)
+			continue
+		}
 		code := 0
 		if r.w != nil {
-			code = r.w.Session().ExitCode()
+			code = r.w.ExitCode()
 		}
 		c.endRunWith(ctx, r, store.SessionKilled, code, conts[r], why)
 		if c.tasks[r.taskID].State.Live() {
@@ -548,11 +652,13 @@ func (c *Coordinator) shutdown() {
 	// Anything started whose launch was never applied (the loop stopped
 	// first) is stopped here: no agent outlives its console.
 	c.started.Range(func(k, _ any) bool {
-		wg.Add(1)
-		go func(w *worker.Run) {
-			defer wg.Done()
-			_ = w.Stop(c.p.StopGrace)
-		}(k.(*worker.Run))
+		w := k.(worker.Handle)
+		select {
+		case <-w.Done():
+			return true // stopped above; its entry just has not gone yet
+		default:
+		}
+		wg.Go(func() { _ = w.Stop(c.p.StopGrace) })
 		return true
 	})
 	wg.Wait()
@@ -594,6 +700,15 @@ func (c *Coordinator) drainReports() {
 // of ended tasks sorts nothing.
 func (c *Coordinator) ids() []task.ID {
 	if len(c.order) == len(c.tasks) {
+		return c.order
+	}
+	if len(c.order) == 0 {
+		// The first call, after load: one sort, not thousands of inserts.
+		c.order = make([]task.ID, 0, len(c.tasks))
+		for id := range c.tasks {
+			c.order = append(c.order, id)
+		}
+		slices.Sort(c.order)
 		return c.order
 	}
 	known := make(map[task.ID]bool, len(c.order))

@@ -16,12 +16,12 @@ var _ Engine = (*Coordinator)(nil)
 // (coalesced).
 func (c *Coordinator) Subscribe() (<-chan Notice, func()) { return c.hub.subscribe() }
 
-func (c *Coordinator) liveRun(id task.ID) (*worker.Run, bool) {
+func (c *Coordinator) liveRun(id task.ID) (worker.Handle, bool) {
 	v, ok := c.live.Load(id)
 	if !ok {
 		return nil, false
 	}
-	return v.(*worker.Run), true
+	return v.(worker.Handle), true
 }
 
 // Pane returns the live terminal of the task's current session.
@@ -39,12 +39,16 @@ func (c *Coordinator) Input(id task.ID, b []byte) error {
 	if !ok {
 		return fmt.Errorf("task %s has no live session", id.Short())
 	}
-	return w.Session().Write(b)
+	return w.Write(b)
 }
 
 // Detail reads the slower facts of one task from the store.
 func (c *Coordinator) Detail(ctx context.Context, id task.ID, q DetailQuery) (Detail, error) {
-	return ReadDetail(ctx, c.st, id, q)
+	d, err := ReadDetail(ctx, c.st, id, q)
+	if err == nil && !q.EventsOnly {
+		d.LastScreen = c.lastScreen(d.Sessions)
+	}
+	return d, err
 }
 
 // ReadDetail reads a task's detail from any store, as q narrows it; `status`
@@ -84,17 +88,17 @@ func ReadDetail(ctx context.Context, st store.Store, id task.ID, q DetailQuery) 
 func (c *Coordinator) watchPane(r *run) {
 	done := make(chan struct{})
 	r.unsub = func() { close(done) }
-	sess := r.w.Session()
+	w := r.w
 	id := r.taskID
 	go func() {
 		for {
 			select {
 			case <-done:
 				return
-			case <-sess.Done():
+			case <-w.Done():
 				c.hub.pane(id)
 				return
-			case <-sess.Changed():
+			case <-w.Changed():
 				c.hub.pane(id)
 			}
 		}

@@ -38,12 +38,7 @@ func stallSpec(name string) session.Spec {
 func TestAnOldSessionsArtifactIsNotSealed(t *testing.T) {
 	t.Parallel()
 	b := setup(t, agent.Script{}, func(cfg *config.Config) { cfg.Harness["staller"] = stallSpec("staller") })
-	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Fenced", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
-		Harness: "staller", Pipeline: task.Pipeline{task.PhaseImplement},
-	}})
-	require.NoError(t, err)
-	id := res.TaskID
+	id := b.addTask(t, "staller", project.VerifyCommand, task.Pipeline{task.PhaseImplement})
 	b.waitEvent(t, 30*time.Second, kindIs(task.EvBriefDelivered))
 
 	// The old session's process: marked as the task's, by a session that

@@ -65,12 +65,7 @@ func (b *bundle) addHeldGate(t *testing.T) (string, task.ID) {
 	hold := filepath.Join(t.TempDir(), "hold")
 	verifyCmd := fmt.Sprintf("if [ -z \"${%s:-}\" ] && [ -p %q ]; then cat %q >/dev/null; fi; %s",
 		agent.ReexecEnv, hold, hold, project.VerifyCommand)
-	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: verifyCmd,
-		Harness: "scripted", Pipeline: task.Pipeline{task.PhaseImplement},
-	}})
-	require.NoError(t, err)
-	return hold, res.TaskID
+	return hold, b.addTask(t, "scripted", verifyCmd, task.Pipeline{task.PhaseImplement})
 }
 
 // release lets every gate waiting on the fifo go on, and later ones run

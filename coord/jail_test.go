@@ -1,7 +1,6 @@
 package coord
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -38,19 +37,15 @@ func TestSymlinkedStateDirIsRefusedAndNothingOutsideIsTouched(t *testing.T) {
 			Resubmit: session.ResubmitSubmit,
 		}
 	})
-	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Escape", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
-		Harness: "escaper", Pipeline: task.Pipeline{task.PhaseImplement},
-	}})
-	require.NoError(t, err)
+	id := b.addTask(t, "escaper", project.VerifyCommand, task.Pipeline{task.PhaseImplement})
 	ev := b.waitEvent(t, 30*time.Second, refusalOf(task.ReasonPathOutside))
-	require.Equal(t, res.TaskID, ev.TaskID)
+	require.Equal(t, id, ev.TaskID)
 	require.Contains(t, ev.Text, task.SentinelPath)
 	b.barrier(t)
 
-	_, err = os.Stat(done)
+	_, err := os.Stat(done)
 	require.NoError(t, err, "the console removed a file outside the worktree")
-	for _, e := range b.ledger(t, res.TaskID, kindIs(task.EvArtifactSealed)) {
+	for _, e := range b.ledger(t, id, kindIs(task.EvArtifactSealed)) {
 		t.Fatalf("an artifact outside the worktree was sealed: %s", e.Text)
 	}
 }

@@ -77,14 +77,11 @@ func TestKeepWarmPingAtItsDueTime(t *testing.T) {
 			PingLead: config.Duration{Duration: time.Second}, ExpectedGap: config.Duration{Duration: 5 * time.Second}}
 	})
 	ctx := context.Background()
-	res, err := b.c.Do(ctx, Command{Kind: CmdAdd, Task: &task.Task{Title: "Fix calc", Goal: project.Goal,
-		Acceptance: project.Acceptance, Verify: project.VerifyCommand, Harness: "claude", Pipeline: task.Pipeline{task.PhaseImplement}}})
-	require.NoError(t, err)
-	id := res.TaskID
+	id := b.addTask(t, "claude", project.VerifyCommand, task.Pipeline{task.PhaseImplement})
 	require.NoError(t, modelstub.SeedHome(home, filepath.Join(b.root, ".orchestra", "worktrees", string(id))))
 
 	start := time.Now()
-	res, err = b.c.Do(ctx, Command{Kind: CmdForkTrain, TaskID: id[len(id)-6:]})
+	res, err := b.c.Do(ctx, Command{Kind: CmdForkTrain, TaskID: id[len(id)-6:]})
 	require.NoError(t, err)
 	t.Logf("trained in %s: %s", time.Since(start), res.Message)
 	require.Contains(t, res.Message, "Trained base "+res.SessionID)

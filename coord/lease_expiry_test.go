@@ -47,6 +47,14 @@ func TestStalledSessionLosesLeaseAndRelaunchesWithContinuity(t *testing.T) {
 	require.ErrorIs(t, syscall.Kill(-pid, 0), syscall.ESRCH, "the expired session's process group is gone")
 	requeued := b.waitEvent(t, 10*time.Second, kindIs(task.EvTaskRequeued))
 	require.Equal(t, task.ReasonLeaseExpired, requeued.Reason)
+	// The second attempt is meant to succeed: the operator gives it room,
+	// so a go test compiling on a loaded machine (a still screen for
+	// longer than the 3s lease) does not expire it too. The exact lease
+	// clock is TestFakeLeaseExpiresAfterExactlyItsLength's.
+	relaunched := b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionLaunched))
+	require.NotEqual(t, launched.SessionID, relaunched.SessionID)
+	_, err = b.c.Do(ctx, Command{Kind: CmdExtend, TaskID: id, Duration: 10 * time.Minute})
+	require.NoError(t, err)
 
 	last := b.waitEvent(t, 60*time.Second, ended)
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())

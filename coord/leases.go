@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -21,7 +22,11 @@ func (c *Coordinator) tickLeases(ctx context.Context) {
 		if r == nil || r.w == nil || r.finishing || r.stopping {
 			continue
 		}
-		d := lease.Decide(r.lease, c.policy, r.w.Sample(), started, c.now())
+		sample := r.w.Sample()
+		d := lease.Decide(r.lease, c.policy, sample, started, c.now())
+		if d.Action == lease.ActionExpire && !r.confirmed && !r.launched.IsZero() && started.Before(r.launched.Add(r.spec.LaunchLimit())) {
+			d = launchingRenewal(r, c.policy, sample, started)
+		}
 		switch d.Action {
 		case lease.ActionRenew:
 			ev := c.event(id, r.sessionID, task.EvLeaseRenewed, d.Text)
@@ -46,6 +51,26 @@ func (c *Coordinator) tickLeases(ctx context.Context) {
 		default:
 			r.lease = d.Lease
 		}
+	}
+}
+
+// launchingRenewal renews the lease of a session whose launch is not yet
+// confirmed and still within its harness's launch_timeout: until then the
+// launch timeout bounds it, not the lease. A CLI that draws nothing until
+// its prompt is ready (opencode, which shows a blank screen for tens of
+// seconds on a loaded machine) shows no progress while it starts, and a
+// lease shorter than its start would expire before the session could
+// begin. The renewal is not counted against lease.max_renewals; the
+// launch watch fails the session at its timeout.
+func launchingRenewal(r *run, p lease.Policy, sample lease.Progress, started time.Time) lease.Decision {
+	renewed := r.lease
+	renewed.Deadline = started.Add(p.Length)
+	renewed.Baseline = sample
+	return lease.Decision{
+		Action: lease.ActionRenew,
+		Lease:  renewed,
+		Text: fmt.Sprintf("Renewed while session %s launches (launch_timeout %s, started %s ago); the lease now runs until %s.",
+			short(r.sessionID), r.spec.LaunchLimit(), started.Sub(r.launched).Round(time.Second), renewed.Deadline.Format(time.TimeOnly)),
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
 
 	"github.com/orchestra-tui/orchestra-tui/brief"
 	"github.com/orchestra-tui/orchestra-tui/repo"
@@ -31,7 +32,7 @@ func (c *Coordinator) stopThen(ctx context.Context, r *run, status store.Session
 		return func() {
 			code := 0
 			if w != nil {
-				code = w.Session().ExitCode()
+				code = w.ExitCode()
 			}
 			c.endRunWith(ctx, r, status, code, cont, why)
 			if then != nil {
@@ -107,8 +108,21 @@ func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.Sessi
 			}
 		}
 	})
+	verb := string(status)
+	if r.stopping && status == store.SessionExited {
+		verb = "was stopped" // by us: its exit status is our signal, not a failure
+	}
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionExited,
-		fmt.Sprintf("Session %s %s (exit %d): %s", short(r.sessionID), status, code, why)))
+		fmt.Sprintf("Session %s %s (%s): %s", short(r.sessionID), verb, ExitText(code), why)))
+}
+
+// ExitText says how a process ended: its exit code, and the signal that
+// ended it when the code is a shell's 128+N.
+func ExitText(code int) string {
+	if code > 128 && code < 128+65 {
+		return fmt.Sprintf("exit %d, %s", code, syscall.Signal(code-128))
+	}
+	return fmt.Sprintf("exit %d", code)
 }
 
 // move applies action a to the task r ran, fenced by r's lease token, and

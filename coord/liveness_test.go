@@ -55,7 +55,7 @@ func TestReusedHolderPidIsNotAlive(t *testing.T) {
 	b.start(t)
 	orphaned := b.waitEvent(t, 10*time.Second, refusalOf(task.ReasonLeaseOrphaned))
 	require.Equal(t, tk.ID, orphaned.TaskID)
-	require.Contains(t, orphaned.Text, reused)
+	require.Contains(t, orphaned.Text, fmt.Sprintf("The engine pid %d is gone.", pid))
 	b.waitEvent(t, 10*time.Second, kindIs(task.EvTaskLeased))
 }
 
@@ -64,6 +64,6 @@ func TestHolderNamesPidAndStartTime(t *testing.T) {
 	t.Parallel()
 	start, err := procStart(os.Getpid())
 	require.NoError(t, err)
-	require.Regexp(t, fmt.Sprintf(`^console:%d:%d:[0-9A-Z]{26}$`, os.Getpid(), start), newHolder(task.NewULID(time.Now())))
+	require.Regexp(t, fmt.Sprintf(`^engine:%d:%d:[0-9A-Z]{26}$`, os.Getpid(), start), newHolder(task.NewULID(time.Now())))
 	require.False(t, holderAlive(newHolder("X")), "an instance in this process that is not the caller is gone")
 }

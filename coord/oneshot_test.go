@@ -42,12 +42,7 @@ func oneShot(t *testing.T, ready, body string) func(*config.Config) {
 
 func (b *bundle) addOn(t *testing.T, harness string, p task.Pipeline) task.ID {
 	t.Helper()
-	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
-		Harness: harness, Pipeline: p,
-	}})
-	require.NoError(t, err)
-	return res.TaskID
+	return b.addTask(t, harness, project.VerifyCommand, p)
 }
 
 // requireNothingStranded checks the store the way a start-up would: no task
@@ -105,7 +100,10 @@ func TestOneShotExitNonZeroAfterSealFinishesAndRecordsStatus(t *testing.T) {
 	require.Equal(t, 3, s.ExitCode)
 	exits := b.ledger(t, id, kindIs(task.EvSessionExited))
 	require.NotEmpty(t, exits)
-	require.Contains(t, exits[len(exits)-1].Text, "exited with code 3 after writing it", b.dump())
+	// The exit is seen after the seal ("exited with code 3 after writing
+	// it") or, on a busy machine, the sentinel first and the exit while the
+	// session is being stopped: the status is recorded either way.
+	require.Regexp(t, `exited with code 3 after writing it|\(exit 3\)`, exits[len(exits)-1].Text, b.dump())
 	b.requireNothingStranded(t, id)
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
 // OpenParams says where and how to open a coordinator for a repository.
@@ -21,6 +22,12 @@ type OpenParams struct {
 	Control     bool // serve the control socket
 	Settle      time.Duration
 	SampleEvery time.Duration
+	// Start, if set, starts sessions (coord.Params.Start); nil runs them
+	// in this process. The background engine starts them in session hosts.
+	Start worker.Starter
+	// Hosts, if set, takes up the sessions a dead predecessor left in
+	// session hosts (coord.Params.Hosts).
+	Hosts Hosts
 	// Tweak, if set, adjusts the loaded configuration (the demo shortens
 	// leases this way).
 	Tweak func(*config.Config)
@@ -70,7 +77,7 @@ func Open(p OpenParams) (*Opened, error) {
 	}
 	c, err := New(Params{
 		Store: st, Repo: r, Config: cfg, Vars: vars, Environ: p.Environ, Now: p.Now,
-		Control: control, Settle: p.Settle, SampleEvery: p.SampleEvery,
+		Control: control, Settle: p.Settle, SampleEvery: p.SampleEvery, Start: p.Start, Hosts: p.Hosts,
 	})
 	if err != nil {
 		return nil, errors.Join(err, st.Close())

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker"
 )
@@ -32,11 +33,15 @@ func (c *Coordinator) paneSize(id task.ID) (cols, rows int) {
 }
 
 // ResizePane sets the size of the task's pane: the live session's pty and
-// emulator now, and every later session of the task at its start.
+// emulator now, and every later session of the task at its start. A size
+// past [pane]'s maxima is held to them: the emulator allocates every cell,
+// and a 100000x100000 pane asked by a client would run the engine out of
+// memory.
 func (c *Coordinator) ResizePane(id task.ID, cols, rows int) error {
 	if cols <= 0 || rows <= 0 {
 		return fmt.Errorf("resize the pane of task %s: size %dx%d is not positive", id.Short(), cols, rows)
 	}
+	cols, rows = min(cols, config.MaxPaneCols), min(rows, config.MaxPaneRows)
 	c.sizes.mu.Lock()
 	defer c.sizes.mu.Unlock()
 	if c.sizes.want == nil {
@@ -47,16 +52,16 @@ func (c *Coordinator) ResizePane(id task.ID, cols, rows int) error {
 	if !ok {
 		return nil // the launch applies it
 	}
-	return w.Session().Resize(cols, rows)
+	return w.Resize(cols, rows)
 }
 
 // goLive publishes a launched session for Pane, Input and ResizePane, and
 // gives it the size its pane was given while it was being prepared.
-func (c *Coordinator) goLive(id task.ID, w *worker.Run) {
+func (c *Coordinator) goLive(id task.ID, w worker.Handle) {
 	c.sizes.mu.Lock()
 	defer c.sizes.mu.Unlock()
 	c.live.Store(id, w)
 	if sz, ok := c.sizes.want[id]; ok {
-		_ = w.Session().Resize(sz[0], sz[1]) // an exited session reports its exit elsewhere
+		_ = w.Resize(sz[0], sz[1]) // an exited session reports its exit elsewhere
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -56,6 +57,11 @@ func TestPaneSizeAskedBeforeLaunchIsApplied(t *testing.T) {
 	_, _, resizes = castSize(t, cast)
 	require.Equal(t, []string{"90x25"}, resizes)
 	require.Error(t, b.c.ResizePane(id, 0, 25))
+
+	// A client asking for a pane of 100000x100000 (ten billion cells) gets
+	// [pane]'s maxima, not an engine out of memory.
+	require.NoError(t, b.c.ResizePane(id, 100000, 100000))
+	b.waitPaneSize(t, id, config.MaxPaneCols, config.MaxPaneRows)
 }
 
 // A resize that races the launch (asked while the session is between its

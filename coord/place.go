@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
@@ -30,10 +31,15 @@ func harnessOf(t task.Task) string {
 // place leases queued tasks to free slots, oldest first. A task no slot can
 // ever run is flagged unplaceable with the reason, once, instead of being
 // left silently queued. It reports whether it changed anything.
+//
+// Each free slot claims (store.LeaseClaim) the first still-queued task of
+// those it can run: engines sharing a store may see a task queued that
+// another has just taken, and the claim passes over it instead of failing.
 func (c *Coordinator) place(ctx context.Context) (changed bool) {
 	if c.sw.fault != "" {
 		return false // the store failed: nothing new is started on it
 	}
+	var queue []task.Task
 	for _, id := range c.ids() {
 		t := c.tasks[id]
 		if t.State != task.StateQueued {
@@ -62,36 +68,79 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 		if s == nil {
 			continue // every suitable slot is busy
 		}
-		c.launch(ctx, t, s)
+		if t.Attempt+1 > c.cfg.Lease.MaxAttempts {
+			c.fail(ctx, t, 0, task.ReasonAttemptsExhausted,
+				fmt.Sprintf("Phase %s ran %d times without finishing.", t.Phase, t.Attempt))
+			changed = true
+			continue
+		}
+		queue = append(queue, t)
+	}
+	for len(queue) > 0 {
+		s, _ := c.slotFor(queue[0])
+		if s == nil {
+			queue = queue[1:]
+			continue
+		}
+		var cands []task.ID
+		for _, t := range queue {
+			if len(cands) == ClaimBatch {
+				break
+			}
+			if c.fits(t, s) {
+				cands = append(cands, t.ID)
+			}
+		}
+		claimed, ok := c.claim(ctx, cands, s)
 		changed = true
+		taken := map[task.ID]bool{}
+		if ok {
+			taken[claimed] = true
+		} else {
+			for _, id := range cands {
+				taken[id] = true
+			}
+		}
+		queue = slices.DeleteFunc(queue, func(t task.Task) bool { return taken[t.ID] })
 	}
 	return changed
+}
+
+// ClaimBatch is how many queued tasks one claim offers: the oldest a free
+// slot can run. A batch that other engines took whole is reread and the
+// next one offered, so a claim's cost stays flat however long the queue.
+const ClaimBatch = 64
+
+// fits reports whether slot s can run t: its harness, and every capability
+// t needs offered by the slot or its harness.
+func (c *Coordinator) fits(t task.Task, s *slot) bool {
+	h := harnessOf(t)
+	if s.Harness != h {
+		return false
+	}
+	spec := c.cfg.Harness[h]
+	offered := map[string]bool{}
+	for _, cp := range append(append([]string(nil), s.Capabilities...), spec.Capabilities...) {
+		offered[cp] = true
+	}
+	for _, need := range t.Capabilities {
+		if !offered[need] {
+			return false
+		}
+	}
+	return true
 }
 
 // slotFor returns a free slot for t, or nil and "" when suitable slots are
 // all busy, or nil and a sentence when no slot can ever run t.
 func (c *Coordinator) slotFor(t task.Task) (*slot, string) {
 	h := harnessOf(t)
-	spec, ok := c.cfg.Harness[h]
-	if !ok {
+	if _, ok := c.cfg.Harness[h]; !ok {
 		return nil, fmt.Sprintf("Unplaceable: no harness named %q is configured.", h)
 	}
 	var suitable []*slot
 	for _, s := range c.slots {
-		if s.Harness != h {
-			continue
-		}
-		offered := map[string]bool{}
-		for _, cp := range append(append([]string(nil), s.Capabilities...), spec.Capabilities...) {
-			offered[cp] = true
-		}
-		var missing []string
-		for _, need := range t.Capabilities {
-			if !offered[need] {
-				missing = append(missing, need)
-			}
-		}
-		if len(missing) == 0 {
+		if c.fits(t, s) {
 			suitable = append(suitable, s)
 		}
 	}
@@ -109,28 +158,47 @@ func (c *Coordinator) slotFor(t task.Task) (*slot, string) {
 	return nil, ""
 }
 
-// launch grants a lease and starts the session's preparation off the loop.
-func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
-	attempt := t.Attempt + 1
-	if attempt > c.cfg.Lease.MaxAttempts {
-		c.fail(ctx, t, 0, task.ReasonAttemptsExhausted,
-			fmt.Sprintf("Phase %s ran %d times without finishing.", t.Phase, t.Attempt))
-		return
-	}
+// claim leases the first still-queued of cands to slot s and launches it.
+// It returns the task claimed, or false when none was (another engine took
+// them all; they are reread, so this view catches up at once).
+func (c *Coordinator) claim(ctx context.Context, cands []task.ID, s *slot) (task.ID, bool) {
 	now := c.now()
-	leased := c.event(t.ID, "", task.EvTaskLeased,
-		fmt.Sprintf("Leased to slot %s for phase %s, attempt %d.", s.Name, t.Phase, attempt))
-	l, err := c.st.LeaseGrant(ctx, store.LeaseGrantParams{
-		TaskID: t.ID, Holder: c.holder, ExpectState: task.StateQueued,
-		GrantedAt: now, Deadline: now.Add(c.policy.Length),
-		Baseline: lease.Progress{At: now}, Events: []task.Event{leased},
+	var leased task.Event
+	t, l, err := c.st.LeaseClaim(ctx, store.LeaseClaimParams{
+		Candidates: cands, Holder: c.holder, GrantedAt: now, Deadline: now.Add(c.policy.Length),
+		Events: func(t task.Task) []task.Event {
+			where := "slot " + s.Name
+			if c.fleet.shared {
+				where += " on " + c.fleet.host
+			}
+			leased = c.event(t.ID, "", task.EvTaskLeased,
+				fmt.Sprintf("Leased to %s for phase %s, attempt %d.", where, t.Phase, t.Attempt+1))
+			return []task.Event{leased}
+		},
 	})
+	if errors.Is(err, store.ErrNotFound) {
+		for _, id := range cands {
+			c.rereadTask(ctx, id)
+		}
+		return "", false
+	}
 	if err != nil {
-		c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonIllegalTransition, "Lease grant failed: "+err.Error()))
-		c.reloadTask(ctx, t.ID)
-		return
+		c.record(ctx, c.refusalEvent(cands[0], "", task.ReasonIllegalTransition, "Lease grant failed: "+err.Error()))
+		c.reloadTask(ctx, cands[0])
+		return "", false
 	}
 	c.hub.event(leased)
+	delete(c.foreign, t.ID)
+	c.tasks[t.ID] = t // as the store had it: another engine may have moved it since this view was read
+	c.launch(ctx, t, s, l)
+	return t.ID, true
+}
+
+// launch records the attempt of a task just leased and starts the
+// session's preparation off the loop.
+func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.Lease) {
+	attempt := t.Attempt + 1
+	now := c.now()
 	next := t
 	next.State, next.Attempt, next.Reason, next.UpdatedAt = task.StateLeased, attempt, "", now
 	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: task.StateLeased, ExpectToken: l.Token}); err != nil {
@@ -167,7 +235,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 		dir, w, baseline, err := c.prepare(c.io, next, r, cast, needBaseline)
 		var fp launchPrint
 		if err == nil {
-			cols, rows := w.Session().Size() // the launch size: not live, so not resized yet
+			cols, rows := w.Size() // the launch size: not live, so not resized yet
 			fp = c.fingerprint(next, r, dir, cols, rows)
 		}
 		return func() {
@@ -187,14 +255,18 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 				return
 			}
 			r.w = w
+			if r.fetchNote != "" {
+				c.record(ctx, c.refusalEvent(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
+			}
 			r.meter = c.startMeter(ctx, r)
 			c.goLive(next.ID, w)
 			c.watchPane(r)
+			r.launched = c.now()
 			c.rebaseLease(ctx, r)
 			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
 				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
-					short(r.sessionID), h, w.Session().Pid(), r.phase, r.attempt, fp.note()))
-			ev.Data = launchedData(w.Session().Pid())
+					short(r.sessionID), h, w.Pid(), r.phase, r.attempt, fp.note()))
+			ev.Data = launchedData(w)
 			c.recordFingerprint(ctx, r, fp)
 			c.record(ctx, ev)
 			early := r.early
@@ -207,10 +279,25 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot) {
 }
 
 // prepare runs off the loop: worktree, baseline verify, session start.
-func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast string, baseline bool) (string, *worker.Run, *verify.Verdict, error) {
-	dir, err := c.p.Repo.WorktreeAdd(string(t.ID), t.Branch, t.BaseCommit)
+func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast string, baseline bool) (string, worker.Handle, *verify.Verdict, error) {
+	from, fetched, note, err := c.fetchTaskBranch(t)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	r.fetchNote = note // read by the loop only after this closure returns
+	if from == "" {
+		from = t.BaseCommit
+	}
+	dir, err := c.p.Repo.WorktreeAdd(string(t.ID), t.Branch, from)
 	if err != nil {
 		return "", nil, nil, &task.Refusal{Reason: task.ReasonWorktreeFailed, Detail: err.Error()}
+	}
+	if fetched != "" {
+		// A worktree this clone kept from an earlier attempt starts from
+		// what the engine that ran the task since has pushed.
+		if _, err := repo.FastForward(dir, fetched); err != nil {
+			return dir, nil, nil, &task.Refusal{Reason: task.ReasonWorktreeFailed, Detail: err.Error()}
+		}
 	}
 	var v *verify.Verdict
 	if baseline {
@@ -228,7 +315,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 		}
 	}
 	cols, rows := c.paneSize(t.ID)
-	w, err := worker.Start(ctx, worker.Params{
+	w, err := c.p.Start(ctx, worker.Params{
 		TaskID: t.ID, SessionID: r.sessionID, Token: r.token, Phase: r.phase, Spec: r.spec,
 		Dir: dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: c.cfg.Pane.History,
 		CastPath: cast, RecordMax: c.cfg.Limits.RecordingBytes, Environ: c.p.Environ, Brief: brief,
@@ -309,15 +396,24 @@ func short(id string) string {
 type LaunchedData struct {
 	// Pid is the agent's process id, which is also its process group id.
 	Pid int `json:"pid"`
+	// HostPid is its session host's, when it runs in one (package host).
+	HostPid int `json:"host_pid,omitempty"`
 }
 
-func launchedData(pid int) json.RawMessage {
-	b, _ := json.Marshal(LaunchedData{Pid: pid})
+// hostPider is a handle whose session runs in a session host.
+type hostPider interface{ HostPid() int }
+
+func launchedData(w worker.Handle) json.RawMessage {
+	d := LaunchedData{Pid: w.Pid()}
+	if h, ok := w.(hostPider); ok {
+		d.HostPid = h.HostPid()
+	}
+	b, _ := json.Marshal(d)
 	return b
 }
 
 // rebaseLease starts the lease's clock and its progress baseline at the
-// session's launch. The grant happened before the worktree was prepared and
+// session's launch, and again at its confirmation (confirm). The grant happened before the worktree was prepared and
 // the baseline verify ran, which is the console's time, not the agent's: a
 // slow verify must not eat the agent's lease. And the grant's baseline was
 // empty, so the first sample would always count as progress; the baseline

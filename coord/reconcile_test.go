@@ -35,6 +35,9 @@ func TestStopRequeuesLiveTaskOnceAndRelaunchesWithContinuity(t *testing.T) {
 	pid := launchedPid(t, launched)
 	b.waitEvent(t, 30*time.Second, kindIs(task.EvBriefDelivered))
 	b.waitRecord(t, 10*time.Second, "the first brief", func() bool { return b.recordedBrief(task.PhaseImplement, 1, 1) != "" })
+	// The stalled agent draws its spinner only after its edit: the work
+	// the stop's continuity must name is in the worktree then.
+	b.waitPane(t, id, "Thinking…", 30*time.Second)
 
 	b.stop()
 	require.ErrorIs(t, syscall.Kill(-pid, 0), syscall.ESRCH, "the session's process group outlived the console")
@@ -99,7 +102,7 @@ func TestRestartExpiresOrphanedLeaseOnce(t *testing.T) {
 		return e.Kind == task.EvRefusal && e.Reason == task.ReasonLeaseOrphaned
 	})
 	require.Equal(t, tk.ID, orphaned.TaskID)
-	require.Contains(t, orphaned.Text, dead)
+	require.Contains(t, orphaned.Text, fmt.Sprintf("The engine pid %d is gone.", os.Getpid()))
 	leased := b.waitEvent(t, 10*time.Second, kindIs(task.EvTaskLeased))
 	require.Contains(t, orphaned.Text, "Attempt 1 of phase implement is not counted")
 	require.Contains(t, leased.Text, "attempt 1", "the orphaned attempt is not charged: the console died, not the agent")

@@ -129,7 +129,10 @@ func TestSnapshotExposesLeaseClocks(t *testing.T) {
 	b.barrier(t)
 	l3 := b.taskView(t, id).Lease
 	require.Equal(t, 1, l3.Renewals)
-	require.Equal(t, "renew", l3.LastDecision)
+	// The renewal's tick, or a later one (every 100 ms; a loaded machine
+	// fits one between the event and the barrier) that found the window
+	// closed again.
+	require.Contains(t, []string{"renew", "wait"}, l3.LastDecision)
 	require.Greater(t, l3.Remaining, length-time.Minute, "a renewal runs a full length from its start")
 	require.Greater(t, l3.SinceProgress, length-window, "a frozen pane does not look busy after a renewal")
 }

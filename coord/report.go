@@ -160,6 +160,7 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 			for _, id := range ids {
 				inBrief[id] = true
 			}
+			r.inBrief = inBrief
 			for _, in := range held {
 				if inBrief[in.ID] {
 					in.Done <- nil // it reached the session in its brief
@@ -186,6 +187,11 @@ func (c *Coordinator) confirm(ctx context.Context, r *run, text string) bool {
 	c.tasks[r.taskID] = next
 	c.hub.event(ev)
 	r.confirmed = true
+	// The agent's own clock starts now: how long its CLI took to start is
+	// bounded by launch_timeout, not by the lease (a launch that outlasted
+	// the lease held it, launchingRenewal), and a session confirmed just
+	// before its lease ran out must not lose it before its first step.
+	c.rebaseLease(ctx, r)
 	c.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
 	return true
 }

@@ -31,7 +31,10 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// bundle is a coordinator whose sessions are the scripted agent (this test
+// binary) in real ptys, on a throwaway calc project and SQLite store.
 type bundle struct {
+	running
 	root    string
 	record  string
 	storeAt string
@@ -39,10 +42,6 @@ type bundle struct {
 	repo    *repo.Repo
 	cfg     config.Config
 	script  string
-	c       *Coordinator
-	notices <-chan Notice
-	cancel  context.CancelFunc
-	events  []task.Event
 	// control, when set before start, is the control socket to serve.
 	control string
 	// skew is added to the coordinator's clock, so a test can move time
@@ -136,67 +135,13 @@ func (b *bundle) start(t testing.TB) {
 	if b.hook != nil {
 		b.hook(c)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	notices, unsub := c.Subscribe()
-	b.c, b.notices, b.cancel = c, notices, cancel
-	go func() { _ = c.Run(ctx) }()
-	t.Cleanup(func() {
-		cancel()
-		unsub()
-		<-c.Done()
-	})
+	b.run(t, c)
 }
 
-// stop ends the coordinator instance and waits until it has.
-func (b *bundle) stop() {
-	b.cancel()
-	<-b.c.Done()
-}
-
+// add adds the calc task on the scripted harness, with the default pipeline.
 func (b *bundle) add(t testing.TB) task.ID {
 	t.Helper()
-	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand, Harness: "scripted",
-	}})
-	require.NoError(t, err)
-	return res.TaskID
-}
-
-// waitEvent reads notices until one event satisfies ok, failing the test
-// with the events seen when the deadline passes first.
-func (b *bundle) waitEvent(t testing.TB, d time.Duration, ok func(task.Event) bool) task.Event {
-	t.Helper()
-	deadline := time.NewTimer(d)
-	defer deadline.Stop()
-	for {
-		select {
-		case n, open := <-b.notices:
-			if !open {
-				t.Fatalf("notices closed; events so far:\n%s", b.dump())
-			}
-			if n.Event == nil {
-				continue
-			}
-			b.events = append(b.events, *n.Event)
-			if ok(*n.Event) {
-				return *n.Event
-			}
-		case <-deadline.C:
-			t.Fatalf("timed out after %s; events so far:\n%s", d, b.dump())
-		}
-	}
-}
-
-func (b *bundle) dump() string {
-	var sb strings.Builder
-	for _, e := range b.events {
-		sb.WriteString(string(e.Kind))
-		if e.Reason != "" {
-			sb.WriteString(" [" + string(e.Reason) + "]")
-		}
-		sb.WriteString(" " + e.Text + "\n")
-	}
-	return sb.String()
+	return b.addTask(t, "scripted", project.VerifyCommand, nil)
 }
 
 func kindIs(k task.Kind) func(task.Event) bool {
@@ -219,21 +164,7 @@ func gitShow(t testing.TB, dir, rev, path string) string {
 // only the phases it is about.
 func (b *bundle) addPipeline(t testing.TB, p task.Pipeline) task.ID {
 	t.Helper()
-	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
-		Harness: "scripted", Pipeline: p,
-	}})
-	require.NoError(t, err)
-	return res.TaskID
-}
-
-// barrier returns once the loop has finished every iteration begun before
-// it: the loop takes a command only between iterations, and publishes the
-// snapshot at the end of each.
-func (b *bundle) barrier(t testing.TB) {
-	t.Helper()
-	_, err := b.c.Do(context.Background(), Command{Kind: "barrier"})
-	require.Error(t, err)
+	return b.addTask(t, "scripted", project.VerifyCommand, p)
 }
 
 // launchedPid returns the agent's pid from a session.launched event.
@@ -255,30 +186,18 @@ func (b *bundle) waitPane(t testing.TB, id task.ID, want string, d time.Duration
 	}
 	deadline := time.NewTimer(d)
 	defer deadline.Stop()
-	for {
-		select {
-		case n, open := <-b.notices:
-			if !open {
-				t.Fatalf("notices closed waiting for %q on the pane; events so far:\n%s", want, b.dump())
-			}
-			if n.Event != nil {
-				b.events = append(b.events, *n.Event)
-				continue
-			}
-			if n.Pane != id {
-				continue
-			}
-			if v, ok := b.c.Pane(id); ok && strings.Contains(v.Text(), want) {
-				return time.Now()
-			}
-		case <-deadline.C:
-			screen := ""
-			if v, ok := b.c.Pane(id); ok {
-				screen = v.Text()
-			}
-			t.Fatalf("pane never showed %q within %s; screen:\n%s\nevents:\n%s", want, d, screen, b.dump())
-		}
+	shows := func(n Notice) bool {
+		v, ok := b.c.Pane(id)
+		return n.Pane == id && ok && strings.Contains(v.Text(), want)
 	}
+	if _, ok := b.next(t, deadline.C, shows); !ok {
+		screen := ""
+		if v, ok := b.c.Pane(id); ok {
+			screen = v.Text()
+		}
+		t.Fatalf("pane never showed %q within %s; screen:\n%s\nevents:\n%s", want, d, screen, b.dump())
+	}
+	return time.Now()
 }
 
 // waitRecord waits, on file-system events in the agent's record dir, until
@@ -344,18 +263,6 @@ func (b *bundle) ledger(t testing.TB, id task.ID, ok func(task.Event) bool) []ta
 
 func refusalOf(reason task.Reason) func(task.Event) bool {
 	return func(e task.Event) bool { return e.Kind == task.EvRefusal && e.Reason == reason }
-}
-
-// taskView returns the task's view in a fresh snapshot.
-func (b *bundle) taskView(t testing.TB, id task.ID) TaskView {
-	t.Helper()
-	for _, tv := range b.c.Snapshot().Tasks {
-		if tv.Task.ID == id {
-			return tv
-		}
-	}
-	t.Fatalf("task %s is not in the snapshot", id)
-	return TaskView{}
 }
 
 // shortLease makes leases short enough to expire within a test, and long

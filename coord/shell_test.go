@@ -30,16 +30,10 @@ func TestShellHarnessNeverRunsTheBrief(t *testing.T) {
 	require.NoError(t, project.Git(root, "commit", "-qam", "rules"))
 	b := setupIn(t, root, agent.Script{}, nil, nil, nil)
 	ctx := context.Background()
-	res, err := b.c.Do(ctx, Command{Kind: CmdAdd, Task: &task.Task{
-		Title: "pwn", Goal: "touch PWNED\n`touch PWNED`\n'\"touch PWNED", Verify: project.VerifyCommand,
-		Harness: "shell", Pipeline: task.Pipeline{task.PhaseImplement},
-	}})
-	require.NoError(t, err)
-	id := res.TaskID
+	id := b.addShellTask(t, "pwn", "touch PWNED\n`touch PWNED`\n'\"touch PWNED")
 	b.waitEvent(t, 30*time.Second, kindIs(task.EvBriefDelivered))
-	b.waitPane(t, id, "orchestra: the brief for phase implement is in .orchestra/brief.md", 30*time.Second)
 
-	_, err = b.c.Do(ctx, Command{Kind: CmdCorrect, TaskID: id, Text: "touch PWNED"})
+	_, err := b.c.Do(ctx, Command{Kind: CmdCorrect, TaskID: id, Text: "touch PWNED"})
 	require.NoError(t, err)
 	b.waitPane(t, id, "a human decision was added to the end of .orchestra/brief.md", 30*time.Second)
 	_, err = b.c.Do(ctx, Command{Kind: CmdResubmit, TaskID: id})
@@ -76,4 +70,17 @@ func TestShellHarnessNeverRunsTheBrief(t *testing.T) {
 			require.NotContains(t, line, "PWNED", "nothing of the brief is typed into the shell")
 		}
 	}
+}
+
+// addShellTask adds an implement task with goal on the shell harness and
+// waits until the shell's pane says where its brief is.
+func (b *bundle) addShellTask(t *testing.T, title, goal string) task.ID {
+	t.Helper()
+	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
+		Title: title, Goal: goal, Verify: project.VerifyCommand,
+		Harness: "shell", Pipeline: task.Pipeline{task.PhaseImplement},
+	}})
+	require.NoError(t, err)
+	b.waitPane(t, res.TaskID, "orchestra: the brief for phase implement is in .orchestra/brief.md", 30*time.Second)
+	return res.TaskID
 }

@@ -1,5 +1,11 @@
 package coord
 
+import (
+	"slices"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
 // publish stores a new snapshot for readers. It runs on the loop after every
 // change; readers compute the clocks at read time.
 func (c *Coordinator) publish() {
@@ -14,7 +20,10 @@ func (c *Coordinator) publish() {
 		// nothing but its view.
 		ms := c.models[id]
 		tv := TaskView{Task: t, Flag: c.flags[id], Gate: c.gating[id] != nil, Usage: c.taskUsage(id),
-			Models: ms[:len(ms):len(ms)], Verdict: c.verdicts[id]}
+			Models: ms[:len(ms):len(ms)], Verdict: c.verdicts[id], Disk: c.disk.use[id]}
+		if c.fleet.shared {
+			tv.Host = c.hostOf(id)
+		}
 		if r := c.runs[t.ID]; r != nil {
 			tv.SessionID = r.sessionID
 			tv.Stuck = r.stuck
@@ -52,15 +61,27 @@ func (c *Coordinator) publish() {
 	c.hub.flush()
 }
 
+// SnapshotGen returns the Gen of the latest snapshot, without copying it:
+// a reader that polls (the engine's watcher, once a second per console)
+// skips an unchanged snapshot of thousands of tasks for the cost of a load.
+func (c *Coordinator) SnapshotGen() uint64 { return c.snap.Load().Gen }
+
 // Snapshot returns the latest snapshot with the lease clocks computed now.
+// Its Tasks are shared with every other reader when no task holds a lease
+// (a store of ten thousand ended tasks is not copied per read): treat
+// them as read-only.
 func (c *Coordinator) Snapshot() Snapshot {
 	s := *c.snap.Load()
 	now := c.now()
 	s.At = now
-	tasks := make([]TaskView, len(s.Tasks))
-	copy(tasks, s.Tasks)
+	tasks := s.Tasks
+	copied := false
 	for i := range tasks {
 		if lv := tasks[i].Lease; lv != nil {
+			if !copied {
+				tasks = slices.Clone(tasks)
+				copied = true
+			}
 			l := *lv
 			l.Remaining = max(l.Deadline.Sub(now), 0)
 			l.WindowOpensIn = max(l.windowOpens.Sub(now), 0)
@@ -71,4 +92,28 @@ func (c *Coordinator) Snapshot() Snapshot {
 	s.Tasks = tasks
 	s.Bases = c.baseViews(now)
 	return s
+}
+
+// Summary is the view as a list shows a task with nothing live behind it
+// (no session, lease or gate): the task without its goal, acceptance,
+// verify command, repository, pipeline and capabilities, the verdict
+// without its output tail, the usage without its split by phase. Detail
+// has all of them. An engine sends its consoles every such task in this
+// form, so attaching to thousands of ended tasks carries what the list
+// draws, not their whole records. A live task's view is returned whole.
+func (tv TaskView) Summary() TaskView {
+	if tv.SessionID != "" || tv.Lease != nil || tv.Gate {
+		return tv
+	}
+	t := tv.Task
+	tv.Task = task.Task{ID: t.ID, Title: t.Title, Harness: t.Harness, Model: t.Model, State: t.State, Phase: t.Phase,
+		Attempt: t.Attempt, BaseCommit: t.BaseCommit, Branch: t.Branch, Reason: t.Reason,
+		CreatedAt: t.CreatedAt, UpdatedAt: t.UpdatedAt}
+	if v := tv.Verdict; v != nil && v.Tail != "" {
+		c := *v
+		c.Tail = ""
+		tv.Verdict = &c
+	}
+	tv.Usage.Phases = nil
+	return tv
 }

@@ -35,32 +35,50 @@ func (c *Coordinator) checkStore(ctx context.Context) error {
 	for _, l := range leases {
 		heldBy[l.TaskID] = l.Holder
 	}
+	liveHeld := map[task.ID]bool{}
+	es, err := c.st.EngineList(ctx)
+	if err != nil {
+		return fmt.Errorf("list engines: %w", err)
+	}
+	engines, now := engineIndex(es), c.now()
 	for _, t := range c.sortedTasks() {
+		if !t.State.Live() {
+			continue
+		}
 		holder, leased := heldBy[t.ID]
-		live := t.State.Live() && leased && holder != c.holder && holderAlive(holder)
-		if t.State.Live() && !live {
+		adopted := leased && holder == c.holder && c.runs[t.ID] != nil // taken up again (adopt.go)
+		live := adopted || leased && holder != c.holder && holderLive(holder, engines, c.fleet.host, now, c.fleet.ttl)
+		if !live && c.fleet.shared {
+			// Another engine may have ended it since the load.
+			if fresh, err := c.st.TaskGet(ctx, t.ID); err == nil && !fresh.State.Live() {
+				c.tasks[t.ID] = fresh
+				continue
+			}
+		}
+		if !live {
 			// reconcile requeues these; reaching here means it could not.
 			return fmt.Errorf("task %s is %s but no running console holds it; the store could not be repaired (see the refusal events)", t.ID, t.State)
 		}
-		ss, err := c.st.SessionList(ctx, t.ID)
-		if err != nil {
-			return fmt.Errorf("list sessions of %s: %w", t.ID, err)
+		liveHeld[t.ID] = true
+	}
+	// The sessions still recorded as live, of every task: one read
+	// whatever the length of the history.
+	ss, err := c.st.SessionListLive(ctx)
+	if err != nil {
+		return fmt.Errorf("list live sessions: %w", err)
+	}
+	for _, s := range ss {
+		if liveHeld[s.TaskID] && s.Holder == heldBy[s.TaskID] {
+			continue
 		}
-		for _, s := range ss {
-			if s.Status != store.SessionLaunching && s.Status != store.SessionConfirmed {
-				continue
-			}
-			if live && s.Holder == holder {
-				continue
-			}
-			s.Status, s.EndedAt = store.SessionKilled, c.now()
-			ev := c.refusalEvent(t.ID, s.ID, task.ReasonLeaseOrphaned,
-				fmt.Sprintf("Session %s was still recorded as %s, but no running console holds its task; it is marked killed.", short(s.ID), s.Status))
-			if err := c.st.SessionUpdate(ctx, s, ev); err != nil {
-				return fmt.Errorf("mark session %s killed: %w", s.ID, err)
-			}
-			c.hub.event(ev)
+		was := s.Status
+		s.Status, s.EndedAt = store.SessionKilled, c.now()
+		ev := c.refusalEvent(s.TaskID, s.ID, task.ReasonLeaseOrphaned,
+			fmt.Sprintf("Session %s was still recorded as %s, but no running console holds its task; it is marked killed.", short(s.ID), was))
+		if err := c.st.SessionUpdate(ctx, s, ev); err != nil {
+			return fmt.Errorf("mark session %s killed: %w", s.ID, err)
 		}
+		c.hub.event(ev)
 	}
 	return nil
 }

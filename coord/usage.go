@@ -86,7 +86,7 @@ func (c *Coordinator) startMeter(ctx context.Context, r *run) *meter {
 		}
 		f, err = usage.FollowWith(filepath.Join(dir, "tmp"), r.started,
 			func(path string) bool { return strings.HasSuffix(path, ".jsonl") },
-			func(string) usage.LineParser { return usage.GeminiChat(r.dir) }, emit)
+			func(string) usage.LineParser { return usage.GeminiChat(r.dir, r.started) }, emit)
 	case session.UsageOpenCodeDB:
 		data := usage.OpenCodeDataDir(env)
 		if data == "" {

@@ -17,6 +17,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
@@ -220,11 +221,10 @@ func execIn(f fixture, args ...string) *exec.Cmd {
 	return cmd
 }
 
-// TestTwoConsolesSeeTheSameRun: two consoles attached at once; a correction
-// typed in one reaches the agent and shows in the other's pane and event
-// log.
-func TestTwoConsolesSeeTheSameRun(t *testing.T) {
-	t.Parallel()
+// stalledUnderConsole starts a task whose implement agent thinks until a
+// human decision comes, and a console attached to its engine that shows it.
+func stalledUnderConsole(t *testing.T) (fixture, *tmuxTerm) {
+	t.Helper()
 	f := newFixture(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Behave: agent.BehaveStall, AwaitDecision: true}},
 	}}, "")
@@ -232,6 +232,15 @@ func TestTwoConsolesSeeTheSameRun(t *testing.T) {
 	f.addTask(t, "Fix calc", "implement")
 	one := f.attachTerm(t)
 	one.waitText(90*time.Second, "implement · running", "Thinking…")
+	return f, one
+}
+
+// TestTwoConsolesSeeTheSameRun: two consoles attached at once; a correction
+// typed in one reaches the agent and shows in the other's pane and event
+// log.
+func TestTwoConsolesSeeTheSameRun(t *testing.T) {
+	t.Parallel()
+	f, one := stalledUnderConsole(t)
 	two := f.attachTerm(t)
 	two.waitText(30*time.Second, "implement · running", "Thinking…")
 
@@ -292,4 +301,34 @@ func waitAnswers(t *testing.T, f fixture) {
 			t.Fatalf("the engine never answered; last: %s", out)
 		}
 	}
+}
+
+// TestConsoleStartsALostEngineAgain: the engine under an attached console
+// is killed with SIGKILL mid-implement; the console says so, starts a new
+// engine, which takes the live agent up, and shows the run again, with no
+// attempt charged.
+func TestConsoleStartsALostEngineAgain(t *testing.T) {
+	t.Parallel()
+	f, one := stalledUnderConsole(t)
+	waitLedger(t, f.root, task.EvBriefDelivered)
+	id, pid := launchedAgent(t, f.root)
+	lock := engine.PathsFor(f.root).Lock
+	first := engine.LockHolder(lock)
+	require.Positive(t, first)
+
+	require.NoError(t, syscall.Kill(first, syscall.SIGKILL))
+	waitLedger(t, f.root, task.EvSessionAdopted)
+	second := engine.LockHolder(lock)
+	require.NotEqual(t, first, second, "a new engine holds the repository")
+	require.NoError(t, alive(one.panePID()), "the console stayed")
+	require.NoError(t, alive(pid), "the agent outlived its engine")
+	one.keys("4")
+	one.waitText(30*time.Second, "implement · running", "session.adopted", "after engine pid "+strconv.Itoa(first)+" went")
+
+	st, err := sqlite.Open(sqlite.DefaultPath(f.root))
+	require.NoError(t, err)
+	defer st.Close()
+	tk, err := st.TaskGet(context.Background(), id)
+	require.NoError(t, err)
+	require.Equal(t, 1, tk.Attempt, "the engine's death cost no attempt")
 }

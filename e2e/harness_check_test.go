@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"os"
+	"os/exec"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/probe"
 	"github.com/orchestra-tui/orchestra-tui/session"
 )
@@ -43,4 +45,36 @@ func TestHarnessCheckClaudeIsGreen(t *testing.T) {
 			}
 		})
 	}
+}
+
+// `harness check` on the built-in harnesses that need no agent CLI, the
+// `shell` for a human and the `scripted` demo agent, run as a user would
+// (the real binary, in a repository), is green and exits 0.
+func TestHarnessCheckShellAndScriptedAreGreen(t *testing.T) {
+	t.Parallel()
+	bin := buildBinary(t, t.TempDir())
+	root := t.TempDir()
+	require.NoError(t, project.WriteProject(root))
+	for _, name := range []string{"shell", "scripted"} {
+		cmd := exec.Command(bin, "harness", "check", name, "-C", root, "--idle", "1s")
+		cmd.Env = append(os.Environ(), "CI=") // no test environment leaks into the check
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "harness check %s exits 0:\n%s", name, out)
+		require.Contains(t, string(out), "harness "+name+" (built in)")
+		require.Contains(t, string(out), "\ngreen: ")
+		require.NotContains(t, string(out), "✗")
+	}
+}
+
+// harnessChecked lists the built-in harnesses a test runs `harness check`
+// on: TestHarnessCheckClaudeIsGreen, TestHarnessCheckAgentsAreGreen and
+// TestHarnessCheckShellAndScriptedAreGreen.
+var harnessChecked = []string{"claude", "claude-print", "codex", "codex-exec", "gemini", "gemini-print",
+	"opencode", "opencode-run", "shell", "scripted"}
+
+// Every built-in harness has a test that runs `harness check` on it: a new
+// built-in without one fails here.
+func TestEveryBuiltinHarnessIsChecked(t *testing.T) {
+	t.Parallel()
+	require.ElementsMatch(t, session.BuiltinNames(), harnessChecked)
 }

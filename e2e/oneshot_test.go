@@ -14,6 +14,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/agentcli"
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/repo"
@@ -38,6 +39,11 @@ type oneShotAgent struct {
 }
 
 var oneShotAgents = []oneShotAgent{
+	{harness: "claude-print",
+		seed: func(t *testing.T, home, base, worktree string) map[string]string {
+			require.NoError(t, modelstub.SeedHome(home, worktree))
+			return modelstub.ClaudeSetEnv(home, base)
+		}},
 	{harness: "codex-exec", cli: agentcli.Codex,
 		seed: func(t *testing.T, home, base, worktree string) map[string]string {
 			codexHome := filepath.Join(home, ".codex")
@@ -57,8 +63,8 @@ var oneShotAgents = []oneShotAgent{
 }
 
 // TestOneShotAgentsRunATask runs a task through every phase on each
-// one-shot agent CLI's built-in harness (codex exec, gemini -p, opencode
-// run) against its provider's stub: each phase's session gets its brief as
+// one-shot agent CLI's built-in harness (claude -p, codex exec, gemini -p,
+// opencode run) against its provider's stub: each phase's session gets its brief as
 // an argument, the CLI's shell tool writes the artifact and the sentinel,
 // the CLI exits and the phase finishes; implement fixes the code and runs
 // the tests; the verify gate goes green and the task awaits review. A
@@ -74,7 +80,12 @@ func TestOneShotAgentsRunATask(t *testing.T) {
 	for _, a := range oneShotAgents {
 		t.Run(a.harness, func(t *testing.T) {
 			t.Parallel()
-			bin := a.cli.Require(t)
+			var bin string
+			if a.harness == "claude-print" {
+				bin = claudecli.Require(t)
+			} else {
+				bin = a.cli.Require(t)
+			}
 			root, err := filepath.EvalSymlinks(t.TempDir())
 			require.NoError(t, err)
 			require.NoError(t, project.WriteProject(root))
@@ -102,6 +113,7 @@ func TestOneShotAgentsRunATask(t *testing.T) {
 			spec, ok := cfg.Harness[a.harness]
 			require.True(t, ok, "built-in harness %s", a.harness)
 			spec.Argv = append(append([]string{bin}, a.args...), spec.Argv[1:]...)
+			spec = spec.Expand(map[string]string{"model": "claude-sonnet-4-5"})
 			spec.SetEnv = a.seed(t, t.TempDir(), base, worktree)
 			spec.SetEnv["GOCACHE"] = goEnv(t, goBin, "GOCACHE")
 			spec.SetEnv["GOMODCACHE"] = goEnv(t, goBin, "GOMODCACHE")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/wire"
 )
 
 // Options configure a client.
@@ -35,14 +37,12 @@ var ErrGone = errors.New("the engine is gone")
 // Client is a connection to an engine. It implements coord.Engine, so the
 // console runs on it exactly as on an in-process coordinator.
 type Client struct {
-	c       *conn
+	c       *wire.Conn
+	calls   *wire.Caller
 	welcome welcome
-	next    atomic.Uint64
 
-	mu      sync.Mutex
-	waiting map[uint64]chan Frame
-	panes   map[task.ID]*paneView
-	err     error
+	mu    sync.Mutex
+	panes map[task.ID]*paneView
 
 	snap  atomic.Pointer[heldSnap]
 	fan   coord.Fanout
@@ -68,8 +68,7 @@ var _ coord.Engine = (*Client)(nil)
 
 // Dial connects to the engine at a unix socket path.
 func Dial(ctx context.Context, path string, o Options) (*Client, error) {
-	var d net.Dialer
-	nc, err := d.DialContext(ctx, "unix", path)
+	nc, err := wire.Dial(ctx, path)
 	if err != nil {
 		return nil, err
 	}
@@ -80,33 +79,27 @@ func Dial(ctx context.Context, path string, o Options) (*Client, error) {
 // o.Watch it returns once the first snapshot and every live pane arrived,
 // so the first frame a console draws is complete.
 func NewClient(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Client, error) {
-	cl := &Client{c: newConn(rw), waiting: map[uint64]chan Frame{}, panes: map[task.ID]*paneView{},
+	c := wire.NewConn(rw)
+	cl := &Client{c: c, calls: wire.NewCaller(c, ErrGone), panes: map[task.ID]*paneView{},
 		ready: make(chan struct{}), done: make(chan struct{})}
 	stop := context.AfterFunc(ctx, func() { rw.Close() })
 	defer stop()
-	if err := cl.c.push(opHello, 0, hello{Protocol: ProtocolVersion, Version: o.Version, Client: o.Kind}); err != nil {
+	err := wire.Hello(c, hello{Protocol: ProtocolVersion, Version: o.Version, Client: o.Kind}, &cl.welcome)
+	var ref *wire.Refusal
+	switch {
+	case errors.As(err, &ref):
 		rw.Close()
-		return nil, fmt.Errorf("engine handshake: %w", err)
-	}
-	f, err := cl.c.recv()
-	if err != nil {
+		var w welcome
+		if json.Unmarshal(ref.Body, &w) == nil && w.Protocol != 0 && w.Protocol != ProtocolVersion {
+			return nil, &VersionError{Client: ProtocolVersion, Engine: w.Protocol, ClientVersion: o.Version, EngineVersion: w.Version}
+		}
+		return nil, err
+	case err != nil:
 		rw.Close()
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("engine handshake: %w", ctx.Err())
 		}
 		return nil, fmt.Errorf("engine handshake: %w", err)
-	}
-	if f.Op == opRefused {
-		rw.Close()
-		var w welcome
-		if json.Unmarshal(f.Body, &w) == nil && w.Protocol != 0 && w.Protocol != ProtocolVersion {
-			return nil, &VersionError{Client: ProtocolVersion, Engine: w.Protocol, ClientVersion: o.Version, EngineVersion: w.Version}
-		}
-		return nil, errors.New(f.Error)
-	}
-	if f.Op != opWelcome || json.Unmarshal(f.Body, &cl.welcome) != nil {
-		rw.Close()
-		return nil, fmt.Errorf("engine handshake: unexpected %q", f.Op)
 	}
 	if cl.welcome.Protocol != ProtocolVersion {
 		rw.Close()
@@ -148,12 +141,10 @@ func (cl *Client) Stopping() bool { return cl.bye.Load() }
 
 // Err is why the connection ended.
 func (cl *Client) Err() error {
-	cl.mu.Lock()
-	defer cl.mu.Unlock()
-	if cl.err == nil {
-		return ErrGone
+	if err := cl.calls.Err(); err != nil {
+		return err
 	}
-	return cl.err
+	return ErrGone
 }
 
 // LastSeq is the ledger sequence number of the newest event received.
@@ -161,7 +152,7 @@ func (cl *Client) LastSeq() int64 { return cl.lastSeq.Load() }
 
 // Close ends the connection; the engine and its agents go on.
 func (cl *Client) Close() error {
-	err := cl.c.close()
+	err := cl.c.Close()
 	<-cl.done
 	return err
 }
@@ -169,38 +160,30 @@ func (cl *Client) Close() error {
 func (cl *Client) read() {
 	var err error
 	defer func() {
-		cl.mu.Lock()
 		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, net.ErrClosed) {
 			err = ErrGone
 		}
-		cl.err = err
-		for id, ch := range cl.waiting {
-			close(ch)
-			delete(cl.waiting, id)
-		}
-		cl.mu.Unlock()
-		cl.c.close()
+		cl.calls.Fail(err)
+		cl.c.Close()
 		cl.fan.Close()
 		close(cl.done)
 	}()
 	for {
-		var f Frame
-		f, err = cl.c.recv()
+		var f wire.Frame
+		f, err = cl.c.Recv()
 		if err != nil {
 			return
 		}
 		switch f.Op {
 		case opOK, opError:
-			cl.mu.Lock()
-			ch := cl.waiting[f.ID]
-			delete(cl.waiting, f.ID)
-			cl.mu.Unlock()
-			if ch != nil {
-				ch <- f
-			}
+			cl.calls.Reply(f)
 		case opSnap:
+			var ws wireSnap
+			if err = json.Unmarshal(f.Body, &ws); err != nil {
+				return
+			}
 			var s coord.Snapshot
-			if err = json.Unmarshal(f.Body, &s); err != nil {
+			if s, err = fromWire(ws); err != nil {
 				return
 			}
 			cl.snap.Store(&heldSnap{s: s, at: time.Now()})
@@ -232,43 +215,22 @@ func (cl *Client) read() {
 
 // call sends a request and waits for its reply.
 func (cl *Client) call(ctx context.Context, op string, body any) (json.RawMessage, error) {
-	id := cl.next.Add(1)
-	ch := make(chan Frame, 1)
-	cl.mu.Lock()
-	if cl.err != nil {
-		cl.mu.Unlock()
-		return nil, cl.err
+	f, err := cl.calls.Call(ctx, op, body)
+	if err != nil {
+		return nil, err
 	}
-	cl.waiting[id] = ch
-	cl.mu.Unlock()
-	if err := cl.c.push(op, id, body); err != nil {
-		cl.mu.Lock()
-		delete(cl.waiting, id)
-		cl.mu.Unlock()
-		return nil, fmt.Errorf("%w: %v", ErrGone, err)
+	if f.Op == opError {
+		return nil, errors.New(f.Error)
 	}
-	select {
-	case f, ok := <-ch:
-		if !ok {
-			return nil, cl.Err()
-		}
-		if f.Op == opError {
-			return nil, errors.New(f.Error)
-		}
-		return f.Body, nil
-	case <-ctx.Done():
-		cl.mu.Lock()
-		delete(cl.waiting, id)
-		cl.mu.Unlock()
-		return nil, ctx.Err()
-	}
+	return f.Body, nil
 }
 
 // callWait bounds a request the coord.Engine method gives no context.
 const callWait = 10 * time.Second
 
 // Snapshot returns the newest snapshot the engine pushed, its lease and
-// cache clocks aged to now.
+// cache clocks aged to now. Its Tasks may be shared with other readers:
+// treat them as read-only.
 func (cl *Client) Snapshot() coord.Snapshot {
 	h := cl.snap.Load()
 	s := h.s
@@ -279,10 +241,16 @@ func (cl *Client) Snapshot() coord.Snapshot {
 	if !s.At.IsZero() {
 		s.At = s.At.Add(d)
 	}
-	tasks := make([]coord.TaskView, len(s.Tasks))
-	copy(tasks, s.Tasks)
+	// The tasks are copied only when a lease's clocks change: the
+	// thousands of ended tasks of a big store are shared, read-only.
+	tasks := s.Tasks
+	copied := false
 	for i := range tasks {
 		if lv := tasks[i].Lease; lv != nil {
+			if !copied {
+				tasks = slices.Clone(tasks)
+				copied = true
+			}
 			l := *lv
 			l.Remaining = max(l.Remaining-d, 0)
 			l.WindowOpensIn = max(l.WindowOpensIn-d, 0)
@@ -367,7 +335,18 @@ func (cl *Client) ResizePane(id task.ID, cols, rows int) error {
 // Stop asks the engine to stop every agent and itself; it returns a line
 // per session stopped.
 func (cl *Client) Stop(ctx context.Context) ([]string, error) {
-	b, err := cl.call(ctx, opStop, nil)
+	return cl.stop(ctx, nil)
+}
+
+// StopKeepingAgents stops the engine and leaves every agent that runs in a
+// session host running, its task leased, for the next engine to take up
+// (an upgrade of the binary); it returns a line per session.
+func (cl *Client) StopKeepingAgents(ctx context.Context) ([]string, error) {
+	return cl.stop(ctx, stopReq{KeepAgents: true})
+}
+
+func (cl *Client) stop(ctx context.Context, body any) ([]string, error) {
+	b, err := cl.call(ctx, opStop, body)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -10,12 +11,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/wire"
 )
 
 func TestSocketIsPrivate(t *testing.T) {
@@ -156,6 +160,19 @@ func TestAClientAttachingLaterGetsEveryPaneAtOnce(t *testing.T) {
 	banner := func(r string) []string { return strings.SplitN(r, "\n", 5)[:4] }
 	require.Equal(t, banner(local.Render()), banner(v.Render()))
 	require.Contains(t, v.Text(), strings.TrimSpace(agent.ReadyMarker))
+
+	// The rows came as the emulator writes them for a pane of its width:
+	// the console takes them as they are, and cuts them only for another
+	// width.
+	rw, ok := v.(session.RowWriter)
+	require.True(t, ok, "an engine's pane hands over rows")
+	cols, _ := v.Size()
+	want := local.(session.RowWriter).AppendRows(nil, 0, 4, cols)
+	require.Equal(t, want, rw.AppendRows(nil, 0, 4, cols))
+	for _, row := range rw.AppendRows(nil, 0, 4, cols/2) {
+		require.Equal(t, cols/2, ansi.StringWidth(row))
+	}
+	require.Equal(t, []string{strings.Repeat(" ", 7)}, rw.AppendRows(nil, 10_000, 1, 7), "a row past the screen is blank")
 }
 
 func TestAnotherProtocolVersionIsToldWhatToDo(t *testing.T) {
@@ -164,14 +181,14 @@ func TestAnotherProtocolVersionIsToldWhatToDo(t *testing.T) {
 	nc, err := net.Dial("unix", b.eng.Paths.Socket)
 	require.NoError(t, err)
 	defer nc.Close()
-	c := newConn(nc)
-	require.NoError(t, c.push(opHello, 0, hello{Protocol: ProtocolVersion + 1, Version: "v9.9.9", Client: "console"}))
-	f, err := c.recv()
+	c := wire.NewConn(nc)
+	require.NoError(t, c.Push(opHello, 0, hello{Protocol: ProtocolVersion + 1, Version: "v9.9.9", Client: "console"}))
+	f, err := c.Recv()
 	require.NoError(t, err)
 	require.Equal(t, opRefused, f.Op)
 	require.NotContains(t, f.Error, "\n")
-	require.Contains(t, f.Error, "protocol 2")
-	require.Contains(t, f.Error, "protocol 1")
+	require.Contains(t, f.Error, fmt.Sprintf("protocol %d", ProtocolVersion+1))
+	require.Contains(t, f.Error, fmt.Sprintf("protocol %d", ProtocolVersion))
 	require.Contains(t, f.Error, "orchestra-tui stop")
 	var w welcome
 	require.NoError(t, json.Unmarshal(f.Body, &w))

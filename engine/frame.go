@@ -1,6 +1,10 @@
 package engine
 
 import (
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -14,7 +18,46 @@ func frameOf(id task.ID, sessionID string, v session.View) paneFrame {
 	ver := v.Version()
 	return paneFrame{
 		Task: id, Session: sessionID, Cols: cols, Rows: rows,
-		Render: v.Render(), Text: v.Text(), X: x, Y: y, Cursor: vis,
+		Lines: screenRows(v, cols, rows), Text: v.Text(), X: x, Y: y, Cursor: vis,
 		Title: v.Title(), Version: ver,
 	}
+}
+
+// screenRows returns the view's rows, each exactly cols wide: written so
+// by the emulator where the view offers it (session.RowWriter), else cut
+// from its rendered screen here, once per frame, rather than by every
+// console at every draw.
+func screenRows(v session.View, cols, rows int) []string {
+	if rw, ok := v.(session.RowWriter); ok {
+		return rw.AppendRows(make([]string, 0, rows), 0, rows, cols)
+	}
+	lines := strings.Split(v.Render(), "\n")
+	out := make([]string, rows)
+	for i := range out {
+		l := ""
+		if i < len(lines) {
+			l = lines[i]
+		}
+		out[i] = fitRow(l, cols)
+	}
+	return out
+}
+
+// fitRow cuts or pads styled text to exactly w columns, ending any style.
+func fitRow(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	sw := ansi.StringWidth(s)
+	if sw > w {
+		s = ansi.Truncate(s, w, "")
+		sw = ansi.StringWidth(s)
+	}
+	if strings.IndexByte(s, 0x1b) >= 0 {
+		s += "\x1b[m"
+	}
+	if sw < w {
+		s += strings.Repeat(" ", w-sw)
+	}
+	return s
 }

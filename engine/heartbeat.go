@@ -10,8 +10,9 @@ import (
 )
 
 // HeartbeatEvery is how often an engine records that it is alive and how
-// busy it is (`orchestra-tui engines` shows it). On a shared store it is
-// what other engines judge its liveness by (coord.EngineTTL).
+// busy it is (`orchestra-tui engines` shows it), unless [fleet] heartbeat
+// says otherwise. On a shared store it is what other engines judge its
+// liveness by ([fleet] ttl).
 const HeartbeatEvery = coord.HeartbeatEvery
 
 // heartbeat records the engine in the store before it returns, then every
@@ -20,15 +21,25 @@ const HeartbeatEvery = coord.HeartbeatEvery
 // closed.
 func heartbeat(ctx context.Context, o *coord.Opened, version string, logf func(string, ...any)) <-chan struct{} {
 	done := make(chan struct{})
-	host, _ := os.Hostname()
+	host := coord.HostName(o.Config.Fleet.Host)
+	every := o.Config.Fleet.Heartbeat.Duration
+	if every <= 0 {
+		every = HeartbeatEvery
+	}
 	slots := 0
 	for _, s := range o.Config.EffectiveSlots() {
 		slots += s.Capacity
 	}
 	rec := store.Engine{
 		ID: o.Holder(), Host: host, Pid: os.Getpid(), Version: version, Repo: o.Repo.Root,
-		Slots: slots, StartedAt: time.Now().UTC(),
+		Slots: slots, StartedAt: time.Now().UTC(), SSH: o.Config.Fleet.SSH,
 	}
+	// How another machine reaches this engine (relay.go): this machine by
+	// its ssh destination, and this very binary on it.
+	if rec.SSH == "" {
+		rec.SSH, _ = os.Hostname()
+	}
+	rec.Bin, _ = os.Executable()
 	beat := func(ctx context.Context, stopped bool) {
 		rec.HeartbeatAt = time.Now().UTC()
 		rec.Busy = 0
@@ -49,7 +60,7 @@ func heartbeat(ctx context.Context, o *coord.Opened, version string, logf func(s
 	beat(ctx, false)
 	go func() {
 		defer close(done)
-		t := time.NewTicker(HeartbeatEvery)
+		t := time.NewTicker(every)
 		defer t.Stop()
 		for {
 			select {

@@ -8,9 +8,12 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -42,6 +45,11 @@ type Engine struct {
 	logf   func(string, ...any)
 	// version is the binary's, recorded with every heartbeat.
 	version string
+	// keeping is set when a client's stop leaves the agents running.
+	keeping atomic.Bool
+	// relay serves the panes of sessions other engines hold, on a shared
+	// store; nil otherwise.
+	relay *relay
 }
 
 // Serve takes the repository's engine lock and serves o on the engine
@@ -93,6 +101,12 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Loading a big store allocates much that stays (every task, verdict
+	// and usage sum): with the default GOGC a fresh process collects again
+	// and again while its heap grows, a third of the load of 10,000 tasks.
+	// The collector paces at 400% until the store is loaded, then as
+	// configured.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	open := p.Open
 	if open == nil {
 		open = func(dir string) (*coord.Opened, error) { return coord.Open(coord.OpenParams{Dir: dir}) }
@@ -114,7 +128,12 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	e := &Engine{Opened: o, Paths: paths, lock: lock, ln: ln, cancel: cancel, done: make(chan struct{}), logf: lg.Printf, version: p.Version}
-	e.srv = &Server{Engine: o, Store: o.Store, Root: r.Root, Version: p.Version, Stop: e.stopFor, Logf: lg.Printf}
+	var served coord.Engine = o
+	if sh, ok := o.Store.(interface{ Shared() bool }); ok && sh.Shared() {
+		e.relay = newRelay(o, p.Version, lg.Printf)
+		served = e.relay
+	}
+	e.srv = &Server{Engine: served, Store: o.Store, Root: r.Root, Version: p.Version, Stop: e.stopFor, KeepAgents: e.keepAgents, Logf: lg.Printf}
 	go func() { _ = e.srv.Serve(ln) }()
 	go e.run(ctx)
 	// A console's first frame is the history: return once the coordinator
@@ -128,13 +147,25 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 		return nil, errors.New("the engine stopped while starting")
 	}
 	lg.Printf("pid %d serving %s (protocol %d, %s)", os.Getpid(), paths.Socket, ProtocolVersion, p.Version)
+	lg.Printf("sessions' process trees are stopped through %s", session.TreeMechanism())
 	return e, nil
 }
 
 func (e *Engine) run(ctx context.Context) {
 	hbCtx, hbStop := context.WithCancel(context.WithoutCancel(ctx))
 	hbDone := heartbeat(hbCtx, e.Opened, e.version, e.logf)
+	relayCtx, relayStop := context.WithCancel(ctx)
+	relayDone := make(chan struct{})
+	go func() {
+		defer close(relayDone)
+		if e.relay != nil {
+			e.relay.run(relayCtx)
+		}
+	}()
 	err := e.Opened.Run(ctx)
+	// The relay reads the store: it ends before the store closes.
+	relayStop()
+	<-relayDone
 	// The last heartbeat records the clean stop; the store closes after it.
 	hbStop()
 	<-hbDone
@@ -192,7 +223,11 @@ func (e *Engine) stopFor(ctx context.Context) []string {
 		if s, err := e.Opened.Store.SessionGet(context.WithoutCancel(ctx), l.session); err == nil {
 			line = fmt.Sprintf("task %s (%s): session %s %s, exit %d", l.id.Short(), l.title, shortID(l.session), s.Status, s.ExitCode)
 			if s.Status == store.SessionConfirmed || s.Status == store.SessionLaunching {
-				line += " (still marked live)"
+				if e.keeping.Load() {
+					line = fmt.Sprintf("task %s (%s): session %s left running in its session host; the next engine takes it up", l.id.Short(), l.title, shortID(l.session))
+				} else {
+					line += " (still marked live)"
+				}
 			}
 		}
 		lines = append(lines, line)
@@ -201,6 +236,13 @@ func (e *Engine) stopFor(ctx context.Context) []string {
 		lines = append(lines, "no session was running")
 	}
 	return lines
+}
+
+// keepAgents makes the coming stop leave the agents in session hosts
+// running.
+func (e *Engine) keepAgents() {
+	e.keeping.Store(true)
+	e.Opened.KeepAgentsOnStop()
 }
 
 func shortID(id string) string {

@@ -9,11 +9,11 @@ import (
 	"net"
 	"os"
 	"sync"
-	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/wire"
 )
 
 // Server serves one engine to any number of clients.
@@ -30,19 +30,19 @@ type Server struct {
 	// Stop, when set, stops the engine and every agent for a client's stop
 	// request; it returns one line per session it stopped.
 	Stop func(ctx context.Context) []string
+	// KeepAgents, when set, makes the next Stop leave the agents that run
+	// in session hosts running, for the next engine to take up.
+	KeepAgents func()
 	// Logf, when set, logs connections and refusals.
 	Logf func(format string, args ...any)
 
 	mu    sync.Mutex
-	conns map[*conn]struct{}
+	conns map[*wire.Conn]struct{}
 	// stopping counts stop requests whose reply is not sent yet.
 	stopping sync.WaitGroup
 	closed   bool
 	wg       sync.WaitGroup
 }
-
-// handshakeWait bounds how long a new connection may take to say hello.
-const handshakeWait = 10 * time.Second
 
 // Serve accepts connections on ln until it is closed. Each unix peer of
 // another user is refused with a message before any other byte is read.
@@ -55,16 +55,20 @@ func (s *Server) Serve(ln net.Listener) error {
 			}
 			return err
 		}
-		if uc, ok := nc.(*net.UnixConn); ok {
-			if err := checkPeer(uc); err != nil {
-				s.logf("refused a connection: %v", err)
-				_ = newConn(nc).send(Frame{Op: opRefused, Error: err.Error()})
-				nc.Close()
-				continue
-			}
+		if err := wire.Accept(nc); err != nil {
+			s.logf("refused a connection: %v", err)
+			continue
 		}
-		_ = nc.SetReadDeadline(time.Now().Add(handshakeWait))
+		// Add under the lock Close takes before it waits, so no Add
+		// runs concurrently with that Wait.
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			nc.Close()
+			return nil
+		}
 		s.wg.Add(1)
+		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			s.ServeConn(nc)
@@ -82,8 +86,8 @@ func (s *Server) Close() {
 	s.conns = nil
 	s.mu.Unlock()
 	for c := range conns {
-		_ = c.push(opBye, 0, nil)
-		_ = c.close()
+		_ = c.Push(opBye, 0, nil)
+		_ = c.Close()
 	}
 	s.wg.Wait()
 }
@@ -97,18 +101,10 @@ func (s *Server) logf(format string, args ...any) {
 // ServeConn speaks the protocol on one byte stream of any transport, until
 // the peer goes or the server closes.
 func (s *Server) ServeConn(rw io.ReadWriteCloser) {
-	c := newConn(rw)
-	defer c.close()
-	f, err := c.recv()
-	if err != nil {
-		return
-	}
-	if nc, ok := rw.(net.Conn); ok {
-		_ = nc.SetReadDeadline(time.Time{})
-	}
+	c := wire.NewConn(rw)
+	defer c.Close()
 	var h hello
-	if f.Op != opHello || json.Unmarshal(f.Body, &h) != nil {
-		_ = c.send(Frame{Op: opRefused, Error: "this is an orchestra-tui engine; the first message must be a hello"})
+	if wire.ReadHello(c, rw, "an orchestra-tui engine", &h) != nil {
 		return
 	}
 	me := welcome{Protocol: ProtocolVersion, Version: s.Version, Pid: os.Getpid(), Root: s.Root}
@@ -116,17 +112,17 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 		ve := &VersionError{Client: h.Protocol, Engine: ProtocolVersion, ClientVersion: h.Version, EngineVersion: s.Version}
 		s.logf("refused a %s of protocol %d (%s)", h.Client, h.Protocol, h.Version)
 		b, _ := json.Marshal(me)
-		_ = c.send(Frame{Op: opRefused, Body: b, Error: ve.Error()})
+		_ = c.Send(wire.Frame{Op: opRefused, Body: b, Error: ve.Error()})
 		return
 	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		_ = c.send(Frame{Op: opRefused, Error: "the engine is stopping"})
+		_ = c.Send(wire.Frame{Op: opRefused, Error: "the engine is stopping"})
 		return
 	}
 	if s.conns == nil {
-		s.conns = map[*conn]struct{}{}
+		s.conns = map[*wire.Conn]struct{}{}
 	}
 	s.conns[c] = struct{}{}
 	s.mu.Unlock()
@@ -135,7 +131,7 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 		delete(s.conns, c)
 		s.mu.Unlock()
 	}()
-	if err := c.push(opWelcome, 0, me); err != nil {
+	if err := c.Push(opWelcome, 0, me); err != nil {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -145,14 +141,14 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 	defer cancel()
 	watching := false
 	for {
-		f, err := c.recv()
+		f, err := c.Recv()
 		if err != nil {
 			return
 		}
 		switch f.Op {
 		case opWatch:
 			if watching {
-				_ = c.send(Frame{ID: f.ID, Op: opError, Error: "already watching"})
+				_ = c.Send(wire.Frame{ID: f.ID, Op: opError, Error: "already watching"})
 				continue
 			}
 			var w watchReq
@@ -163,7 +159,7 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 				defer wg.Done()
 				s.watch(ctx, c, w.After)
 			}()
-			_ = c.send(Frame{ID: f.ID, Op: opOK})
+			_ = c.Send(wire.Frame{ID: f.ID, Op: opOK})
 		case opInput, opResize:
 			// Keys are applied in the order they came, on this goroutine.
 			s.reply(c, f, s.handle(ctx, f))
@@ -174,7 +170,7 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 				s.stopping.Add(1)
 			}
 			wg.Add(1)
-			go func(f Frame) {
+			go func(f wire.Frame) {
 				defer wg.Done()
 				s.reply(c, f, s.handle(ctx, f))
 				if f.Op == opStop {
@@ -190,15 +186,15 @@ type result struct {
 	err error
 }
 
-func (s *Server) reply(c *conn, f Frame, r result) {
+func (s *Server) reply(c *wire.Conn, f wire.Frame, r result) {
 	if r.err != nil {
-		_ = c.send(Frame{ID: f.ID, Op: opError, Error: r.err.Error()})
+		_ = c.Send(wire.Frame{ID: f.ID, Op: opError, Error: r.err.Error()})
 		return
 	}
-	_ = c.push(opOK, f.ID, r.v)
+	_ = c.Push(opOK, f.ID, r.v)
 }
 
-func (s *Server) handle(ctx context.Context, f Frame) result {
+func (s *Server) handle(ctx context.Context, f wire.Frame) result {
 	switch f.Op {
 	case opSnapshot:
 		return result{v: s.Engine.Snapshot()}
@@ -246,6 +242,18 @@ func (s *Server) handle(ctx context.Context, f Frame) result {
 		if s.Stop == nil {
 			return result{err: errors.New("this engine runs inside a console; quit that console to stop it")}
 		}
+		var q stopReq
+		if len(f.Body) > 0 {
+			if err := json.Unmarshal(f.Body, &q); err != nil {
+				return result{err: err}
+			}
+		}
+		if q.KeepAgents {
+			if s.KeepAgents == nil {
+				return result{err: errors.New("this engine cannot leave its agents running: they live inside it")}
+			}
+			s.KeepAgents()
+		}
 		return result{v: stopReply{Lines: s.Stop(ctx)}}
 	default:
 		return result{err: fmt.Errorf("unknown request %q (engine protocol %d)", f.Op, ProtocolVersion)}
@@ -281,6 +289,11 @@ type scrollbackReq struct {
 	N    int     `json:"n"`
 }
 
+// stopReq is a stop's body; absent, every agent stops with the engine.
+type stopReq struct {
+	KeepAgents bool `json:"keep_agents,omitempty"`
+}
+
 type stopReply struct {
 	Lines []string `json:"lines"`
 }
@@ -290,14 +303,18 @@ type paneFrame struct {
 	Task    task.ID `json:"task"`
 	Session string  `json:"session,omitempty"`
 	// Gone says the task has no live pane any more.
-	Gone    bool   `json:"gone,omitempty"`
-	Cols    int    `json:"cols,omitempty"`
-	Rows    int    `json:"rows,omitempty"`
-	Render  string `json:"render,omitempty"`
-	Text    string `json:"text,omitempty"`
-	X       int    `json:"x,omitempty"`
-	Y       int    `json:"y,omitempty"`
-	Cursor  bool   `json:"cursor,omitempty"`
-	Title   string `json:"title,omitempty"`
-	Version uint64 `json:"version,omitempty"`
+	Gone bool `json:"gone,omitempty"`
+	Cols int  `json:"cols,omitempty"`
+	Rows int  `json:"rows,omitempty"`
+	// Lines are the screen's rows, each exactly Cols columns wide as
+	// styled text, as the emulator writes them for a pane of its width: a
+	// console whose pane has the pty's size (the pty follows the pane)
+	// draws them as they are, with no ANSI parsed back.
+	Lines   []string `json:"lines,omitempty"`
+	Text    string   `json:"text,omitempty"`
+	X       int      `json:"x,omitempty"`
+	Y       int      `json:"y,omitempty"`
+	Cursor  bool     `json:"cursor,omitempty"`
+	Title   string   `json:"title,omitempty"`
+	Version uint64   `json:"version,omitempty"`
 }

@@ -14,11 +14,23 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/host"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
 // TestMain lets the test binary act as the scripted agent.
 func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "host" {
+		os.Exit(host.Main(os.Args[2:], os.Stderr)) // a session host the engine started
+	}
+	if len(os.Args) > 2 && os.Args[1] == "echo" {
+		os.Exit(echoMain(os.Args[2])) // BenchmarkSocketRoundTrip's other end
+	}
+	if raw := os.Getenv(engineChildEnv); raw != "" {
+		os.Exit(engineChild(raw)) // an engine in a process of its own
+	}
 	agent.MainIfReexec()
 	os.Exit(m.Run())
 }
@@ -33,6 +45,13 @@ type bundle struct {
 // harness is this test binary running sc.
 func setup(t *testing.T, sc agent.Script) *bundle {
 	t.Helper()
+	return setupWith(t, sc, false)
+}
+
+// setupWith is setup; with hosts set, every session runs in a session
+// host (this test binary run as `host`), as in the background engine.
+func setupWith(t *testing.T, sc agent.Script, hosts bool) *bundle {
+	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, project.WriteProject(root))
 	record := t.TempDir()
@@ -45,21 +64,51 @@ func setup(t *testing.T, sc agent.Script) *bundle {
 	require.NoError(t, err)
 	script := filepath.Join(t.TempDir(), "script.json")
 	require.NoError(t, os.WriteFile(script, data, 0o644))
-	e, err := Start(context.Background(), Params{Dir: root, Version: "test", Open: func(dir string) (*coord.Opened, error) {
+	e, err := Start(context.Background(), Params{Dir: root, Version: "test", Open: testOpen(script, hosts)})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = e.Stop() })
+	return &bundle{root: root, record: record, eng: e}
+}
+
+// testOpen opens the test engine's coordinator: the scripted harness is
+// this test binary running script, with short clocks; with hosts set its
+// sessions run in session hosts.
+func testOpen(script string, hosts bool) func(dir string) (*coord.Opened, error) {
+	return testOpenWith(script, hosts, nil)
+}
+
+// testOpenWith is testOpen with tweak applied to the configuration last.
+func testOpenWith(script string, hosts bool, tweak func(*config.Config)) func(dir string) (*coord.Opened, error) {
+	return func(dir string) (*coord.Opened, error) {
+		var start worker.Starter
+		var hs coord.Hosts
+		if hosts {
+			self, err := os.Executable()
+			if err != nil {
+				return nil, err
+			}
+			l := host.Launcher{Self: self, Root: dir, Version: "test"}
+			start, hs = l.Starter(), SessionHosts(l)
+		}
 		return coord.Open(coord.OpenParams{Dir: dir, Vars: map[string]string{"script": script},
-			Settle: 30 * time.Millisecond, SampleEvery: 100 * time.Millisecond,
+			Settle: 30 * time.Millisecond, SampleEvery: 100 * time.Millisecond, Start: start, Hosts: hs,
 			Tweak: func(c *config.Config) {
 				h := c.Harness["scripted"]
 				h.SetEnv = map[string]string{agent.ReexecEnv: "1"}
 				h.Env = append(h.Env, "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY")
 				c.Harness["scripted"] = h
+				// An agent whose ready marker never shows: its launch
+				// stays unconfirmed for as long as a test needs.
+				c.Harness["noready"] = session.Spec{Name: "noready", Argv: []string{"sh", "-c", "echo starting; exec cat"},
+					Env: []string{"PATH", "HOME"}, Delivery: "type", Submit: "\r", Ready: "NEVER-SHOWN",
+					LaunchTimeout: session.Duration{Duration: 10 * time.Minute}}
 				c.Pane = config.Pane{Cols: 80, Rows: 24}
 				c.Lease.Tick.Duration = 100 * time.Millisecond
+				if tweak != nil {
+					tweak(c)
+				}
 			}})
-	}})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = e.Stop() })
-	return &bundle{root: root, record: record, eng: e}
+	}
 }
 
 func (b *bundle) dial(t *testing.T, watch bool) *Client {

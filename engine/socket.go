@@ -1,13 +1,12 @@
 package engine
 
 import (
-	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/wire"
 )
 
 // Paths are where an engine keeps its files under the repository's state
@@ -31,28 +30,14 @@ func PathsFor(root string) Paths {
 	}
 }
 
-// Listen creates the socket in a directory only this user may enter, and
-// makes the socket itself private too. A socket file left by an engine
-// that died is removed; the lock, not the socket, says whether an engine
-// runs, so call Listen only while holding it.
+// Listen serves the engine's socket (p.Socket, in p.Dir): wire.Listen's
+// private directory and socket. A socket file left by an engine that died
+// is replaced; the lock, not the socket, says whether an engine runs, so
+// call Listen only while holding it.
 func Listen(p Paths) (net.Listener, error) {
-	if err := os.MkdirAll(p.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("engine socket directory: %w", err)
-	}
-	// MkdirAll keeps an existing directory's mode.
-	if err := os.Chmod(p.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("engine socket directory: %w", err)
-	}
-	if err := os.Remove(p.Socket); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("remove stale engine socket: %w", err)
-	}
-	ln, err := net.Listen("unix", p.Socket)
+	ln, err := wire.Listen(p.Socket)
 	if err != nil {
-		return nil, fmt.Errorf("engine socket %s: %w", p.Socket, err)
-	}
-	if err := os.Chmod(p.Socket, 0o600); err != nil {
-		ln.Close()
-		return nil, fmt.Errorf("engine socket %s: %w", p.Socket, err)
+		return nil, fmt.Errorf("engine %w", err)
 	}
 	return ln, nil
 }

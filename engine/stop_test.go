@@ -16,8 +16,10 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/host"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
 // TestStopEndsEveryProcessOfEverySession: eight live sessions, one of which
@@ -26,6 +28,18 @@ import (
 // processes is left in the process table.
 func TestStopEndsEveryProcessOfEverySession(t *testing.T) {
 	t.Parallel()
+	stopEverything(t, false)
+}
+
+// TestStopEndsEveryProcessOfEverySessionInHosts is the same with every
+// session in a session host, as the background engine runs them: the hosts
+// are gone too.
+func TestStopEndsEveryProcessOfEverySessionInHosts(t *testing.T) {
+	t.Parallel()
+	stopEverything(t, true)
+}
+
+func stopEverything(t *testing.T, hosts bool) {
 	const n = 8
 	root := t.TempDir()
 	require.NoError(t, project.WriteProject(root))
@@ -35,7 +49,17 @@ func TestStopEndsEveryProcessOfEverySession(t *testing.T) {
 	daemon.Name = "daemon"
 	daemon.Argv = []string{"sh", "-c", `setsid sh -c 'echo $$ > daemon.pid; exec sleep 1000' </dev/null >/dev/null 2>&1 & echo READY; exec cat`}
 	e, err := Start(context.Background(), Params{Dir: root, Version: "test", Open: func(dir string) (*coord.Opened, error) {
-		return coord.Open(coord.OpenParams{Dir: dir, Settle: 30 * time.Millisecond, SampleEvery: 100 * time.Millisecond,
+		var start worker.Starter
+		var hs coord.Hosts
+		if hosts {
+			self, err := os.Executable()
+			if err != nil {
+				return nil, err
+			}
+			l := host.Launcher{Self: self, Root: dir, Version: "test"}
+			start, hs = l.Starter(), SessionHosts(l)
+		}
+		return coord.Open(coord.OpenParams{Dir: dir, Settle: 30 * time.Millisecond, SampleEvery: 100 * time.Millisecond, Start: start, Hosts: hs,
 			Tweak: func(c *config.Config) {
 				c.Harness["plain"], c.Harness["daemon"] = plain, daemon
 				c.Slots = []config.Slot{{Name: "plain", Harness: "plain", Capacity: n}, {Name: "daemon", Harness: "daemon", Capacity: 1}}
@@ -60,7 +84,11 @@ func TestStopEndsEveryProcessOfEverySession(t *testing.T) {
 	delivered := 0
 	var seen []string
 	deadline := time.After(90 * time.Second)
-	for len(pids) < n || delivered < n {
+	per := 1
+	if hosts {
+		per = 2
+	}
+	for len(pids) < per*n || delivered < n {
 		select {
 		case no := <-ch:
 			if no.Event == nil {
@@ -72,6 +100,9 @@ func TestStopEndsEveryProcessOfEverySession(t *testing.T) {
 				var d coord.LaunchedData
 				require.NoError(t, json.Unmarshal(no.Event.Data, &d))
 				pids = append(pids, d.Pid)
+				if hosts {
+					pids = append(pids, parentOf(t, d.Pid)) // its host
+				}
 			case task.EvBriefDelivered:
 				delivered++
 			}
@@ -97,7 +128,11 @@ func TestStopEndsEveryProcessOfEverySession(t *testing.T) {
 	require.Len(t, lines, n, "%q", lines)
 	require.Less(t, took, 10*time.Second, "stop took %s", took)
 	for _, pid := range pids {
-		require.Error(t, processAlive(pid), "pid %d is still in the process table after the stop", pid)
+		if processAlive(pid) == nil {
+			st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+			cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cmdline")
+			t.Fatalf("pid %d is still in the process table after the stop: %q\n%s", pid, cmd, st)
+		}
 	}
 	<-e.Done()
 }

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/orchestra-tui/orchestra-tui/session"
@@ -15,20 +16,47 @@ type paneView struct {
 
 	mu sync.RWMutex
 	f  paneFrame
+	// render is f's rows joined, made when first asked for
+	render      string
+	renderValid bool
 	// the last scrollback read, reused while the screen is unchanged
 	sbVersion uint64
 	sbN       int
 	sb        []string
 }
 
-var _ session.View = (*paneView)(nil)
+var (
+	_ session.View      = (*paneView)(nil)
+	_ session.RowWriter = (*paneView)(nil)
+)
 
 func (v *paneView) set(f paneFrame) {
 	v.mu.Lock()
 	if f.Version >= v.f.Version {
-		v.f = f
+		v.f, v.render, v.renderValid = f, "", false
 	}
 	v.mu.Unlock()
+}
+
+// AppendRows appends rows from..from+n-1 of the pushed screen, each w
+// columns wide: as they came when w is the screen's width, the usual case
+// since the pty follows the pane; cut or padded otherwise (a resize on
+// its way).
+func (v *paneView) AppendRows(dst []string, from, n, w int) []string {
+	v.mu.RLock()
+	defer v.mu.RUnlock()
+	for y := from; y < from+n; y++ {
+		l := ""
+		if y >= 0 && y < len(v.f.Lines) {
+			l = v.f.Lines[y]
+			if w == v.f.Cols {
+				dst = append(dst, l)
+				continue
+			}
+		}
+		dst = append(dst, fitRow(l, w))
+	}
+	return dst
 }
 
 func (v *paneView) Size() (int, int) {
@@ -38,9 +66,12 @@ func (v *paneView) Size() (int, int) {
 }
 
 func (v *paneView) Render() string {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	return v.f.Render
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if !v.renderValid {
+		v.render, v.renderValid = strings.Join(v.f.Lines, "\n"), true
+	}
+	return v.render
 }
 
 func (v *paneView) Text() string {

@@ -9,6 +9,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/wire"
 )
 
 // snapEvery is how often a watcher's snapshot is compared with the last one
@@ -27,8 +28,12 @@ const frameEvery = time.Second / 30
 // pane notices, so the engine never waits for a console and a console
 // never grows the engine's memory past the backlog.
 type watcher struct {
-	s        *Server
-	c        *conn
+	s *Server
+	c *wire.Conn
+	// lastSent is the snapshot last sent, and lastSnap the encoding of its
+	// stable form, made only when a later snapshot is compared with it
+	// (never on an attach, whose first frame waits for the snapshot).
+	lastSent *coord.Snapshot
 	lastSnap []byte
 	lastGen  uint64             // the Gen of the snapshot last compared
 	sessions map[task.ID]string // the session of each pane as last sent
@@ -36,7 +41,7 @@ type watcher struct {
 	seen     map[string]bool // ids of events replayed from the ledger
 }
 
-func (s *Server) watch(ctx context.Context, c *conn, after int64) {
+func (s *Server) watch(ctx context.Context, c *wire.Conn, after int64) {
 	w := &watcher{s: s, c: c, sessions: map[task.ID]string{}, dirty: map[task.ID]bool{}}
 	ch, unsub := s.Engine.Subscribe()
 	defer func() { unsub() }()
@@ -46,13 +51,13 @@ func (s *Server) watch(ctx context.Context, c *conn, after int64) {
 			w.seen = map[string]bool{}
 			for i := range evs {
 				w.seen[evs[i].ID] = true
-				if c.push(opEvent, 0, evs[i]) != nil {
+				if c.Push(opEvent, 0, evs[i]) != nil {
 					return
 				}
 			}
 		}
 	}
-	if w.sendSnap(true) != nil || w.flushPanes() != nil || c.push(opReady, 0, nil) != nil {
+	if w.sendSnap(true) != nil || w.flushPanes() != nil || c.Push(opReady, 0, nil) != nil {
 		return
 	}
 	tick := time.NewTicker(snapEvery)
@@ -81,7 +86,7 @@ func (s *Server) watch(ctx context.Context, c *conn, after int64) {
 			if n.Behind {
 				unsub()
 				ch, unsub = s.Engine.Subscribe()
-				if c.push(opBehind, 0, nil) != nil {
+				if c.Push(opBehind, 0, nil) != nil {
 					return
 				}
 				continue
@@ -101,7 +106,7 @@ func (s *Server) watch(ctx context.Context, c *conn, after int64) {
 						more = false
 						unsub()
 						ch, unsub = s.Engine.Subscribe()
-						if c.push(opBehind, 0, nil) != nil {
+						if c.Push(opBehind, 0, nil) != nil {
 							return
 						}
 						continue
@@ -144,12 +149,17 @@ func (w *watcher) notice(n coord.Notice) error {
 	if err := w.sendSnap(false); err != nil {
 		return err
 	}
-	return w.c.push(opEvent, 0, n.Event)
+	return w.c.Push(opEvent, 0, n.Event)
 }
 
 // sendSnap sends the snapshot when it differs from the last one sent in
 // more than its clocks.
 func (w *watcher) sendSnap(force bool) error {
+	if g, ok := w.s.Engine.(interface{ SnapshotGen() uint64 }); ok && !force {
+		if gen := g.SnapshotGen(); gen != 0 && gen == w.lastGen {
+			return nil
+		}
+	}
 	snap := w.s.Engine.Snapshot()
 	// An unchanged Gen is an unchanged snapshot: no need to encode
 	// thousands of tasks every second to find that out.
@@ -157,14 +167,28 @@ func (w *watcher) sendSnap(force bool) error {
 		return nil
 	}
 	w.lastGen = snap.Gen
-	key, err := json.Marshal(stable(snap))
-	if err != nil {
-		return err
+	if !force {
+		if w.lastSnap == nil && w.lastSent != nil {
+			last, err := json.Marshal(toWire(stable(*w.lastSent)))
+			if err != nil {
+				return err
+			}
+			w.lastSnap = last
+		}
+		// Compared in its wire form: rows encode several times faster
+		// than the views' JSON objects, and this runs on every change.
+		key, err := json.Marshal(toWire(stable(snap)))
+		if err != nil {
+			return err
+		}
+		if bytes.Equal(key, w.lastSnap) {
+			return nil
+		}
+		w.lastSnap = key
+	} else {
+		w.lastSnap = nil
 	}
-	if !force && bytes.Equal(key, w.lastSnap) {
-		return nil
-	}
-	w.lastSnap = key
+	w.lastSent = &snap
 	// A pane whose session changed is redrawn (a new session) or dropped.
 	live := map[task.ID]bool{}
 	for _, tv := range snap.Tasks {
@@ -181,7 +205,7 @@ func (w *watcher) sendSnap(force bool) error {
 			w.dirty[id] = true
 		}
 	}
-	return w.c.push(opSnap, 0, snap)
+	return w.c.Push(opSnap, 0, toWire(snap))
 }
 
 // stable is the snapshot without what changes on its own with time.
@@ -211,6 +235,12 @@ func (w *watcher) flushPanes() error {
 	if len(w.dirty) == 0 {
 		return nil
 	}
+	// A pane whose session the client has not seen in a snapshot yet (a
+	// relayed one, relay.go) comes after the snapshot that names it, or the
+	// client would drop it as ended. An unchanged snapshot costs a load.
+	if err := w.sendSnap(false); err != nil {
+		return err
+	}
 	var sessions map[task.ID]string
 	for id := range w.dirty {
 		delete(w.dirty, id)
@@ -218,7 +248,7 @@ func (w *watcher) flushPanes() error {
 		if !ok {
 			if _, had := w.sessions[id]; had {
 				delete(w.sessions, id)
-				if err := w.c.push(opPane, 0, paneFrame{Task: id, Gone: true}); err != nil {
+				if err := w.c.Push(opPane, 0, paneFrame{Task: id, Gone: true}); err != nil {
 					return err
 				}
 			}
@@ -232,7 +262,7 @@ func (w *watcher) flushPanes() error {
 		}
 		f := frameOf(id, sessions[id], v)
 		w.sessions[id] = f.Session
-		if err := w.c.push(opPane, 0, f); err != nil {
+		if err := w.c.Push(opPane, 0, f); err != nil {
 			return err
 		}
 	}

@@ -3,6 +3,7 @@ package headless
 import (
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -15,6 +16,9 @@ import (
 // which some terminals obey as 8-bit escapes) are dropped, invalid UTF-8 is
 // replaced, tabs become spaces and line breaks a visible ⏎.
 func Printable(s string) string {
+	if plain(s) {
+		return s // nothing to remove: the common case, so `status` on thousands of tasks copies nothing
+	}
 	s = strings.ToValidUTF8(s, "\uFFFD")
 	s = strings.ReplaceAll(s, "\r\n", "\n")
 	// A C1 control is its 7-bit escape in one character (U+009B is
@@ -47,6 +51,33 @@ func Printable(s string) string {
 		}
 	}
 	return sb.String()
+}
+
+// plain reports whether s is valid UTF-8 with no control character (C0,
+// DEL or C1) in it, so Printable would return it unchanged: without ESC or
+// a C1 introducer there is no escape sequence to strip.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		b := s[i]
+		if b < 0x20 || b == 0x7f {
+			return false
+		}
+		if b >= 0x80 {
+			return plainUTF8(s[i:])
+		}
+	}
+	return true
+}
+
+// plainUTF8 is plain's rune-by-rune check, for text past its first
+// non-ASCII byte.
+func plainUTF8(s string) bool {
+	for _, r := range s {
+		if r == utf8.RuneError || r < 0x20 || r == 0x7f || isC1(r) {
+			return false
+		}
+	}
+	return true
 }
 
 func isC1(r rune) bool { return r >= 0x80 && r <= 0x9f }

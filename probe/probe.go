@@ -11,8 +11,10 @@ package probe
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -114,12 +116,14 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 		return rep, nil
 	}
 	rep.Binary = bin
-	rep.Version = session.Version(ctx, spec, bin, p.Environ, p.Dir)
+	rep.Version, err = session.Version(ctx, spec, bin, p.Environ, p.Dir)
 	c := add("binary", OK, "%s", bin)
 	if rep.Version != "" {
 		c.Text += " (" + rep.Version + ")"
 	}
-	if st, text := spec.TestedVersion(rep.Version); text != "" {
+	if err != nil {
+		add("version", Warn, "%v", err)
+	} else if st, text := spec.TestedVersion(rep.Version); text != "" {
 		add("version", Status(st), "%s", text)
 	}
 
@@ -128,8 +132,14 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 		// probe text so it has something to answer.
 		spec.Argv = append(append([]string(nil), spec.Argv...), p.Type)
 	}
+	// How a session's whole process tree is stopped on this machine: a
+	// cgroup per session where one is delegated, the process group and
+	// the marks otherwise. The probe's session is marked as a task's is,
+	// so it uses the same mechanism.
+	add("stop", OK, "the whole process tree, through %s", session.TreeMechanism())
 	start := time.Now()
-	s, err := session.Start(session.Params{Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows, Environ: p.Environ})
+	s, err := session.Start(session.Params{Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows, Environ: p.Environ,
+		TaskID: "harness-check", SessionID: fmt.Sprintf("check-%d-%d", os.Getpid(), start.UnixNano())})
 	if err != nil {
 		add("launch", Fail, "%v", err)
 		return rep, nil
@@ -206,12 +216,54 @@ wait:
 }
 
 // idleCheck watches the settled screen for idle and reports the lines
-// that changed, masked by the harness's volatile patterns or not.
+// that changed, masked by the harness's volatile patterns or not. A change
+// that happens once (a late warning in a footer, a welcome animation that
+// ends) is not what keeps a hung session's lease, so a window with unmasked
+// changes is watched once more from where it ended, and only changes seen
+// again there are a warning.
 func idleCheck(s *session.Session, spec session.Spec, idle time.Duration, add func(string, Status, string, ...any) *Check) {
 	volatile, _ := lease.CompileVolatile(spec.Volatile)
+	mask := func(line string) string {
+		for _, re := range volatile {
+			line = re.ReplaceAllString(line, "")
+		}
+		return strings.TrimSpace(line)
+	}
+	first := watchIdle(s, idle)
+	if len(first) == 0 {
+		add("idle", OK, "nothing on the screen changed in %s of idling", idle)
+		return
+	}
+	if masked(first, mask) {
+		add("idle", OK, "changed while idle, masked by its volatile patterns: %s", strings.Join(drawnLines(first), ", "))
+		return
+	}
+	again := watchIdle(s, idle)
+	switch {
+	case len(again) == 0:
+		add("idle", OK, "changed once while idle, then nothing in %s more: %s", idle, strings.Join(drawnLines(first), ", "))
+		return
+	case masked(again, mask):
+		add("idle", OK, "changed once while idle, then only as its volatile patterns mask: %s", strings.Join(drawnLines(again), ", "))
+		return
+	}
+	var suggest []string
+	for _, i := range slices.Sorted(maps.Keys(again)) {
+		if drawn := nonBlank(again[i]); len(drawn) > 0 {
+			suggest = append(suggest, "volatile = ["+tomlQuote(Suggest(drawn))+"]")
+		}
+	}
+	c := add("idle", Warn, "changed while idle and not masked, so it would count as progress and keep a hung session's lease: %s", strings.Join(drawnLines(again), ", "))
+	c.Suggest = suggest
+}
+
+// watchIdle watches the screen for idle from now and returns, per line
+// that changed, the distinct texts it was drawn as (trimmed, the first
+// being how it looked at the start).
+func watchIdle(s *session.Session, idle time.Duration) map[int][]string {
 	view := s.View()
 	first := view.Text()
-	variants := map[int][]string{} // line index -> distinct texts seen
+	variants := map[int][]string{}
 	note := func(text string) {
 		a, b := strings.Split(first, "\n"), strings.Split(text, "\n")
 		for i := 0; i < len(a) && i < len(b); i++ {
@@ -231,57 +283,52 @@ func idleCheck(s *session.Session, spec session.Spec, idle time.Duration, add fu
 	}
 	t := time.NewTimer(idle)
 	defer t.Stop()
-watch:
 	for {
 		select {
 		case <-s.Changed():
 			note(view.Text())
 		case <-s.Done():
-			break watch
+			return variants
 		case <-t.C:
-			break watch
+			return variants
 		}
 	}
-	if len(variants) == 0 {
-		add("idle", OK, "nothing on the screen changed in %s of idling", idle)
-		return
-	}
-	// A line is masked when the volatile patterns blank every way it was
-	// drawn alike.
-	mask := func(line string) string {
-		for _, re := range volatile {
-			line = re.ReplaceAllString(line, "")
-		}
-		return strings.TrimSpace(line)
-	}
-	masked := true
+}
+
+// masked reports whether the volatile patterns blank every way each line
+// was drawn alike.
+func masked(variants map[int][]string, mask func(string) string) bool {
 	for _, seen := range variants {
 		for _, v := range seen {
-			masked = masked && mask(v) == mask(seen[0])
-		}
-	}
-	var lines, suggest []string
-	for _, seen := range variants {
-		var drawn []string // a line that was blank is not a variant to match
-		for _, v := range seen {
-			if v != "" {
-				drawn = append(drawn, v)
+			if mask(v) != mask(seen[0]) {
+				return false
 			}
 		}
-		if len(drawn) == 0 {
-			continue
-		}
-		lines = append(lines, fmt.Sprintf("%q", drawn[len(drawn)-1]))
-		if !masked {
-			suggest = append(suggest, "volatile = ["+tomlQuote(Suggest(drawn))+"]")
+	}
+	return true
+}
+
+// nonBlank is seen without its blank texts: a line that was blank is not
+// a variant to match.
+func nonBlank(seen []string) []string {
+	var drawn []string
+	for _, v := range seen {
+		if v != "" {
+			drawn = append(drawn, v)
 		}
 	}
-	if masked {
-		add("idle", OK, "changed while idle, masked by its volatile patterns: %s", strings.Join(lines, ", "))
-		return
+	return drawn
+}
+
+// drawnLines is each changed line's last non-blank text, quoted.
+func drawnLines(variants map[int][]string) []string {
+	var lines []string
+	for _, i := range slices.Sorted(maps.Keys(variants)) {
+		if drawn := nonBlank(variants[i]); len(drawn) > 0 {
+			lines = append(lines, fmt.Sprintf("%q", drawn[len(drawn)-1]))
+		}
 	}
-	c := add("idle", Warn, "changed while idle and not masked, so it would count as progress and keep a hung session's lease: %s", strings.Join(lines, ", "))
-	c.Suggest = suggest
+	return lines
 }
 
 // typeCheck types the probe text at the prompt, checks the screen shows

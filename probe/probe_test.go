@@ -108,3 +108,21 @@ func TestSuggest(t *testing.T) {
 	require.Equal(t, `Elapsed \d+:\d+`, Suggest([]string{"Elapsed 0:09", "Elapsed 0:10"}))
 	require.Equal(t, `✻ Thinking… \(\d+s\)`, Suggest([]string{"✻ Thinking… (3s)"}))
 }
+
+// A line that changes once after the screen settled (a late warning in a
+// footer, a welcome animation that ends) is not what keeps a hung
+// session's lease: the idle check watches again and stays green.
+func TestOneChangeWhileIdleIsNotAWarning(t *testing.T) {
+	t.Parallel()
+	script := `printf 'ready> '; sleep 1; printf '\0337\033[3;1H! 1 warning\0338'; exec sleep 600`
+	spec := session.Spec{
+		Name: "late", Argv: []string{"/bin/sh", "-c", script}, Delivery: session.DeliveryType,
+		Ready: `ready>`, Quiet: session.Duration{Duration: 100 * time.Millisecond},
+		LaunchTimeout: session.Duration{Duration: 20 * time.Second},
+	}
+	rep, err := Run(context.Background(), Params{Spec: spec, Dir: t.TempDir(), Idle: 2 * time.Second})
+	require.NoError(t, err)
+	idle := find(t, rep, "idle")
+	require.Equal(t, OK, idle.Status, "%+v", rep)
+	require.Empty(t, idle.Suggest)
+}

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -45,13 +46,11 @@ func Suggest(variants []string) string {
 		case allEqual:
 			b.WriteString(regexp.QuoteMeta(col[0]))
 		case allRune:
+			// In code point order, so the same characters give the
+			// same class whichever was drawn first.
 			b.WriteString("[")
-			seen := map[string]bool{}
-			for _, c := range col {
-				if !seen[c] {
-					seen[c] = true
-					b.WriteString(classChar(c))
-				}
+			for _, c := range slices.Compact(slices.Sorted(slices.Values(col))) {
+				b.WriteString(classChar(c))
 			}
 			b.WriteString("]")
 		default:

@@ -13,11 +13,13 @@ import (
 // pattern: a regular expression matching its screen while typed input
 // waits at the prompt unsubmitted (Claude Code's paste placeholder, "[Pasted
 // text #1 +81 lines]"). After the submit key the session watches the
-// screen until the input was visibly taken: the screen (volatile regions
-// masked) changed and the pending pattern does not match, and both still
-// hold a moment later. If that does not happen within the acceptance
-// window, the submit key is sent again, up to the harness's submit_retries
-// times; then the input is refused with what the screen shows.
+// screen until the input was visibly taken: the input was seen waiting
+// (the pending pattern matched) and then the screen (volatile regions
+// masked) changed and the pattern stopped matching, both still holding a
+// moment later; or, for an input never seen waiting, the screen changed
+// and nothing is pending when the acceptance window ends. If neither,
+// the submit key is sent again, up to the harness's submit_retries times;
+// then the input is refused with what the screen shows.
 //
 // Without a pending pattern nothing tells an input waiting at the prompt
 // from one an agent read silently (many queue input while they work), so
@@ -103,16 +105,27 @@ func (s *Session) confirmTaken(ctx context.Context, before string) error {
 
 // waitTaken reports whether the program took the input within window. It
 // wakes on screen changes and timers only.
+//
+// An agent at work changes its screen on its own, and under load it may
+// draw the input at its prompt only a while after it arrived: a changed
+// screen with nothing pending is the input taken only once the input was
+// seen waiting (then gone), or when the whole window passed without it
+// ever showing (a short input taken at once). Otherwise a screen redrawn
+// by the agent's work before the input showed would count as the input
+// taken, and an input whose submit key was lost would sit at the prompt.
 func (s *Session) waitTaken(ctx context.Context, before string, window time.Duration) (bool, error) {
 	deadline := time.NewTimer(window)
 	defer deadline.Stop()
 	settle := time.NewTimer(time.Hour)
 	settle.Stop()
 	defer settle.Stop()
-	holding := false
+	holding, seen := false, false
 	for {
 		changed := s.changeSignal() // before reading, so no change is missed
-		taken := s.taken(before)
+		text := s.term.Text()
+		pending := s.pending.MatchString(text)
+		seen = seen || pending
+		taken := seen && !pending && s.fingerprint(text) != before
 		switch {
 		case taken && !holding:
 			holding = true
@@ -129,7 +142,7 @@ func (s *Session) waitTaken(ctx context.Context, before string, window time.Dura
 			}
 			holding = false
 		case <-deadline.C:
-			return false, nil
+			return s.taken(before), nil
 		case <-s.done:
 			return false, fmt.Errorf("harness %q exited (code %d) before it took the input", s.spec.Name, s.exitCode)
 		case <-ctx.Done():

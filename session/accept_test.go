@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -31,7 +32,9 @@ func TestMain(m *testing.M) {
 // placeholder at its prompt, as Claude Code does. Its modes: "prompt" takes
 // every submit key; "late" drops the first submit key after a paste (as
 // Claude Code 2.1.197 drops the one that arrives with it) and takes the
-// next; "deaf" never takes one.
+// next; "deaf" never takes one; "busy" is at work when the paste comes:
+// its screen changes at once, the paste shows only a moment later, and a
+// submit key that arrives before it shows is lost (Gemini CLI under load).
 func runPaster(mode string) {
 	fd := int(os.Stdin.Fd())
 	if t, err := unix.IoctlGetTermios(fd, unix.TCGETS); err == nil {
@@ -41,6 +44,7 @@ func runPaster(mode string) {
 		raw.Cc[unix.VMIN], raw.Cc[unix.VTIME] = 1, 0
 		_ = unix.IoctlSetTermios(fd, unix.TCSETS, &raw)
 	}
+	var mu sync.Mutex // the busy mode draws the paste from a timer
 	status, prompt, taken := "ready", "", 0
 	draw := func() {
 		fmt.Printf("\x1b[2J\x1b[H%s\r\n─────\r\n❯ %s\r\n─────\r\n", status, prompt)
@@ -60,6 +64,7 @@ func runPaster(mode string) {
 		if err != nil {
 			return
 		}
+		mu.Lock()
 		data := append(carry, buf[:n]...)
 		carry = nil
 		for len(data) > 0 {
@@ -67,10 +72,24 @@ func runPaster(mode string) {
 			case bytes.HasPrefix(data, []byte(pasteStart)):
 				inPaste, paste, data = true, nil, data[len(pasteStart):]
 			case inPaste && bytes.HasPrefix(data, []byte(pasteEnd)):
-				inPaste, pending, dropped = false, true, false
+				inPaste, dropped = false, false
 				data = data[len(pasteEnd):]
-				prompt = fmt.Sprintf("[Pasted text #1 +%d lines]", bytes.Count(paste, []byte("\n")))
+				show := func() {
+					pending = true
+					prompt = fmt.Sprintf("[Pasted text #1 +%d lines]", bytes.Count(paste, []byte("\n")))
+					draw()
+				}
+				if mode != "busy" {
+					show()
+					break
+				}
+				status = "working on something else"
 				draw()
+				time.AfterFunc(300*time.Millisecond, func() {
+					mu.Lock()
+					defer mu.Unlock()
+					show()
+				})
 			case inPaste:
 				if i := bytes.IndexByte(data, 0x1b); i > 0 {
 					paste, data = append(paste, data[:i]...), data[i:]
@@ -95,6 +114,7 @@ func runPaster(mode string) {
 				data = data[1:]
 			}
 		}
+		mu.Unlock()
 	}
 }
 
@@ -146,6 +166,20 @@ func TestDeliverCheckedResendsSubmitUntilTaken(t *testing.T) {
 	require.NotContains(t, b.s.View().Text(), "Pasted text")
 	require.NoError(t, b.s.Stop(time.Second))
 	require.Equal(t, 2, submitsSent(t, b), "the first submit was dropped, the second taken")
+}
+
+// A program at work when the paste comes changes its screen before the
+// paste shows at its prompt, and loses the submit key that came with it:
+// the changed screen is not taken for the input taken, the paste is seen
+// waiting, and the submit key is sent again.
+func TestDeliverCheckedWaitsForAPasteShownLate(t *testing.T) {
+	t.Parallel()
+	b := setup(t, pasterSpec("busy"))
+	require.NoError(t, b.s.WaitReady(context.Background()))
+	require.NoError(t, b.s.DeliverChecked(context.Background(), strings.Repeat(eightyLines, 80)))
+	waitText(t, b.s, "TOOK 1: 80 lines")
+	require.NoError(t, b.s.Stop(time.Second))
+	require.Equal(t, 2, submitsSent(t, b), "the first submit was lost, the second taken")
 }
 
 // One that never takes it is refused after the bounded re-sends, and the

@@ -35,6 +35,14 @@ var (
 	opencodeTested = []string{"1.18.33", "1.18.33"}
 )
 
+// geminiPending matches a Gemini CLI screen whose input box holds text: a
+// prompt line (" * ", " > " or " ! " then a non-blank) after which no
+// other prompt line follows. Lines of its history start with "  " or with
+// a prompt followed by its message, and the input box is always drawn
+// below them all.
+const geminiPending = `(?:\A|\n) [>*!] [^ \n][^\n]*` +
+	`(?:\n(?:[^ \n][^\n]*| [^>*!\n][^\n]*| [>*!](?:[^ \n][^\n]*)?| )?)*\z`
+
 // agentEnv is the allow-list of every agent CLI harness: what a terminal
 // program needs, plus the network settings a user behind a proxy needs.
 var agentEnv = []string{"PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "COLORTERM", "LANG", "LC_*", "TMPDIR",
@@ -103,9 +111,16 @@ func agentSpecs() map[string]Spec {
 			Delivery: DeliveryType,
 			Ready:    `Type your message or @path/to/file`,
 			Submit:   `\r`,
-			// A paste waits in the input box as "[Pasted Text: 8 lines]";
-			// a submit key sent with it is dropped.
-			Pending:       `\[Pasted Text: \d+ lines?\]`,
+			// Anything in its input box is input not yet taken: the last
+			// prompt line on the screen (" * " with --yolo, " > " or " ! "
+			// without) followed by text, where an empty box shows its
+			// placeholder after two spaces. A long paste shows as
+			// "[Pasted Text: 8 lines]", a short one as its text. Gemini
+			// CLI turns a submit key that arrives within 40 ms of a paste
+			// into a newline (its guard against pasted keys), so the
+			// submit sent with a paste is always lost and the re-send
+			// is what submits.
+			Pending:       geminiPending,
 			Quiet:         Duration{time.Second},
 			LaunchTimeout: Duration{90 * time.Second},
 			Resubmit:      ResubmitSubmit,

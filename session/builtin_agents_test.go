@@ -1,6 +1,7 @@
 package session_test
 
 import (
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -58,4 +59,65 @@ func TestAgentSpecsAreValid(t *testing.T) {
 		require.Equal(t, usage, s.Usage, name)
 	}
 	require.Contains(t, specs["codex"].Argv, "--no-daemon", "codex must not leave an app-server daemon behind")
+}
+
+// TestGeminiPendingPattern: Gemini CLI (0.61.0) keeps a submit key that
+// arrives with a paste as a newline, so the refusal typed into its pane
+// stayed in the input box unsubmitted. Its pending pattern must see any
+// text in the input box (a short paste shows as itself), and nothing once
+// the box is empty again, whatever its history above shows.
+func TestGeminiPendingPattern(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(session.DefaultSpecs()["gemini"].Pending)
+	const (
+		rule   = "────────────────────────────────────────\n YOLO Ctrl+Y\n▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄\n"
+		footer = "▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀\n workspace (/directory)     branch       /model\n .../T1     orchestra/t1    gemini-stub\n\n\n"
+		empty  = " *   Type your message or @path/to/file\n"
+		done   = "✦ Phase plan is done: .orchestra/plan.json is written.\n\n"
+	)
+	for _, c := range []struct {
+		name    string
+		screen  string
+		pending bool
+	}{
+		{"a short paste left in the box, its submit turned into a newline",
+			done + rule + " * REFUSED: The artifact does not follow its schema. .orchestra/plan.json: at /: missing\n   property 'steps'. Fix .orchestra/plan.json and then\n   write .orchestra/done again.\n\n" + footer, true},
+		{"a long paste's placeholder", "\n Press Ctrl+O to expand pasted text\n\n" + rule + " * [Pasted Text: 147 lines]\n\n" + footer, true},
+		{"without --yolo", done + rule + " > Keep the signatures of Add and Mul unchanged.\n" + footer, true},
+		{"the box empty while it works", "▄▄▄▄\n > REFUSED: the plan\n▀▀▀▀\n ⠸ Thinking... (esc to cancel, 0s)\n" + rule + empty + footer, false},
+		{"the box empty at rest", done + rule + empty + footer, false},
+		{"a history line that looks like a bullet", "  * step one\n" + done + rule + empty + footer, false},
+	} {
+		require.Equal(t, c.pending, re.MatchString(c.screen), c.name)
+	}
+}
+
+// TestClaudePendingPattern: Claude Code 2.1.197 drops the submit key sent
+// with a paste, long or short; a short one (a refusal) stays in the prompt
+// box as its text. The pending pattern must see text between the box's
+// rules, and neither an empty box, a suggestion in it, nor a message in the
+// history above.
+func TestClaudePendingPattern(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(session.DefaultSpecs()["claude"].Pending)
+	const (
+		rule   = "──────────────────────────────────────────\n"
+		footer = "  ⏵⏵ accept edits on (shift+tab to cycle)\n"
+		done   = "● Phase plan is done: .orchestra/plan.json is written.\n\n✻ Baked for 2s\n\n"
+	)
+	for _, c := range []struct {
+		name    string
+		screen  string
+		pending bool
+	}{
+		{"a short paste left in the box", done + rule + "❯\u00a0REFUSED: The artifact does not follow its schema. .orchestra/plan.json: at /: missing\n  'steps'. Fix .orchestra/plan.json and then write\n  .orchestra/done again.\n" + rule + footer, true},
+		{"a long paste's placeholder", rule + "❯\u00a0[Pasted text #1 +81 lines]\n" + rule + footer, true},
+		{"a correction starting with T", rule + "❯\u00a0Tests first, then the fix.\n" + rule + footer, true},
+		{"the box empty", done + rule + "❯\u00a0\n" + rule + footer, false},
+		{"a suggestion in the empty box", rule + "❯\u00a0Try \"fix the failing test\"\n" + rule + footer, false},
+		{"the message in the history, the box empty",
+			"❯\u00a0REFUSED: The artifact does not follow its schema.\n  .orchestra/done again.\n\n● Fixing the plan.\n\n" + rule + "❯\u00a0\n" + rule + footer, false},
+	} {
+		require.Equal(t, c.pending, re.MatchString(c.screen), c.name)
+	}
 }

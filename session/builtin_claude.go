@@ -14,6 +14,11 @@ var claudeSetEnv = map[string]string{
 	"DISABLE_TELEMETRY":                        "1",
 }
 
+// claudePending matches Claude Code's prompt box holding input: the upper
+// rule, "❯" and text that is not a `Try "` suggestion, its wrapped lines,
+// the lower rule.
+const claudePending = `(?m)^─{3,}[^\n]*\n❯[ \x{a0}](?:[^\s\x{a0}T]|T[^r\n]|Tr[^y\n]|Try[^ \n])[^\n]*\n(?:  [^\n]*\n)*─{3,}`
+
 // claudeTested is the oldest and the newest Claude Code release the claude
 // harnesses are proven against (the demo and the e2e tests in CI).
 var claudeTested = []string{"2.1.197", "2.1.332"}
@@ -30,12 +35,15 @@ func init() {
 		// onboarding), and a brief typed into one is lost.
 		Ready:  `(?m)^─{3,}[ ]*\n[ ]*❯[^\n]*\n─{3,}`,
 		Submit: `\r`,
-		// A long paste collapses into "[Pasted text #1 +81 lines]" at the
-		// prompt; while that sits above the prompt's lower rule the brief
-		// is not submitted (2.1.197 drops a submit key sent with the paste
-		// and takes the next one). The prompt's "❯" is followed by a
-		// no-break space.
-		Pending:       `(?m)^❯[ \x{a0}]\[Pasted text #\d+[^\n]*\n─{3,}`,
+		// Text in the prompt box, between its two rules, is input not yet
+		// submitted: a long paste collapses into "[Pasted text #1 +81
+		// lines]", a short one (a refusal, a correction) shows as itself.
+		// 2.1.197 drops a submit key sent with a paste, long or short, and
+		// takes the next one. The prompt's "❯" is followed by a no-break
+		// space; a suggestion it may show in an empty box starts with
+		// `Try "`. A message in the history above starts with "❯" too, but
+		// has no rule right above it and below it.
+		Pending:       claudePending,
 		Quiet:         Duration{time.Second},
 		LaunchTimeout: Duration{60 * time.Second},
 		Resubmit:      ResubmitSubmit,

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Header is the first line of an asciicast v2 file.
@@ -53,7 +54,9 @@ type castWriter struct {
 	// across two chunks: JSON strings must be valid UTF-8, and writing the
 	// halves apart would replace both with U+FFFD.
 	carry map[string][]byte
-	err   error
+	// joined is the carried bytes and the next chunk, reused.
+	joined []byte
+	err    error
 	// max caps the file's size in bytes (0: no cap); written counts what
 	// was written, and cut is set once the cap was reached and noted.
 	max, written int64
@@ -92,18 +95,22 @@ func (c *castWriter) event(code string, data []byte) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil || c.f == nil {
+	if c.err != nil || c.f == nil || c.cut {
 		return
 	}
 	if held := c.carry[code]; len(held) > 0 {
-		data = append(append([]byte(nil), held...), data...)
+		c.joined = append(append(c.joined[:0], held...), data...)
+		data = c.joined
 	}
 	data, rest := splitUTF8(data)
-	c.carry[code] = append([]byte(nil), rest...)
+	c.carry[code] = append(c.carry[code][:0], rest...)
 	if len(data) == 0 {
 		return
 	}
-	c.write(code, string(data))
+	// The bytes are only read while write encodes them, under mu: a view
+	// of them as a string spares a flooding pane a copy of every read (and
+	// the collector the garbage that would slow every other pane).
+	c.write(code, unsafe.String(unsafe.SliceData(data), len(data)))
 }
 
 // write formats one event line; the caller holds mu.
@@ -198,45 +205,88 @@ func splitUTF8(p []byte) (complete, rest []byte) {
 // version 2 with a positive size, and every event must be a
 // [time, code, data] triple with a known code and non-decreasing time.
 func ReadCast(r io.Reader) (Header, []CastEvent, error) {
-	var h Header
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	if !sc.Scan() {
-		if err := sc.Err(); err != nil {
-			return h, nil, fmt.Errorf("read recording header: %w", err)
-		}
-		return h, nil, errors.New("read recording: the file is empty")
-	}
-	if err := json.Unmarshal(sc.Bytes(), &h); err != nil {
-		return h, nil, fmt.Errorf("read recording header: %w", err)
-	}
-	if h.Version != 2 {
-		return h, nil, fmt.Errorf("read recording header: version %d, want 2", h.Version)
-	}
-	if h.Width <= 0 || h.Height <= 0 {
-		return h, nil, fmt.Errorf("read recording header: size %dx%d is not positive", h.Width, h.Height)
+	cs, err := NewCastScanner(r)
+	if err != nil {
+		return Header{}, nil, err
 	}
 	var events []CastEvent
-	last := 0.0
-	for line := 2; sc.Scan(); line++ {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+	for cs.Scan() {
+		events = append(events, cs.Event())
+	}
+	return cs.Header(), events, cs.Err()
+}
+
+// CastScanner reads a recording's events one at a time, as strictly as
+// ReadCast, so a recording of any length is read in constant memory.
+type CastScanner struct {
+	sc   *bufio.Scanner
+	h    Header
+	ev   CastEvent
+	last float64
+	line int
+	err  error
+}
+
+// NewCastScanner reads and checks the recording's header.
+func NewCastScanner(r io.Reader) (*CastScanner, error) {
+	cs := &CastScanner{sc: bufio.NewScanner(r), line: 1}
+	cs.sc.Buffer(make([]byte, 64<<10), 64<<20)
+	if !cs.sc.Scan() {
+		if err := cs.sc.Err(); err != nil {
+			return nil, fmt.Errorf("read recording header: %w", err)
+		}
+		return nil, errors.New("read recording: the file is empty")
+	}
+	h := &cs.h
+	if err := json.Unmarshal(cs.sc.Bytes(), h); err != nil {
+		return nil, fmt.Errorf("read recording header: %w", err)
+	}
+	if h.Version != 2 {
+		return nil, fmt.Errorf("read recording header: version %d, want 2", h.Version)
+	}
+	if h.Width <= 0 || h.Height <= 0 {
+		return nil, fmt.Errorf("read recording header: size %dx%d is not positive", h.Width, h.Height)
+	}
+	return cs, nil
+}
+
+// Header is the recording's header.
+func (cs *CastScanner) Header() Header { return cs.h }
+
+// Scan reads the next event; it returns false at the end of the recording
+// or at the first damaged line (Err says which).
+func (cs *CastScanner) Scan() bool {
+	if cs.err != nil {
+		return false
+	}
+	for cs.sc.Scan() {
+		cs.line++
+		if len(bytes.TrimSpace(cs.sc.Bytes())) == 0 {
 			continue
 		}
-		ev, err := parseEvent(sc.Bytes())
+		ev, err := parseEvent(cs.sc.Bytes())
 		if err != nil {
-			return h, events, fmt.Errorf("read recording line %d: %w", line, err)
+			cs.err = fmt.Errorf("read recording line %d: %w", cs.line, err)
+			return false
 		}
-		if ev.Time < last {
-			return h, events, fmt.Errorf("read recording line %d: time %.6f goes back from %.6f", line, ev.Time, last)
+		if ev.Time < cs.last {
+			cs.err = fmt.Errorf("read recording line %d: time %.6f goes back from %.6f", cs.line, ev.Time, cs.last)
+			return false
 		}
-		last = ev.Time
-		events = append(events, ev)
+		cs.last, cs.ev = ev.Time, ev
+		return true
 	}
-	if err := sc.Err(); err != nil {
-		return h, events, fmt.Errorf("read recording: %w", err)
+	if err := cs.sc.Err(); err != nil {
+		cs.err = fmt.Errorf("read recording: %w", err)
 	}
-	return h, events, nil
+	return false
 }
+
+// Event is the event Scan read.
+func (cs *CastScanner) Event() CastEvent { return cs.ev }
+
+// Err is the error that ended the scan, nil at a clean end.
+func (cs *CastScanner) Err() error { return cs.err }
 
 // parseEvent decodes one [time, code, data] line.
 func parseEvent(b []byte) (CastEvent, error) {
@@ -282,15 +332,39 @@ func parseSize(s string) (cols, rows int, err error) {
 func Replay(events []CastEvent, cols, rows int) View {
 	t := newTerminal(cols, rows, 0, nil)
 	for _, ev := range events {
-		switch ev.Code {
-		case "o":
-			_, _ = t.Write([]byte(ev.Data))
-		case "r":
-			if c, r, err := parseSize(ev.Data); err == nil {
-				t.Resize(c, r)
-			}
-		}
+		replayEvent(t, ev)
 	}
 	_ = t.Close()
 	return t
+}
+
+// ReplayCast reads a recording and returns its final screen, replaying it
+// as it reads. A recording whose tail is damaged (its writer was killed
+// mid-line) still gives the screen up to the damage, with the error; only
+// a recording with no readable header gives no screen.
+func ReplayCast(r io.Reader) (View, error) {
+	cs, err := NewCastScanner(r)
+	if err != nil {
+		return nil, err
+	}
+	h := cs.Header()
+	t := newTerminal(h.Width, h.Height, 0, nil)
+	for cs.Scan() {
+		replayEvent(t, cs.Event())
+	}
+	_ = t.Close()
+	return t, cs.Err()
+}
+
+// replayEvent applies one recorded event to t: output is written, a resize
+// resizes, input and markers change nothing on screen.
+func replayEvent(t *Terminal, ev CastEvent) {
+	switch ev.Code {
+	case "o":
+		_, _ = t.Write([]byte(ev.Data))
+	case "r":
+		if c, r, err := parseSize(ev.Data); err == nil {
+			t.Resize(c, r)
+		}
+	}
 }

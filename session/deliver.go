@@ -35,13 +35,7 @@ func (s *Session) Paste(text string) error {
 // own. A file-delivery harness (a shell) learns of its brief this way,
 // because anything typed into a shell is run.
 func (s *Session) Notice(line string) error {
-	line = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return ' ' // the line is shown, never interpreted
-		}
-		return r
-	}, line)
-	b := []byte("\r\n" + line + "\r\n")
+	b := []byte("\r\n" + shownOnly(line) + "\r\n")
 	// Through the parse queue like the program's own output, so the two
 	// stay in order on the screen and in the recording.
 	s.outMu.Lock()
@@ -52,6 +46,17 @@ func (s *Session) Notice(line string) error {
 	s.cast.event("o", b)
 	s.parse.push(b)
 	return nil
+}
+
+// shownOnly makes a line safe to show in a pane: control characters
+// become spaces, so the line is shown, never interpreted.
+func shownOnly(line string) string {
+	return strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
+			return ' '
+		}
+		return r
+	}, line)
 }
 
 // errNeverTyped refuses text for a harness that takes nothing typed.

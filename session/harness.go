@@ -241,8 +241,9 @@ func (s Spec) quiet() time.Duration {
 	return defaultQuiet
 }
 
-// launchTimeout returns the spec's launch timeout, or the default.
-func (s Spec) launchTimeout() time.Duration {
+// LaunchLimit returns the spec's launch timeout, or the default: how long
+// a launch may take before it is confirmed.
+func (s Spec) LaunchLimit() time.Duration {
 	if s.LaunchTimeout.Duration > 0 {
 		return s.LaunchTimeout.Duration
 	}

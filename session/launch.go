@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/jail"
@@ -69,10 +70,16 @@ func Resolve(spec Spec, environ []string, dir string) (string, error) {
 	return lookPath(spec.Argv[0], envValue(env, "PATH"), dir)
 }
 
+// checkVersionTimeout bounds the version probe of `harness check`, which
+// holds no launch: a CLI's first start on a loaded machine (opencode
+// setting up its home) can take longer than a launch waits for.
+const checkVersionTimeout = time.Minute
+
 // Version returns the trimmed first line of `bin --version` run with the
-// environment a session of spec would get ("" when it prints nothing).
-func Version(ctx context.Context, spec Spec, bin string, environ []string, dir string) string {
-	return versionOf(ctx, bin, ScrubEnv(environ, spec), dir)
+// environment a session of spec would get ("" when it prints nothing), or
+// an error saying it did not answer in time.
+func Version(ctx context.Context, spec Spec, bin string, environ []string, dir string) (string, error) {
+	return versionOf(ctx, bin, ScrubEnv(environ, spec), dir, checkVersionTimeout)
 }
 
 // NewLaunch computes the fingerprint of a session started with p. model is
@@ -94,7 +101,7 @@ func NewLaunch(ctx context.Context, p Params, model string) (Launch, error) {
 		return Launch{}, fmt.Errorf("fingerprint harness %q: %w", spec.Name, err)
 	}
 	l := Launch{
-		Binary: bin, Version: versionOf(ctx, bin, env, p.Dir),
+		Binary: bin, Version: launchVersion(ctx, bin, env, p.Dir),
 		Argv: append([]string(nil), spec.Argv...), Dir: p.Dir, Cols: p.Cols, Rows: p.Rows,
 	}
 	flags := parseFlags(spec.Argv[1:])
@@ -235,6 +242,13 @@ func agentFile(agent, dir string) string {
 // --version quickly gets an empty version rather than holding a launch.
 const versionTimeout = 10 * time.Second
 
+// launchVersion is the version a launch's fingerprint records: "" when
+// the probe did not answer in time.
+func launchVersion(ctx context.Context, bin string, env []string, dir string) string {
+	v, _ := versionOf(ctx, bin, env, dir, versionTimeout)
+	return v
+}
+
 // versionKey identifies one build of a binary.
 type versionKey struct {
 	path  string
@@ -245,25 +259,36 @@ type versionKey struct {
 var versions sync.Map // versionKey -> string
 
 // versionOf returns `bin --version`, trimmed, from the cache when the same
-// file was probed before.
-func versionOf(ctx context.Context, bin string, env []string, dir string) string {
+// file was probed before; waiting at most wait, after which it returns what
+// was printed and an error saying so.
+func versionOf(ctx context.Context, bin string, env []string, dir string, wait time.Duration) (string, error) {
 	fi, err := os.Stat(bin)
 	if err != nil {
-		return ""
+		return "", nil
 	}
 	key := versionKey{path: bin, size: fi.Size(), mtime: fi.ModTime().UnixNano()}
 	if v, ok := versions.Load(key); ok {
-		return v.(string)
+		return v.(string), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, versionTimeout)
+	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, "--version")
+	cmd := exec.CommandContext(wctx, bin, "--version")
 	cmd.Env, cmd.Dir = env, dir
+	// The CLI and its children are one process group, killed together at
+	// the deadline; one that escapes it and keeps the output open must
+	// not hold the probe past the deadline either.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
+	cmd.WaitDelay = time.Second
 	out, err := cmd.Output()
 	v := strings.TrimSpace(string(out))
-	if err != nil && ctx.Err() != nil {
-		return v // timed out or cancelled: do not cache a partial answer
+	if err != nil && wctx.Err() != nil {
+		// Timed out or cancelled: a partial answer is not cached.
+		if ctx.Err() == nil {
+			return v, fmt.Errorf("%s --version did not answer within %s", filepath.Base(bin), wait)
+		}
+		return v, ctx.Err()
 	}
 	versions.Store(key, v)
-	return v
+	return v, nil
 }

@@ -1,6 +1,9 @@
 package session
 
-import "sync"
+import (
+	"runtime"
+	"sync"
+)
 
 // The pty reader and the emulator run on two goroutines joined by a
 // parseQueue, so parsing never blocks the pty read: a program's output is
@@ -132,5 +135,11 @@ func (s *Session) feed(p []byte) {
 		p = p[n:]
 		s.lastOutput.Store(s.now().UnixNano())
 		s.notify()
+		// A flooding pane keeps this goroutine busy without ever blocking,
+		// and Go preempts it only every 10 ms: yielding after each bounded
+		// write lets the goroutines of every other pane, a correction on
+		// its way to a pty and the console's frame run within one chunk's
+		// time (tens of microseconds) instead of waiting for a processor.
+		runtime.Gosched()
 	}
 }

@@ -33,7 +33,7 @@ func (s *Session) WaitReady(ctx context.Context) error {
 	if s.ready == nil {
 		return nil // no ready marker: the launch is confirmed once the program runs
 	}
-	timeout := s.spec.launchTimeout()
+	timeout := s.spec.LaunchLimit()
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	quiet := time.NewTimer(time.Hour)

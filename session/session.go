@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -58,6 +59,10 @@ type Params struct {
 	// SessionEnv), so descendants that leave its process group are still
 	// found and stopped with it.
 	TaskID, SessionID string
+	// Banner is a line shown at the top of the pane before anything the
+	// program prints (and recorded as its first output): what a pane that
+	// takes its brief as a file says, above the shell's first prompt.
+	Banner string
 }
 
 // Session is one agent process in a pty.
@@ -99,6 +104,8 @@ type Session struct {
 	// session's tree outlived it (set before done is closed).
 	taskID, sessionID string
 	treeErr           error
+	// cg is the session's cgroup, nil where the machine offers none.
+	cg *cgroup
 }
 
 // Start launches the spec's program in a new pty, in a session and process
@@ -167,14 +174,33 @@ func Start(p Params) (*Session, error) {
 	becomeSubreaper()
 	s.term = newTerminal(p.Cols, p.Rows, p.History, func(b []byte) { s.in.push(b) })
 	s.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: p.Dir}
-	s.ptmx, err = pty.StartWithAttrs(s.cmd, &pty.Winsize{Cols: uint16(p.Cols), Rows: uint16(p.Rows)},
-		&syscall.SysProcAttr{Setsid: true, Setctty: true})
+	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
+	s.cg = newCgroup(p.TaskID, p.SessionID)
+	s.cg.attach(attrs)
+	size := &pty.Winsize{Cols: uint16(p.Cols), Rows: uint16(p.Rows)}
+	s.ptmx, err = pty.StartWithAttrs(s.cmd, size, attrs)
+	if err != nil && s.cg != nil {
+		// The kernel refused to start it in the cgroup: start it
+		// without, as on a machine with none (the marks still hold).
+		_ = s.cg.end("", 0, 0)
+		s.cg = nil
+		s.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: p.Dir}
+		s.ptmx, err = pty.StartWithAttrs(s.cmd, size, &syscall.SysProcAttr{Setsid: true, Setctty: true})
+	}
+	s.cg.started()
 	if err != nil {
 		_ = s.term.Close()
 		_ = s.cast.Close()
 		return nil, fmt.Errorf("start harness %q (%s): %w", spec.Name, path, err)
 	}
 	s.lastOutput.Store(now().UnixNano())
+	if p.Banner != "" {
+		// Before the read loop starts, so it is first whatever the
+		// program prints.
+		b := []byte(shownOnly(p.Banner) + "\r\n")
+		s.cast.event("o", b)
+		s.parse.push(b)
+	}
 	go s.in.run(s.ptmx, func(b []byte) { s.cast.event("i", b) })
 	go s.readLoop()
 	go s.parseLoop()
@@ -195,6 +221,11 @@ func (s *Session) readLoop() {
 			s.cast.event("o", buf[:n])
 			s.parse.push(buf[:n])
 			s.outMu.Unlock()
+			if n == len(buf) {
+				// A full read means more is waiting: as in feed, let
+				// other panes' goroutines run before the next one.
+				runtime.Gosched()
+			}
 		}
 		if err != nil {
 			return // EIO once every holder of the pty's other end is gone
@@ -206,6 +237,10 @@ func (s *Session) readLoop() {
 // killed: a descendant that left the group may still hold the pty open.
 const drainGrace = 2 * time.Second
 
+// hangupWait is how long Stop lets the hangup alone work before it sends
+// SIGTERM too.
+const hangupWait = 300 * time.Millisecond
+
 // waitLoop reaps the program, then tears the session down.
 func (s *Session) waitLoop() {
 	err := s.cmd.Wait()
@@ -216,7 +251,13 @@ func (s *Session) waitLoop() {
 	pgid := s.cmd.Process.Pid
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	reapGroup(pgid)
-	s.treeErr = stopSession(s.taskID, s.sessionID, pgid, 0)
+	if s.cg != nil {
+		// The cgroup holds every descendant, a clean environment's too,
+		// and is read in one file instead of every process's environment.
+		s.treeErr = s.cg.end(fmt.Sprintf("stop harness %q", s.spec.Name), pgid, 0)
+	} else {
+		s.treeErr = stopSession(s.taskID, s.sessionID, pgid, 0)
+	}
 	t := time.NewTimer(drainGrace)
 	select {
 	case <-s.readerDone:
@@ -311,6 +352,17 @@ func (s *Session) ExitCode() int {
 	}
 }
 
+// TreeErr says, once Done is closed, what of the program's tree outlived
+// it (a *RemainError), or nil.
+func (s *Session) TreeErr() error {
+	select {
+	case <-s.done:
+		return s.treeErr
+	default:
+		return nil
+	}
+}
+
 // Pid returns the program's process id, which is also its process group id.
 func (s *Session) Pid() int { return s.cmd.Process.Pid }
 
@@ -321,7 +373,8 @@ func (s *Session) CastPath() string { return s.castPath }
 func (s *Session) Spec() Spec { return s.spec }
 
 // Stop ends the program's whole process tree: its process group and every
-// descendant that left it (found by the session's mark) get SIGTERM, then
+// descendant that left it (found by the session's mark) get SIGTERM (the
+// group SIGHUP before it), then
 // SIGKILL if the program has not exited after grace. It returns once the
 // session is torn down, or, when something survives SIGKILL for longer
 // than the teardown allows (a process stuck in the kernel), a
@@ -333,12 +386,27 @@ func (s *Session) Stop(grace time.Duration) error {
 	default:
 	}
 	pgid := s.cmd.Process.Pid
+	// SIGHUP first, as a closing terminal sends: an interactive shell
+	// ignores SIGTERM and would otherwise wait out the grace to be killed.
+	// An agent that ends on the hangup ends of it alone, so its exit
+	// status says hangup every time rather than whichever signal won.
+	_ = syscall.Kill(-pgid, syscall.SIGHUP)
+	t := time.NewTimer(min(grace, hangupWait))
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return s.treeErr
+	case <-t.C:
+	}
 	if err := syscall.Kill(-pgid, syscall.SIGTERM); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("stop harness %q (pid %d): %w", s.spec.Name, pgid, err)
 	}
-	signalSession(s.taskID, s.sessionID, pgid, syscall.SIGTERM)
-	t := time.NewTimer(grace)
-	defer t.Stop()
+	if s.cg != nil {
+		s.cg.signal(pgid, syscall.SIGTERM)
+	} else {
+		signalSession(s.taskID, s.sessionID, pgid, syscall.SIGTERM)
+	}
+	t.Reset(grace)
 	select {
 	case <-s.done:
 		return s.treeErr
@@ -347,6 +415,7 @@ func (s *Session) Stop(grace time.Duration) error {
 	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
 		return fmt.Errorf("kill harness %q (pid %d): %w", s.spec.Name, pgid, err)
 	}
+	s.cg.kill()
 	t.Reset(grace + drainGrace + 2*time.Second)
 	select {
 	case <-s.done:

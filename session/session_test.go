@@ -75,12 +75,24 @@ func TestStopKillsWholeProcessGroup(t *testing.T) {
 	require.NoError(t, syscall.Kill(-pgid, 0), "process group should exist while running")
 	require.NoError(t, b.s.Stop(2*time.Second))
 	require.ErrorIs(t, syscall.Kill(-pgid, 0), syscall.ESRCH, "a member of the process group survived Stop")
-	require.Equal(t, 128+int(syscall.SIGTERM), b.s.ExitCode())
+	require.Equal(t, 128+int(syscall.SIGHUP), b.s.ExitCode(), "the group gets SIGHUP first, as from a closing terminal")
+}
+
+// An interactive shell ignores SIGTERM; the SIGHUP before it ends the
+// shell at once instead of after the grace.
+func TestStopEndsInteractiveShellPolitely(t *testing.T) {
+	t.Parallel()
+	spec := shSpec(`exec /bin/sh -i`, `(?m)[$#] ?$`)
+	spec.SetEnv = map[string]string{"PS1": "$ "}
+	b := setup(t, spec)
+	require.NoError(t, b.s.WaitReady(context.Background()))
+	require.NoError(t, b.s.Stop(time.Minute))
+	require.Equal(t, 128+int(syscall.SIGHUP), b.s.ExitCode())
 }
 
 func TestStopEscalatesToKill(t *testing.T) {
 	t.Parallel()
-	b := setup(t, shSpec(`trap '' TERM; printf 'stubborn'; while :; do sleep 1; done`, `stubborn`))
+	b := setup(t, shSpec(`trap '' HUP TERM; printf 'stubborn'; while :; do sleep 1; done`, `stubborn`))
 	waitText(t, b.s, "stubborn")
 	pgid := b.s.Pid()
 	require.NoError(t, b.s.Stop(200*time.Millisecond))

@@ -14,8 +14,8 @@ import (
 // to init: the marks are how the console still finds it, to stop it with
 // its session and to fence it out of the worktree before the next session
 // of the task starts there. The marks are not a security boundary (a
-// program can exec with a clean environment); a cgroup would be, and is
-// not used here (see ARCHITECTURE.md).
+// program can exec with a clean environment); where the machine delegates
+// a cgroup v2, the session's cgroup holds that one too (cgroup_linux.go).
 const (
 	TaskEnv    = "ORCHESTRA_TASK"
 	SessionEnv = "ORCHESTRA_SESSION"

@@ -64,7 +64,10 @@ func marks(env, want []byte) (string, bool) {
 // between is never signalled. It returns a *RemainError naming the pids
 // still alive at the end instead of waiting longer.
 func StopMarked(task, keep string, grace time.Duration) error {
-	return stopMarked(task, func(s string) bool { return keep == "" || s != keep }, 0, grace)
+	err := stopMarked(task, func(s string) bool { return keep == "" || s != keep }, 0, grace)
+	// A process that exec'd with a clean environment has no marks, but
+	// stays in its session's cgroup where there is one.
+	return errors.Join(err, endTaskCgroups(task, keep, grace))
 }
 
 // stopSession ends every process of task carrying session's mark except

@@ -1,5 +1,7 @@
-// Package soak holds the soak test: tasks with corrections run by the real
-// orchestra-tui binary while its engine (here the headless run, which is
-// console and engine in one process) is killed with SIGKILL at random
-// points and restarted. See soak_test.go and bench/soak.sh.
+// Package soak holds the soak tests: tasks with corrections run by the real
+// orchestra-tui binary while its engine is killed with SIGKILL at random
+// points and restarted: the background engine with every session in a
+// session host (TestSoak, the mode users run), and the headless run,
+// console and engine in one process with its sessions inside it
+// (TestSoakHeadless). See bench/soak.sh.
 package soak

@@ -177,6 +177,23 @@ type LeaseGrantParams struct {
 	Events      []task.Event
 }
 
+// LeaseClaimParams claims one queued task for Holder: the first of
+// Candidates, in the order given, that is still queued (and, on PostgreSQL,
+// not locked by another transaction at that instant: FOR UPDATE SKIP
+// LOCKED), moved to leased under a new lease in the same transaction, as
+// LeaseGrant does. Engines sharing a store each offer the tasks their free
+// slots can run, from views that may be a moment old; each task goes to
+// exactly one of them, and none waits on another's claim.
+type LeaseClaimParams struct {
+	Candidates []task.ID
+	Holder     string
+	GrantedAt  time.Time
+	Deadline   time.Time
+	// Events returns the events appended with the grant, given the task
+	// as stored before it.
+	Events func(task.Task) []task.Event
+}
+
 // LeaseUpdateParams writes a renewed or annotated lease, fenced by Token.
 type LeaseUpdateParams struct {
 	Lease  lease.Lease
@@ -219,6 +236,20 @@ type TaskSummary struct {
 	Models []string
 }
 
+// TaskStatus is one line of `orchestra-tui status`: the task's state and
+// its latest verdict, without the rest of the task.
+type TaskStatus struct {
+	ID      task.ID
+	Title   string
+	State   task.State
+	Phase   task.Phase
+	Attempt int
+	Reason  string
+	// Verdict is the latest verify run's status and counts (what
+	// verify.Verdict.Line shows), nil before the first.
+	Verdict *verify.Verdict
+}
+
 // UsageData is the Data of a session.usage event, as far as the store reads
 // it: the phase the session ran and what it reported spending. Writers may
 // add fields of their own.
@@ -246,6 +277,12 @@ type Engine struct {
 	Version string `json:"version"`
 	// Repo is the repository's root on the engine's host.
 	Repo string `json:"repo"`
+	// SSH is the ssh destination ([user@]host) at which another machine
+	// reaches the engine's host, and Bin the path of its orchestra-tui
+	// there: another engine runs `ssh SSH Bin attach --stdio -C Repo` to
+	// draw the panes of this engine's sessions.
+	SSH string `json:"ssh,omitempty"`
+	Bin string `json:"bin,omitempty"`
 	// Slots is how many sessions it can run at once; Busy how many run.
 	Slots       int       `json:"slots"`
 	Busy        int       `json:"busy"`
@@ -273,11 +310,15 @@ type Store interface {
 	// TaskImport stores a new task with its history, all or nothing; see
 	// TaskImportParams.
 	TaskImport(ctx context.Context, p TaskImportParams) error
-	// TaskSummaries returns every task with its latest verdict and the
-	// models its sessions ran, oldest task first, in one query: what the
-	// task list and `status` show, at a cost that does not grow with the
-	// ledger.
+	// TaskSummaries returns every task with its latest verdict (its
+	// output Tail may be left out: VerdictList has it) and the models its
+	// sessions ran, oldest task first, in one query: what the task list
+	// shows, at a cost that does not grow with the ledger.
 	TaskSummaries(ctx context.Context) ([]TaskSummary, error)
+	// TaskStatusList returns every task's status line, oldest task first:
+	// TaskSummaries narrowed to what `status` prints, so a CLI call on a
+	// store of thousands of tasks reads a few columns and decodes nothing.
+	TaskStatusList(ctx context.Context) ([]TaskStatus, error)
 
 	// UsageList returns what every task's sessions reported spending, per
 	// task and phase. The store keeps these sums itself: every session.usage
@@ -290,6 +331,9 @@ type Store interface {
 	// strictly increasing, and a ULID to an event with no ID.
 	EventAppend(ctx context.Context, events ...task.Event) error
 	EventList(ctx context.Context, p EventListParams) ([]task.Event, error)
+	// EventLastSeq returns the newest event's Seq, 0 for an empty ledger:
+	// where a reader that wants only what comes next starts.
+	EventLastSeq(ctx context.Context) (int64, error)
 
 	DecisionInsert(ctx context.Context, d Decision, events ...task.Event) error
 	DecisionList(ctx context.Context, taskID task.ID) ([]Decision, error)
@@ -303,6 +347,10 @@ type Store interface {
 	SessionUpdate(ctx context.Context, s Session, events ...task.Event) error
 	SessionGet(ctx context.Context, id string) (Session, error)
 	SessionList(ctx context.Context, taskID task.ID) ([]Session, error)
+	// SessionListLive returns the sessions of every task still recorded
+	// as launching or confirmed, in launch order: what a starting engine
+	// checks, at a cost that grows with the live sessions, not the history.
+	SessionListLive(ctx context.Context) ([]Session, error)
 
 	// ArtifactSeal records the content and its sha256 (lowercase hex);
 	// ErrStaleToken when the token is not the task's current one (token 0
@@ -313,6 +361,10 @@ type Store interface {
 	// LeaseGrant assigns the next token, stores the lease and moves the task
 	// to leased, guarded by ExpectState.
 	LeaseGrant(ctx context.Context, p LeaseGrantParams) (lease.Lease, error)
+	// LeaseClaim grants a lease on the first claimable candidate; see
+	// LeaseClaimParams. It returns the task as it was before the grant
+	// (queued), and ErrNotFound when no candidate is queued any more.
+	LeaseClaim(ctx context.Context, p LeaseClaimParams) (task.Task, lease.Lease, error)
 	LeaseGet(ctx context.Context, taskID task.ID) (lease.Lease, error)
 	// LeaseUpdate writes a lease; ErrStaleToken if its token is not current,
 	// ErrNotFound if the lease was deleted.

@@ -24,6 +24,8 @@ const (
 	EvSessionConfirmed  Kind = "session.confirmed"
 	EvSessionExited     Kind = "session.exited"
 	EvSessionStuck      Kind = "session.stuck"
+	EvSessionAdopted    Kind = "session.adopted"  // a restarted engine took up a session its session host kept running
+	EvSessionDetached   Kind = "session.detached" // an engine stopped and left the session running in its host for the next one
 	EvBriefDelivered    Kind = "brief.delivered"
 	EvResubmitted       Kind = "session.resubmitted"
 	EvArtifactSealed    Kind = "artifact.sealed"
@@ -63,7 +65,7 @@ var Kinds = []Kind{
 	EvSessionExited, EvSessionStuck, EvBriefDelivered, EvResubmitted, EvArtifactSealed,
 	EvPhaseAdvanced, EvVerifyStarted, EvVerifyFinished, EvLeaseRenewed, EvLeaseExtended,
 	EvLeaseExpired, EvDecisionRecorded, EvDecisionDelivered, EvDeadEnd, EvUsage, EvRefusal, EvBasePolicy,
-	EvTaskRetried, EvBranchMerged, EvBranchPushed, EvBranchPruned, EvNotifyFailed,
+	EvTaskRetried, EvBranchMerged, EvBranchPushed, EvBranchPruned, EvNotifyFailed, EvSessionAdopted, EvSessionDetached,
 }
 
 // Event is one append-only ledger row.

@@ -49,6 +49,8 @@ const (
 	ReasonPushFailed         Reason = "push-failed"
 	ReasonArtifactStale      Reason = "artifact-not-this-session"
 	ReasonStoreFailed        Reason = "store-failed"
+	ReasonBranchForeign      Reason = "branch-foreign-repository"
+	ReasonFetchFailed        Reason = "fetch-failed"
 )
 
 // Reasons lists every reason, for tests that enumerate them.
@@ -62,7 +64,8 @@ var Reasons = []Reason{
 	ReasonWorktreeFailed, ReasonNotGitRepo, ReasonNoVerifyCommand, ReasonUnknownPhase,
 	ReasonHandoffInvalid, ReasonHandoffForeignRepo, ReasonForkFingerprint, ReasonCommitFailed,
 	ReasonArtifactNotSealed, ReasonPathOutside, ReasonMergeConflict, ReasonMergeRefused, ReasonPushFailed,
-	ReasonArtifactStale, ReasonStoreFailed, ReasonInputNotAccepted,
+	ReasonArtifactStale, ReasonStoreFailed, ReasonInputNotAccepted, ReasonBranchForeign,
+	ReasonFetchFailed,
 }
 
 var sentences = map[Reason]string{
@@ -80,7 +83,7 @@ var sentences = map[Reason]string{
 	ReasonRenewalCap:         "The lease was not renewed: the cap on renewals was reached.",
 	ReasonLeaseExpired:       "The lease ran out; the session was stopped and the task requeued.",
 	ReasonLeaseExpiredByHand: "The operator expired the lease; the session was stopped and the task requeued.",
-	ReasonLeaseOrphaned:      "The lease's holder is gone (the console stopped); the task was requeued.",
+	ReasonLeaseOrphaned:      "The lease's holder is gone (its engine stopped or its machine was lost); the task was requeued.",
 	ReasonStaleLeaseToken:    "A write came from a session whose lease was taken away, and was refused.",
 	ReasonDeliveryFailed:     "Input could not be delivered to the agent's pane.",
 	ReasonVerifyError:        "The verify command could not run to completion.",
@@ -106,6 +109,8 @@ var sentences = map[Reason]string{
 	ReasonMergeConflict:      "The task's branch conflicts with the base branch; nothing was merged and the repository is unchanged.",
 	ReasonMergeRefused:       "The task's branch was not merged.",
 	ReasonPushFailed:         "The task's branch could not be pushed or its pull request opened.",
+	ReasonBranchForeign:      "The task's branch on the remote belongs to another repository; it was not checked out.",
+	ReasonFetchFailed:        "The task's branch could not be fetched from the remote; the session starts from what this clone has.",
 }
 
 // Sentence returns the operator-facing sentence for r. An unknown reason

@@ -306,3 +306,50 @@ func TestQuitWithOneLiveSessionSaysIt(t *testing.T) {
 	require.False(t, b.quit)
 	require.Contains(t, ansi.Strip(b.view()), "1 session is running; quitting stops it and requeues its task (its work in the worktree is kept)")
 }
+
+// A snapshot of the same generation only ages the lease clocks: the listed
+// views of leased tasks take the new clocks, and the order is not
+// recomputed; a new generation is ordered again.
+func TestSameGenerationKeepsTheOrderAndTakesTheClocks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(120, 40)
+	s := b.eng.Snapshot()
+	s.Gen = 7
+	b.m.setSnap(s)
+	before := append([]coord.TaskView(nil), b.m.visible()...)
+
+	again := b.eng.Snapshot()
+	again.Gen = 7
+	leased := -1
+	for i := range again.Tasks {
+		if l := again.Tasks[i].Lease; l != nil {
+			c := *l
+			c.Remaining -= time.Second
+			again.Tasks[i].Lease = &c
+			leased = i
+		}
+	}
+	require.GreaterOrEqual(t, leased, 0, "the fixture has a leased task")
+	// A task that became the most recent would move up if a snapshot of
+	// the same generation were sorted at all (the coordinator never sends
+	// one like it: a change is a new generation).
+	last := before[len(before)-1].Task.ID
+	for i := range again.Tasks {
+		if again.Tasks[i].Task.ID == last {
+			again.Tasks[i].Task.UpdatedAt = again.Tasks[i].Task.UpdatedAt.Add(240 * time.Hour)
+		}
+	}
+	b.m.setSnap(again)
+	after := b.m.visible()
+	require.Len(t, after, len(before))
+	for i := range before {
+		require.Equal(t, before[i].Task.ID, after[i].Task.ID, "the order stands")
+		if before[i].Lease != nil {
+			require.Equal(t, before[i].Lease.Remaining-time.Second, after[i].Lease.Remaining, "the clock moved")
+		}
+	}
+
+	again.Gen = 8
+	b.m.setSnap(again)
+	require.NotEqual(t, last, b.m.visible()[len(before)-1].Task.ID, "a new generation is ordered again")
+}

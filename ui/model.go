@@ -92,10 +92,12 @@ type Model struct {
 	width, height int
 	opened        time.Time // when the console opened: older events ring no bell
 
-	snap   coord.Snapshot
-	list   []coord.TaskView // the tasks listed: filtered, searched, in order
-	filter filter
-	search listSearch
+	snap coord.Snapshot
+	list []coord.TaskView // the tasks listed: filtered, searched, in order
+	// listGen is the snapshot generation list was ordered from (0: none).
+	listGen uint64
+	filter  filter
+	search  listSearch
 	// searchIn is the / line; pendingG says a g waits for a second g
 	// (gSeq tells its timeout apart from an older one's).
 	searchIn textinput.Model

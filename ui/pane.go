@@ -7,6 +7,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
 )
@@ -120,12 +121,50 @@ func (m *Model) renderLive(tv coord.TaskView, ok bool, w, h int) []string {
 	}
 	if !isLive(tv) {
 		msg := "no live session · the task is " + string(tv.Task.State)
+		if ls := m.lastScreen(tv.Task.ID); ls != nil && h > 1 {
+			return lastScreenLines(m.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session ended ("+sessionEnd(ls)+") on this screen"), ls, w, h)
+		}
 		return block([]string{m.st.dim.Render(msg)}, w, h)
 	}
 	if m.mode == modeScroll {
 		return m.scrollLines(tv.Task.ID, w, h)
 	}
 	return m.paneLines(tv.Task.ID, w, h)
+}
+
+// lastScreen is the selected task's last session's final screen, when the
+// engine could replay it from the recording.
+func (m *Model) lastScreen(id task.ID) *coord.LastScreen {
+	if m.detailID != id {
+		return nil
+	}
+	return m.detail.LastScreen
+}
+
+// sessionEnd says how a session ended: "exit 0", "exit 129, hangup",
+// "killed".
+func sessionEnd(ls *coord.LastScreen) string {
+	if ls.Status == store.SessionExited {
+		return coord.ExitText(ls.ExitCode)
+	}
+	return string(ls.Status)
+}
+
+// lastScreenLines is a title row over the screen an ended session left,
+// its blank bottom rows dropped; when it is taller than the pane, its
+// bottom rows show, where an agent's last words are.
+func lastScreenLines(title string, ls *coord.LastScreen, w, h int) []string {
+	rows := strings.Split(ls.Screen, "\n")
+	for len(rows) > 0 && strings.TrimSpace(ansi.Strip(rows[len(rows)-1])) == "" {
+		rows = rows[:len(rows)-1]
+	}
+	rows = rows[max(0, len(rows)-(h-1)):]
+	out := make([]string, 0, h)
+	out = append(out, title)
+	for _, r := range rows {
+		out = append(out, fitRaw(r, w))
+	}
+	return block(out, w, h)
 }
 
 // renderGrid draws several live panes at once, each under a title row; the

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 var spinFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
@@ -180,7 +182,10 @@ func (m *Model) renderHints(w int) string {
 	default:
 		// Most used first: the ones at the end give way on a narrow
 		// terminal (help and quit excepted).
-		hints = []string{"j/k select", "enter focus", "tab tabs", "n new", "c correct", "r resubmit", "e extend", "x expire", "g grid", "f filter", "? help", "q quit"}
+		// The selected task's own keys come early: they are what the
+		// operator most likely wants next.
+		hints = append([]string{"j/k select", "enter focus"}, m.taskHints()...)
+		hints = append(hints, "c correct", "n new", "tab tabs", "g grid", "f filter", "? help", "q quit")
 	}
 	// Hints that do not fit give way from the middle: the last ones
 	// (help and quit in normal mode) always show, since help lists the
@@ -198,6 +203,29 @@ func (m *Model) renderHints(w int) string {
 		b.WriteString(m.st.key.Render(k) + " " + m.st.dim.Render(desc))
 	}
 	return fit(b.String(), w)
+}
+
+// taskHints are the keys that act on the selected task in its state: a
+// failed task offers retry, not resubmit; a task awaiting review offers
+// approve. Help lists them all.
+func (m *Model) taskHints() []string {
+	tv, ok := m.selected()
+	if !ok {
+		return nil
+	}
+	switch tv.Task.State {
+	case task.StateAwaitingReview:
+		return []string{"a approve"}
+	case task.StateCompleted:
+		return []string{"M merge"}
+	case task.StateFailed, task.StateCancelled:
+		return []string{"R retry"}
+	case task.StateParked:
+		return []string{"p unpark"}
+	case task.StateQueued:
+		return []string{"p park"}
+	}
+	return []string{"r resubmit", "e extend", "x expire"}
 }
 
 // renderHelp lists every key with what it does, in as few columns as hold

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+	"github.com/dustin/go-humanize"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -176,8 +177,8 @@ func (m *Model) renderTaskHeader(tv coord.TaskView, tail string, w int) string {
 	return fit(s, w)
 }
 
-// renderVerdictStrip is the latest verdict and what the task spent, in one
-// line. When that does not fit, the spend gives up its detail (tokens, then
+// renderVerdictStrip is the latest verdict, what the task spent and what
+// it holds on disk, in one line. When that does not fit, the spend gives up its detail (tokens, then
 // models), then the verdict its duration, before anything is cut; the
 // Verdict and Events tabs have it all.
 func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
@@ -191,13 +192,25 @@ func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
 			verdicts = append(verdicts, m.st.dim.Render("verdict ")+m.styleVerdict(v, v.Line()))
 		}
 	}
+	// Disk use comes last and goes first: it is shown only where the
+	// whole line fits with it.
+	disk := ""
+	if tv.Disk.Total() > 0 {
+		disk = m.st.dim.Render(" · disk ") + humanize.IBytes(uint64(tv.Disk.Total()))
+	}
 	spends := spendForms(tv.Usage)
 	if len(spends) == 0 {
+		if disk != "" && ansi.StringWidth(verdicts[0]+disk) <= w {
+			return fit(verdicts[0]+disk, w)
+		}
 		return fit(verdicts[0], w)
 	}
 	for _, v := range verdicts {
 		for i, sp := range spends {
 			line := v + m.st.dim.Render(" · spent ") + sp
+			if disk != "" && ansi.StringWidth(line+disk) <= w {
+				return fit(line+disk, w)
+			}
 			if ansi.StringWidth(line) <= w {
 				return fit(line, w)
 			}

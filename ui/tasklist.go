@@ -1,9 +1,11 @@
 package ui
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -59,45 +61,80 @@ func listRank(tv coord.TaskView) int {
 	return 2
 }
 
-// listBefore is the list's order: by rank; live tasks in creation order, so
-// rows (and grid cells) do not jump while they run; the others by most
-// recent activity first, so last night's history reads from the top.
-func listBefore(a, b coord.TaskView) bool {
-	ra, rb := listRank(a), listRank(b)
-	if ra != rb {
-		return ra < rb
-	}
-	if ra != 1 && !a.Task.UpdatedAt.Equal(b.Task.UpdatedAt) {
-		return a.Task.UpdatedAt.After(b.Task.UpdatedAt)
-	}
-	return a.Task.ID < b.Task.ID
-}
-
 // setSnap takes a new snapshot and rebuilds the list the operator sees from
 // it: filtered, searched and ordered once per snapshot, not once per frame.
+//
+// A snapshot of the same generation differs from the last one only in its
+// clocks (coord.Snapshot.Gen), so the order stands: only the views with a
+// lease, whose clocks moved, are taken again, and thousands of ended tasks
+// are not filtered and sorted once a second for a ticking lease clock.
 func (m *Model) setSnap(s coord.Snapshot) {
+	same := s.Gen != 0 && s.Gen == m.snap.Gen && len(s.Tasks) == len(m.snap.Tasks) && m.listGen == s.Gen
 	m.snap = s
-	m.rebuildList()
+	if !same {
+		m.rebuildList()
+		m.listGen = s.Gen
+		return
+	}
+	var leased map[task.ID]coord.TaskView
+	for _, tv := range s.Tasks {
+		if tv.Lease != nil {
+			if leased == nil {
+				leased = map[task.ID]coord.TaskView{}
+			}
+			leased[tv.Task.ID] = tv
+		}
+	}
+	for i, tv := range m.list {
+		if tv.Lease == nil {
+			continue
+		}
+		if now, ok := leased[tv.Task.ID]; ok {
+			m.list[i] = now
+		}
+	}
 }
 
 // rebuildList recomputes the visible list after the snapshot, the filter or
 // the search changed.
+//
+// The list's order: by rank; live tasks in creation order, so rows (and
+// grid cells) do not jump while they run; the others by most recent
+// activity first, so last night's history reads from the top.
 func (m *Model) rebuildList() {
-	out := m.list[:0]
-	for _, tv := range m.snap.Tasks {
+	m.listGen = 0 // set again by setSnap when it is a snapshot's whole rebuild
+	// The sort moves small keys, not the views (hundreds of bytes each):
+	// ten thousand tasks sorted as views cost most of a first frame.
+	type key struct {
+		rank int
+		at   time.Time // zero for live tasks, which keep creation order
+		id   task.ID
+		i    int
+	}
+	keys := make([]key, 0, len(m.snap.Tasks))
+	for i, tv := range m.snap.Tasks {
 		if m.filter.match(tv) && m.search.match(tv) {
-			out = append(out, tv)
+			k := key{rank: listRank(tv), id: tv.Task.ID, i: i}
+			if k.rank != 1 {
+				k.at = tv.Task.UpdatedAt
+			}
+			keys = append(keys, k)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b coord.TaskView) int {
-		switch {
-		case listBefore(a, b):
-			return -1
-		case listBefore(b, a):
-			return 1
+	// The order of listBefore.
+	slices.SortFunc(keys, func(a, b key) int {
+		if a.rank != b.rank {
+			return cmp.Compare(a.rank, b.rank)
 		}
-		return 0
+		if c := b.at.Compare(a.at); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.id, b.id)
 	})
+	out := slices.Grow(m.list[:0], len(keys))
+	for _, k := range keys {
+		out = append(out, m.snap.Tasks[k.i])
+	}
 	m.list = out
 }
 
@@ -156,13 +193,20 @@ func (m *Model) moveSelection(delta int) bool {
 // tells tasks apart, so it keeps a readable width and the other columns
 // give way as the list narrows: first the long state names shorten (the
 // tab bar still shows the full one), then the flag goes (a ⚑ mark stays),
-// then the attempt, the lease clock (the lease strip shows the selected
-// task's) and last the phase.
+// then the attempt (the detail shows it), the host (on a shared store: which
+// machine runs a task matters more than its attempt), the lease clock (the
+// lease strip shows the selected task's) and last the phase.
 type listColumns struct {
 	phase, attempt, lease, flag bool
 	shortState                  bool
 	titleW, flagW               int
+	// hostW is the width of the HOST column (the machine a task runs on,
+	// when engines share a store); 0 when it is not shown.
+	hostW int
 }
+
+// maxHostW caps the HOST column; a longer machine name is cut.
+const maxHostW = 12
 
 const (
 	minTitleW  = 16 // below this a title stops being readable
@@ -171,8 +215,8 @@ const (
 	maxFlagW   = 28
 )
 
-func columnsFor(w int) listColumns {
-	c := listColumns{phase: true, attempt: true, lease: true, flag: true}
+func columnsFor(w, hostW int) listColumns {
+	c := listColumns{phase: true, attempt: true, lease: true, flag: true, hostW: min(hostW, maxHostW)}
 	steps := []struct {
 		below int // the title width under which this step is taken
 		take  func()
@@ -180,6 +224,7 @@ func columnsFor(w int) listColumns {
 		{roomyTitle, func() { c.shortState = true }},
 		{minTitleW, func() { c.flag = false }},
 		{minTitleW, func() { c.attempt = false }},
+		{minTitleW, func() { c.hostW = 0 }},
 		{minTitleW, func() { c.lease = false }},
 		{minTitleW, func() { c.phase = false }},
 	}
@@ -219,7 +264,22 @@ func (c listColumns) fixedW() int {
 	if c.lease {
 		n += 6
 	}
+	if c.hostW > 0 {
+		n += c.hostW + 1
+	}
 	return n
+}
+
+// hostWidth is the width the HOST column needs: the longest machine name
+// of the tasks, 0 when none runs on a shared store.
+func hostWidth(tasks []coord.TaskView) int {
+	w := 0
+	for _, tv := range tasks {
+		if tv.Host != "" {
+			w = max(w, ansi.StringWidth(tv.Host), len("HOST"))
+		}
+	}
+	return w
 }
 
 func stateW(short bool) int {
@@ -241,7 +301,7 @@ func stateLabel(s task.State, short bool) string {
 // the selection stays visible.
 func (m *Model) renderTaskList(w, h int) []string {
 	vis := m.visible()
-	c := columnsFor(w)
+	c := columnsFor(w, hostWidth(vis))
 	lines := make([]string, 0, h)
 	title := fmt.Sprintf("TASKS %d/%d · filter %s", len(vis), len(m.snap.Tasks), m.filter)
 	if m.search.query != "" {
@@ -292,6 +352,9 @@ func (m *Model) listHeader(c listColumns) string {
 		b.WriteString("PHASE     ")
 	}
 	b.WriteString(padRight("STATE", stateW(c.shortState)) + " ")
+	if c.hostW > 0 {
+		b.WriteString(padRight("HOST", c.hostW) + " ")
+	}
 	if c.attempt {
 		b.WriteString("#   ")
 	}
@@ -329,6 +392,9 @@ func (m *Model) taskRow(tv coord.TaskView, c listColumns) string {
 		b.WriteString(padRight(string(t.Phase), 9) + " ")
 	}
 	b.WriteString(padRight(stateLabel(t.State, c.shortState), stateW(c.shortState)) + " ")
+	if c.hostW > 0 {
+		b.WriteString(padRight(tv.Host, c.hostW) + " ")
+	}
 	if c.attempt {
 		b.WriteString(padRight(fmt.Sprintf("%d", t.Attempt), 3) + " ")
 	}

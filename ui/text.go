@@ -33,15 +33,18 @@ func fitRaw(s string, w int) string {
 	if w <= 0 {
 		return ""
 	}
-	if strings.IndexByte(s, 0x1b) < 0 {
-		return fit(strings.TrimRight(s, " "), w)
+	plain := strings.IndexByte(s, 0x1b) < 0
+	if plain {
+		s = strings.TrimRight(s, " ")
 	}
 	sw := ansi.StringWidth(s)
 	if sw > w {
 		s = ansi.Truncate(s, w, "")
 		sw = ansi.StringWidth(s)
 	}
-	s += "\x1b[m"
+	if !plain {
+		s += "\x1b[m"
+	}
 	if sw < w {
 		s += strings.Repeat(" ", w-sw)
 	}

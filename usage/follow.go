@@ -13,6 +13,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/orchestra-tui/orchestra-tui/dirwatch"
 	"github.com/orchestra-tui/orchestra-tui/jail"
 )
 
@@ -23,14 +24,16 @@ import (
 // file); files created later are read from the start.
 //
 // It never polls: it reads when fsnotify reports a write or a create, and
-// once more, to the end of every file, when it is closed.
+// once more, to the end of every file, when it is closed. Its directories
+// are watches on the process's one inotify instance (dirwatch), so a
+// follower per session costs no instance of the user's 128.
 type Follower struct {
 	root  string
 	since time.Time
 	match func(path string) bool
 	parse func(path string) LineParser
 	emit  func(Record)
-	w     *fsnotify.Watcher
+	w     *dirwatch.Sub
 
 	mu      sync.Mutex
 	files   map[string]*followed
@@ -74,7 +77,7 @@ func FollowWith(root string, since time.Time, match func(path string) bool, pars
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, fmt.Errorf("follow usage under %s: %w", root, err)
 	}
-	w, err := fsnotify.NewWatcher()
+	w, err := dirwatch.New(true)
 	if err != nil {
 		return nil, fmt.Errorf("follow usage under %s: %w", root, err)
 	}
@@ -141,28 +144,42 @@ func (f *Follower) loop() {
 		select {
 		case <-f.quit:
 			return
-		case ev, ok := <-f.w.Events:
-			if !ok {
-				return
+		case <-f.w.C():
+			changes, lost := f.w.Take()
+			if lost {
+				f.rescan()
+				continue
 			}
-			f.handle(ev)
-		case err, ok := <-f.w.Errors:
-			if !ok {
-				return
+			for _, ch := range changes {
+				f.handle(ch)
 			}
-			f.mu.Lock()
-			f.lastErr = err
-			f.mu.Unlock()
 		}
 	}
 }
 
-func (f *Follower) handle(ev fsnotify.Event) {
-	if !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
+// rescan reads everything after events were lost: new directories and
+// files from their start, known files from where they were.
+func (f *Follower) rescan() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.addTree(f.root, false); err != nil {
+		f.lastErr = err
+	}
+	for path, st := range f.files {
+		f.read(path, st)
+	}
+}
+
+func (f *Follower) handle(ev dirwatch.Change) {
+	if !ev.Op.Has(fsnotify.Create) && !ev.Op.Has(fsnotify.Write) {
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if st, ok := f.files[ev.Name]; ok {
+		f.read(ev.Name, st)
+		return
+	}
 	fi, err := os.Stat(ev.Name)
 	if err != nil {
 		return
@@ -173,14 +190,11 @@ func (f *Follower) handle(ev fsnotify.Event) {
 		}
 		return
 	}
-	st, ok := f.files[ev.Name]
-	if !ok {
-		if !f.match(ev.Name) {
-			return
-		}
-		st = &followed{parse: f.parse(ev.Name)}
-		f.files[ev.Name] = st
+	if !f.match(ev.Name) {
+		return
 	}
+	st := &followed{parse: f.parse(ev.Name)}
+	f.files[ev.Name] = st
 	f.read(ev.Name, st)
 }
 
@@ -241,11 +255,12 @@ func (f *Follower) read(path string, st *followed) {
 
 // Close stops following after reading every followed file (and any new
 // one under root) to its end, so nothing written before Close is missed.
-// It returns the last error the watcher reported, if any.
+// It returns the last error met while following, if any.
 func (f *Follower) Close() error {
 	close(f.quit)
 	<-f.done
-	err := f.w.Close()
+	f.w.Close()
+	var err error
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.closed = true

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Gemini CLI chat records: one JSON-lines file per conversation under
@@ -22,10 +23,11 @@ import (
 // tokens are billed as output.
 
 type geminiLine struct {
-	ProjectHash string `json:"projectHash"`
-	ID          string `json:"id"`
-	Type        string `json:"type"`
-	Model       string `json:"model"`
+	ProjectHash string    `json:"projectHash"`
+	StartTime   time.Time `json:"startTime"`
+	ID          string    `json:"id"`
+	Type        string    `json:"type"`
+	Model       string    `json:"model"`
 	Tokens      *struct {
 		Input    int64 `json:"input"`
 		Output   int64 `json:"output"`
@@ -35,21 +37,29 @@ type geminiLine struct {
 }
 
 // GeminiChat returns a parser for one Gemini CLI chat file that counts only
-// a conversation run in workdir ("" counts every conversation).
-func GeminiChat(workdir string) LineParser {
+// a conversation run in workdir ("" counts every conversation) and begun
+// at or after since (zero: whenever). A conversation begun before since
+// is an earlier session's: its CLI may still write its file after the
+// next session began (a stopped CLI saves its chat as it exits, and on a
+// loaded machine that came after the next session's meter started, which
+// then counted the earlier session's replies again).
+func GeminiChat(workdir string, since time.Time) LineParser {
 	want := ""
 	if workdir != "" {
 		want = GeminiProjectHash(workdir)
 	}
+	// The chat's start has millisecond precision.
+	since = since.Truncate(time.Millisecond)
 	// A file is skipped until its first line names the project.
-	skip := want != ""
+	skip := want != "" || !since.IsZero()
 	return func(line []byte) (Record, bool) {
 		var l geminiLine
 		if json.Unmarshal(line, &l) != nil {
 			return Record{}, false
 		}
 		if l.ProjectHash != "" {
-			skip = want != "" && l.ProjectHash != want && l.ProjectHash != geminiHash(workdir)
+			skip = want != "" && l.ProjectHash != want && l.ProjectHash != geminiHash(workdir) ||
+				!since.IsZero() && (l.StartTime.IsZero() || l.StartTime.Before(since))
 		}
 		if skip || l.Type != "gemini" || l.Tokens == nil || l.Model == "" {
 			return Record{}, false

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -24,14 +25,22 @@ func geminiChat(dir string) string {
 func TestGeminiChat(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	got := parseAll(GeminiChat(dir), geminiChat(dir))
+	got := parseAll(GeminiChat(dir, time.Time{}), geminiChat(dir))
 	// The follower drops the repeated id; the parser reports each line.
 	require.Equal(t, []Record{
 		{Model: "gemini-stub", MessageID: "g1", Tokens: Tokens{Input: 10700, Output: 67, CacheRead: 81}},
 		{Model: "gemini-stub", MessageID: "g1", Tokens: Tokens{Input: 10700, Output: 67, CacheRead: 81}},
 		{Model: "gemini-stub", MessageID: "g2", Tokens: Tokens{Input: 11024, Output: 23}},
 	}, got)
-	require.Empty(t, parseAll(GeminiChat(t.TempDir()), geminiChat(dir)), "another directory's chat")
+	require.Empty(t, parseAll(GeminiChat(t.TempDir(), time.Time{}), geminiChat(dir)), "another directory's chat")
+
+	// The chat began at 19:40:23.892: a session begun then or before
+	// counts it; one begun later does not (an earlier session's CLI saved
+	// it as it exited).
+	start := time.Date(2026, 11, 30, 19, 40, 23, 892_400_000, time.UTC)
+	require.Len(t, parseAll(GeminiChat(dir, start), geminiChat(dir)), 3, "begun in the same millisecond")
+	require.Len(t, parseAll(GeminiChat(dir, start.Add(-time.Hour)), geminiChat(dir)), 3)
+	require.Empty(t, parseAll(GeminiChat(dir, start.Add(time.Millisecond)), geminiChat(dir)), "an earlier session's chat")
 }
 
 func TestGeminiDir(t *testing.T) {

@@ -5,34 +5,27 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/dirwatch"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
 )
 
-// inotifyInstances counts this process's inotify file descriptors.
-func inotifyInstances(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	require.NoError(t, err)
-	n := 0
-	for _, e := range ents {
-		if target, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && target == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
-}
-
-// 200 concurrent sessions stay within one inotify instance (a user has 128
-// by default: one per session failed the 128th launch), and each still
-// hears about its own state directory: a sentinel written in one of them
-// is refused for that session (no artifact), and for no other.
+// 200 concurrent sessions, each with its usage follower as the coordinator
+// starts one for Claude Code (its transcripts under one config directory
+// shared by all), stay within one inotify instance (a user has 128 by
+// default: one per session failed the 128th launch, one per session and
+// one per follower the 64th), and each still hears about its own
+// directories: a sentinel written in one of them is refused for that
+// session (no artifact), and for no other; a transcript line written for
+// one of them is counted by its follower, and by no other.
 func TestTwoHundredSessionsShareOneInotifyInstance(t *testing.T) {
 	const n = 200
 	spec := session.Spec{
@@ -64,7 +57,41 @@ func TestTwoHundredSessionsShareOneInotifyInstance(t *testing.T) {
 		require.NoError(t, err, "session %d", i)
 		runs[i] = r
 	}
-	require.Equal(t, 1, inotifyInstances(t), "200 sessions, one inotify instance")
+	require.Equal(t, 1, dirwatch.Instances(), "200 sessions, one inotify instance")
+
+	// One usage follower per session, as coord.startMeter makes them.
+	conf := filepath.Join(t.TempDir(), ".claude")
+	projects := filepath.Join(conf, "projects")
+	type counted struct {
+		i   int
+		rec usage.Record
+	}
+	records := make(chan counted, n)
+	for i := range n {
+		project := usage.ClaudeProjectDir(conf, dirs[i])
+		if i%2 == 0 { // half the conversations exist before their follower
+			require.NoError(t, os.MkdirAll(project, 0o700))
+		}
+		f, err := usage.Follow(projects,
+			func(path string) bool { return strings.HasPrefix(path, project+string(filepath.Separator)) },
+			func(r usage.Record) { records <- counted{i, r} })
+		require.NoError(t, err, "follower %d", i)
+		t.Cleanup(func() { _ = f.Close() })
+	}
+	require.Equal(t, 1, dirwatch.Instances(), "200 sessions and 200 usage followers, one inotify instance")
+
+	const talker = 61 // its project directory is made after its follower started
+	project := usage.ClaudeProjectDir(conf, dirs[talker])
+	require.NoError(t, os.MkdirAll(project, 0o700))
+	line := `{"type":"assistant","message":{"id":"msg_1","model":"claude-test","usage":{"input_tokens":7,"output_tokens":3}}}` + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(project, "conv.jsonl"), []byte(line), 0o600))
+	select {
+	case c := <-records:
+		require.Equal(t, talker, c.i, "another session's follower counted the line")
+		require.Equal(t, int64(7), c.rec.Tokens.Input)
+	case <-time.After(time.Minute):
+		t.Fatal("the session's follower never counted its transcript line")
+	}
 
 	const pick = 137
 	require.NoError(t, os.WriteFile(filepath.Join(dirs[pick], filepath.FromSlash(task.SentinelPath)), nil, 0o600))

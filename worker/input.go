@@ -34,6 +34,14 @@ type Input struct {
 	Done chan<- error
 }
 
+// keyedSender is a session that remembers, across engines, which named
+// inputs it began to type (a session host): a decision is sent with its
+// id, so an engine that takes the session up again knows whether the
+// decision reached the pane.
+type keyedSender interface {
+	SendKeyed(ctx context.Context, key, text string) error
+}
+
 // ErrClosed means the session ended before the input could be typed.
 var ErrClosed = errors.New("the session has ended")
 
@@ -197,6 +205,9 @@ func (r *Run) typeInput(ctx context.Context, in Input) error {
 		r.in.mu.Lock()
 		r.in.lastText = in.Text
 		r.in.mu.Unlock()
+		if ks, ok := r.sess.(keyedSender); ok && in.Kind == InputDecision && in.ID != "" {
+			return ks.SendKeyed(ctx, in.ID, in.Text)
+		}
 		return r.sess.SendChecked(ctx, in.Text)
 	}
 }

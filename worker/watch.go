@@ -26,6 +26,7 @@ func (r *Run) watch(ctx context.Context, changes <-chan struct{}) {
 		case <-ctx.Done():
 			return
 		case <-changes:
+			r.stateSeen.Store(false)
 			settle.Reset(r.p.Settle)
 		case <-settle.C:
 			if r.finished.Load() {
@@ -104,15 +105,30 @@ func (r *Run) waitIdle(ctx context.Context) bool {
 	}
 }
 
+// worktreeBackoff bounds how far the worktree's fingerprint backs off while
+// an agent sits still: twelve times WorktreeEvery (a minute by default),
+// well inside a lease's renewal window.
+const worktreeBackoff = 12
+
 // sampleLoop takes a progress sample every SampleEvery and tracks how long
 // the screen has been still, for stuck detection. Stillness counts only
 // from the brief's delivery: before it the agent is waiting on us.
+//
+// The worktree's fingerprint runs git, the one costly part of a sample: it
+// is taken every WorktreeEvery while the agent shows signs of work, and
+// while neither its screen (volatile parts masked) nor its worktree has
+// changed since the last one, four times as far apart each time, up to
+// worktreeBackoff times WorktreeEvery (by default 5 s, 20 s, then every
+// minute). Sixteen idle agents then cost git once a minute each instead of
+// every five seconds, and the first change of screen brings the pace back.
 func (r *Run) sampleLoop(ctx context.Context) {
 	tick := time.NewTicker(r.p.SampleEvery)
 	defer tick.Stop()
 	lastScreen := r.Sample().Screen
 	lastChange := r.p.Now()
 	lastWorktree := lastChange
+	worktreeWait := r.p.WorktreeEvery
+	screenAtWorktree := lastScreen
 	stuck := false
 	for {
 		select {
@@ -122,12 +138,17 @@ func (r *Run) sampleLoop(ctx context.Context) {
 		}
 		prev := r.Sample()
 		now := r.p.Now()
-		refresh := now.Sub(lastWorktree) >= r.p.WorktreeEvery
+		refresh := now.Sub(lastWorktree) >= worktreeWait
 		if refresh {
 			lastWorktree = now
 		}
 		s := r.takeSample(prev, refresh)
 		r.sample.Store(&s)
+		worktreeWait = nextWorktreeWait(worktreeWait, r.p.WorktreeEvery,
+			s.Screen != screenAtWorktree, refresh, s.Worktree != prev.Worktree)
+		if refresh || s.Screen != screenAtWorktree {
+			screenAtWorktree = s.Screen
+		}
 		if s.Advanced(prev) {
 			r.progressAt.Store(now.UnixNano())
 		}
@@ -155,9 +176,27 @@ func (r *Run) sampleLoop(ctx context.Context) {
 	}
 }
 
+// nextWorktreeWait is how long the next worktree fingerprint waits after a
+// sample: every again once the screen has changed since the last
+// fingerprint or the fingerprint just taken (refreshed) differs from the
+// one before; four times wait, up to worktreeBackoff times every, when one was
+// just taken and nothing had changed; wait as it was otherwise.
+func nextWorktreeWait(wait, every time.Duration, screenChanged, refreshed, worktreeChanged bool) time.Duration {
+	switch {
+	case screenChanged, refreshed && worktreeChanged:
+		return every
+	case refreshed:
+		return min(4*wait, worktreeBackoff*every)
+	default:
+		return wait
+	}
+}
+
 // takeSample fingerprints the screen (volatile parts masked) when it has
 // changed since prev, the worktree's changed files when refresh is set
-// (that runs git, so not on every sample), and the artifacts present.
+// (that runs git, so not on every sample), and counts the artifacts
+// present when the state directory changed since they were last counted
+// (or its watch has ended).
 func (r *Run) takeSample(prev lease.Progress, refresh bool) lease.Progress {
 	p := prev
 	p.At = r.p.Now()
@@ -178,6 +217,15 @@ func (r *Run) takeSample(prev lease.Progress, refresh bool) lease.Progress {
 			}
 			p.Worktree = lease.WorktreeFingerprint(entries)
 		}
+	}
+	watching := true
+	select {
+	case <-r.watchDone:
+		watching = false
+	default:
+	}
+	if watching && r.stateSeen.Swap(true) && prev.At != (time.Time{}) {
+		return p
 	}
 	p.Artifacts = 0
 	ents, _ := r.wt.ReadDir(task.StateDir)

@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/dirwatch"
 	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/session"
@@ -108,6 +109,9 @@ type Params struct {
 	Changed func(dir, base string) ([]string, error)
 	Now     func() time.Time
 	Reports chan<- Report
+	// Launch starts the session; nil starts it in this process. An engine
+	// that runs sessions in hosts sets it (host.Launcher).
+	Launch Launcher
 	// Gone, when closed, means nobody reads Reports any more (the
 	// coordinator has returned): reports are dropped instead of blocking,
 	// so a stopping session can always finish.
@@ -121,7 +125,7 @@ type Run struct {
 	// launchedAt is the wall-clock time just before the program started:
 	// an artifact older than it is not this session's.
 	launchedAt time.Time
-	sess       *session.Session
+	sess       Session
 	volatile   []*regexp.Regexp
 	in         *inputQueue
 	sample     atomic.Pointer[lease.Progress]
@@ -135,44 +139,29 @@ type Run struct {
 	// screenVersion is the screen version the last sample fingerprinted;
 	// only the sampling goroutine (and Start, before it runs) touches it.
 	screenVersion uint64
-	stopOnce      sync.Once
-	cancel        context.CancelFunc
+	// stateSeen says the artifacts counted last are still those in the
+	// state directory: the sentinel watch clears it on every change there.
+	stateSeen atomic.Bool
+	stopOnce  sync.Once
+	ctx       context.Context
+	cancel    context.CancelFunc
 	// watchDone is closed when the sentinel watch has returned: the exit
 	// is reported only after it, so a phase finished just before the exit
 	// always reaches the coordinator first.
 	watchDone chan struct{}
-	done      chan struct{}
+	// detached is closed when the run lets go of a session that keeps
+	// running (Detach); doneOnce closes done on whichever path ends first.
+	detached chan struct{}
+	doneOnce sync.Once
+	done     chan struct{}
 }
 
 // Start prepares the state directory and launches the session. The returned
 // run reports through p.Reports until the process exits.
 func Start(ctx context.Context, p Params) (*Run, error) {
-	if p.Now == nil {
-		p.Now = time.Now
-	}
-	if p.SampleEvery <= 0 {
-		p.SampleEvery = time.Second
-	}
-	if p.WorktreeEvery < p.SampleEvery {
-		p.WorktreeEvery = 5 * p.SampleEvery
-	}
-	if p.Settle <= 0 {
-		p.Settle = 100 * time.Millisecond
-	}
-	volatile, err := lease.CompileVolatile(p.Spec.Volatile)
+	wt, volatile, err := openWorktree(&p)
 	if err != nil {
-		return nil, fmt.Errorf("harness %s: %w", p.Spec.Name, err)
-	}
-	// Every path the worker touches in the worktree goes through the jail:
-	// the agent owns the worktree and may have turned any of it into a
-	// symlink leading out.
-	wt, err := jail.Open(p.Dir)
-	if err != nil {
-		return nil, fmt.Errorf("open worktree %s: %w", p.Dir, err)
-	}
-	if err := wt.MkdirAll(task.StateDir, 0o700); err != nil {
-		wt.Close()
-		return nil, outsideOr(err, fmt.Errorf("prepare %s: %w", task.StateDir, err))
+		return nil, err
 	}
 	// Files are fenced as well as rows: whatever is left of an earlier
 	// session of this task (a daemonised child of a killed console's
@@ -191,12 +180,10 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 			return nil, outsideOr(err, fmt.Errorf("clear %s: %w", rel, err))
 		}
 	}
-	stateDir := filepath.Join(p.Dir, task.StateDir)
 	// Watch before launching so nothing the agent writes is missed.
-	changes, unwatch, err := watchDir(stateDir)
+	changes, unwatch, err := watchState(p, wt)
 	if err != nil {
-		wt.Close()
-		return nil, fmt.Errorf("watch %s: %w", stateDir, err)
+		return nil, err
 	}
 	spec := p.Spec
 	switch spec.Delivery {
@@ -216,44 +203,113 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 			return nil, fmt.Errorf("prepare recording dir: %w", err)
 		}
 	}
+	// A pane that takes its brief as a file says where it is above the
+	// program's first output (a shell's first prompt stays the last line).
+	var banner string
+	if spec.Delivery == session.DeliveryFile {
+		banner = briefNotice(p.Phase)
+	}
 	launchedAt := time.Now()
-	sess, err := session.Start(session.Params{
+	launch := p.Launch
+	if launch == nil {
+		launch = launchInProcess
+	}
+	sess, err := launch(session.Params{
 		Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows, History: noHistory(p.History),
 		Environ: p.Environ, CastPath: p.CastPath, Now: p.Now,
 		TaskID: string(p.TaskID), SessionID: p.SessionID, RecordMax: p.RecordMax,
+		Banner: banner,
 	})
 	if err != nil {
 		unwatch()
 		wt.Close()
 		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	r := &Run{p: p, wt: wt, launchedAt: launchedAt, sess: sess, volatile: volatile, cancel: cancel, watchDone: make(chan struct{}), done: make(chan struct{})}
-	r.in = newInputQueue()
-	first := r.takeSample(lease.Progress{}, true)
-	r.sample.Store(&first)
-	r.progressAt.Store(p.Now().UnixNano())
+	r := newRun(ctx, p, wt, sess, volatile, launchedAt)
 	if spec.Delivery == session.DeliveryArg || spec.Delivery == session.DeliveryFile {
 		// It has the brief from its first instant, so corrections need
 		// not wait for one.
 		r.briefedAt.Store(p.Now().UnixNano())
 		r.in.briefed = true
 	}
+	r.begin(true, changes, unwatch)
+	return r, nil
+}
 
-	go r.confirm(ctx)
+// openWorktree fills in p's defaults, compiles its harness's volatile patterns and
+// opens the worktree with its state directory made: the set-up a launched
+// and an adopted session share. Every path the worker touches in the
+// worktree goes through the jail: the agent owns the worktree and may have
+// turned any of it into a symlink leading out.
+func openWorktree(p *Params) (*jail.Dir, []*regexp.Regexp, error) {
+	if p.Now == nil {
+		p.Now = time.Now
+	}
+	if p.SampleEvery <= 0 {
+		p.SampleEvery = time.Second
+	}
+	if p.WorktreeEvery < p.SampleEvery {
+		p.WorktreeEvery = 5 * p.SampleEvery
+	}
+	if p.Settle <= 0 {
+		p.Settle = 100 * time.Millisecond
+	}
+	volatile, err := lease.CompileVolatile(p.Spec.Volatile)
+	if err != nil {
+		return nil, nil, fmt.Errorf("harness %s: %w", p.Spec.Name, err)
+	}
+	wt, err := jail.Open(p.Dir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("open worktree %s: %w", p.Dir, err)
+	}
+	if err := wt.MkdirAll(task.StateDir, 0o700); err != nil {
+		wt.Close()
+		return nil, nil, outsideOr(err, fmt.Errorf("prepare %s: %w", task.StateDir, err))
+	}
+	return wt, volatile, nil
+}
+
+// watchState watches the worktree's state directory, where the agent
+// writes its artifact and sentinel; on failure it closes wt.
+func watchState(p Params, wt *jail.Dir) (<-chan struct{}, func(), error) {
+	stateDir := filepath.Join(p.Dir, task.StateDir)
+	changes, unwatch, err := dirwatch.Dir(stateDir)
+	if err != nil {
+		wt.Close()
+		return nil, nil, fmt.Errorf("watch %s: %w", stateDir, err)
+	}
+	return changes, unwatch, nil
+}
+
+func newRun(ctx context.Context, p Params, wt *jail.Dir, sess Session, volatile []*regexp.Regexp, launchedAt time.Time) *Run {
+	ctx, cancel := context.WithCancel(ctx)
+	r := &Run{p: p, wt: wt, launchedAt: launchedAt, sess: sess, volatile: volatile, ctx: ctx, cancel: cancel,
+		watchDone: make(chan struct{}), detached: make(chan struct{}), done: make(chan struct{})}
+	r.in = newInputQueue()
+	first := r.takeSample(lease.Progress{}, true)
+	r.sample.Store(&first)
+	r.progressAt.Store(p.Now().UnixNano())
+	return r
+}
+
+// begin starts the run's goroutines: the launch's confirmation when
+// confirm is set, input delivery, the sentinel watch, the sampler and the
+// exit's watch.
+func (r *Run) begin(confirm bool, changes <-chan struct{}, unwatch func()) {
+	ctx := r.ctx
+	if confirm {
+		go r.confirm(ctx)
+	}
 	go r.deliverInputs(ctx)
 	// The worktree handle is released once its users have returned: the
 	// watch, the sampler and the exit's last look at what the agent left.
 	var users sync.WaitGroup
 	users.Go(func() { defer unwatch(); r.watch(ctx, changes) })
 	users.Go(func() { r.sampleLoop(ctx) })
+	wt := r.wt
 	go func() { users.Wait(); <-r.done; wt.Close() }()
 	go r.waitExit()
-	return r, nil
 }
-
-// Session returns the live session.
-func (r *Run) Session() *session.Session { return r.sess }
 
 // View returns the session's screen.
 func (r *Run) View() session.View { return r.sess.View() }
@@ -281,14 +337,21 @@ func (r *Run) Stop(grace time.Duration) error {
 	return err
 }
 
-func (r *Run) report(rep Report) {
-	rep.TaskID, rep.SessionID, rep.Token, rep.Phase = r.p.TaskID, r.p.SessionID, r.p.Token, r.p.Phase
+func (r *Run) report(rep Report) { r.p.Send(rep) }
+
+// Send stamps rep with the assignment (task, session, token, phase, and
+// the time if unset) and sends it on Reports; it is dropped once Gone is
+// closed, so a stopping session never blocks on a coordinator that has
+// returned. Workers, and the fakes that stand in for them, report this
+// way.
+func (p Params) Send(rep Report) {
+	rep.TaskID, rep.SessionID, rep.Token, rep.Phase = p.TaskID, p.SessionID, p.Token, p.Phase
 	if rep.At.IsZero() {
-		rep.At = r.p.Now()
+		rep.At = p.Now()
 	}
 	select {
-	case r.p.Reports <- rep:
-	case <-r.p.Gone:
+	case p.Reports <- rep:
+	case <-p.Gone:
 	}
 }
 
@@ -298,9 +361,6 @@ func (r *Run) confirm(ctx context.Context) {
 		return // the phase finished (or the run was stopped) first
 	}
 	if err == nil {
-		if r.p.Spec.Delivery == session.DeliveryFile {
-			_ = r.sess.Notice(briefNotice(r.p.Phase))
-		}
 		r.report(Report{Kind: Confirmed})
 		return
 	}
@@ -322,7 +382,16 @@ func (r *Run) confirm(ctx context.Context) {
 // the process ended (a one-shot agent ends by exiting); otherwise the exit
 // carries the reason the phase is unfinished.
 func (r *Run) waitExit() {
-	<-r.sess.Done()
+	select {
+	case <-r.sess.Done():
+	case <-r.detached:
+		// Let go of with its agent running: nothing to report.
+		r.cancel()
+		<-r.watchDone
+		r.in.close()
+		r.closeDone()
+		return
+	}
 	r.cancel()
 	<-r.watchDone
 	r.in.close()
@@ -336,7 +405,33 @@ func (r *Run) waitExit() {
 		why = ref
 	}
 	r.report(Report{Kind: Exited, ExitCode: code, Refusal: why})
-	close(r.done)
+	if c, ok := r.sess.(closer); ok {
+		// The exit is reported: a session host may go now, and is gone
+		// before the run is done.
+		_ = c.Close()
+	}
+	r.closeDone()
+}
+
+func (r *Run) closeDone() { r.doneOnce.Do(func() { close(r.done) }) }
+
+// detach lets go of a session whose agent can outlive this process (a
+// session host's), leaving it running for a later engine to adopt; any
+// other session is stopped. It reports whether the agent was kept.
+func (r *Run) detach(grace time.Duration) (bool, error) {
+	d, ok := r.sess.(detacher)
+	if !ok {
+		return false, r.Stop(grace)
+	}
+	kept := false
+	r.stopOnce.Do(func() {
+		r.finished.Store(true)
+		d.Detach()
+		close(r.detached)
+		kept = true
+	})
+	<-r.done
+	return kept, nil
 }
 
 // fenceGrace is how long processes of an earlier session get to exit on

@@ -105,6 +105,12 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 				t.Harness, strings.Join(harnessNames(cfg), ", "), t.Harness, config.FileName)
 		}
 	}
+	if t.Harness == "" {
+		// Said once, where the choice is made: a task with no harness runs
+		// the demo's scripted agent, which is rarely what a first-time user
+		// meant.
+		fmt.Fprintf(stderr, "note: no --harness given, so this task runs on the built-in %q demo agent; `orchestra-tui harness list` shows the agent CLIs (e.g. --harness claude)\n", coord.DefaultHarness)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res, err := engineDo(ctx, r.Root, coord.Command{Kind: coord.CmdAdd, Task: &t, Author: author()})

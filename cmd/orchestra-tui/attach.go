@@ -1,39 +1,31 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
-	"sync"
 
 	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 )
-
-// SSHCommandEnv names the variable that replaces "ssh" for --remote, as
-// GIT_SSH_COMMAND does for git: the program and its options, split at
-// spaces (e.g. "ssh -F /path/to/config").
-const SSHCommandEnv = "ORCHESTRA_SSH_COMMAND"
 
 // attachCmd is the remote end of `orchestra-tui --remote HOST`: it carries
 // the engine protocol between its stdin/stdout and the repository's engine
 // socket, starting the engine first when none runs. SSH authenticates the
 // peer; nothing here listens on the network.
 func attachCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("attach", "orchestra-tui attach --stdio [-C DIR]   (run by `orchestra-tui --remote HOST` over ssh)", stderr)
+	fs := newFlags("attach", "orchestra-tui attach --stdio [--no-start] [-C DIR]   (run by `orchestra-tui --remote HOST` over ssh)", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	stdio := fs.Bool("stdio", false, "carry the engine protocol over standard input and output")
+	noStart := fs.Bool("no-start", false, "only attach to an engine that runs; never start one (another engine drawing this one's panes)")
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
 	if !*stdio || fs.NArg() > 0 {
-		fmt.Fprintln(stderr, "usage: orchestra-tui attach --stdio [-C DIR]")
+		fmt.Fprintln(stderr, "usage: orchestra-tui attach --stdio [--no-start] [-C DIR]")
 		return 2
 	}
 	r, err := repo.Open(*dir)
@@ -43,7 +35,7 @@ func attachCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx := context.Background()
 	// Dialling through the client starts the engine when none runs and
 	// proves it answers; the bridge then opens a raw connection of its own.
-	cl, err := dialEngine(ctx, r.Root, true, "cli")
+	cl, err := dialEngine(ctx, r.Root, !*noStart, "cli")
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -89,80 +81,4 @@ func remoteTarget(s string) (host, dir string) {
 		dir = "."
 	}
 	return host, dir
-}
-
-// sshConn is the engine protocol carried by an ssh child process.
-type sshConn struct {
-	io.Reader
-	io.WriteCloser
-	cmd    *exec.Cmd
-	stderr *bytes.Buffer
-	once   sync.Once
-	waited chan struct{}
-	err    error
-}
-
-// dialRemote runs `ssh HOST BIN attach --stdio -C REPO` and returns its
-// standard input and output as one connection.
-func dialRemote(target, bin string) (*sshConn, error) {
-	host, dir := remoteTarget(target)
-	if host == "" || strings.HasPrefix(host, "-") {
-		return nil, fmt.Errorf("--remote %q: want HOST or HOST:REPO", target)
-	}
-	ssh := []string{"ssh"}
-	if v := strings.Fields(os.Getenv(SSHCommandEnv)); len(v) > 0 {
-		ssh = v
-	}
-	// ssh joins the remote words into one shell command line: quote them.
-	remote := strings.Join([]string{shellQuote(bin), "attach", "--stdio", "-C", shellQuote(dir)}, " ")
-	args := append(ssh[1:], "-T", "-o", "BatchMode=yes", "--", host, remote)
-	cmd := exec.Command(ssh[0], args...)
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	c := &sshConn{Reader: out, WriteCloser: in, cmd: cmd, stderr: &bytes.Buffer{}, waited: make(chan struct{})}
-	// ssh's own messages must not scribble over the console: they are kept
-	// and shown when the connection fails.
-	cmd.Stderr = c.stderr
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("--remote: start %s: %w", ssh[0], err)
-	}
-	go func() { c.err = cmd.Wait(); close(c.waited) }()
-	return c, nil
-}
-
-// Close ends the ssh process.
-func (c *sshConn) Close() error {
-	c.once.Do(func() {
-		_ = c.WriteCloser.Close()
-		select {
-		case <-c.waited:
-		default:
-			_ = c.cmd.Process.Kill()
-		}
-	})
-	return nil
-}
-
-// explain adds what ssh said to err.
-func (c *sshConn) explain(err error) error {
-	c.Close()
-	<-c.waited
-	if msg := strings.TrimSpace(c.stderr.String()); msg != "" {
-		return fmt.Errorf("%w\nssh: %s", err, msg)
-	}
-	return err
-}
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@,+") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -13,7 +13,9 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/engine"
+	"github.com/orchestra-tui/orchestra-tui/host"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/sched"
 )
 
 // engineCmd is `orchestra-tui engine`: start the repository's engine in the
@@ -24,6 +26,7 @@ func engineCmd(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("engine", "orchestra-tui engine [--foreground] [-C DIR]   (run the repository's engine: coordinator, leases, verify gate, agents)", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	fg := fs.Bool("foreground", false, "run in this process and log to stderr, for a service manager; stop with SIGTERM")
+	hosts := fs.Bool("hosts", true, "run each agent in a session host of its own, which outlives the engine (a restarted engine re-adopts it); --hosts=false keeps agents inside the engine")
 	if err := fs.Parse(args); err != nil {
 		ready(err)
 		return parseStatus(err)
@@ -41,7 +44,11 @@ func engineCmd(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			return fail(stderr, err)
 		}
-		pid, err := engine.Spawn(context.Background(), self, r.Root)
+		var extra []string
+		if !*hosts {
+			extra = append(extra, "--hosts=false")
+		}
+		pid, err := engine.Spawn(context.Background(), self, r.Root, extra...)
 		if err != nil {
 			return fail(stderr, err)
 		}
@@ -52,10 +59,23 @@ func engineCmd(args []string, stdout, stderr io.Writer) int {
 	// The terminal closing must not stop the agents; SIGINT and SIGTERM
 	// stop them politely, requeueing their tasks without charging an
 	// attempt.
-	signal.Ignore(syscall.SIGHUP)
+	// Caught and dropped rather than ignored, so the agents it starts do
+	// not inherit an ignored SIGHUP across exec.
+	signal.Notify(make(chan os.Signal, 1), syscall.SIGHUP)
+	// Keys typed in consoles pass through here on their way to a host.
+	_ = sched.ShortSlice()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	e, err := engine.Start(ctx, engine.Params{Dir: r.Root, Version: version()})
+	p := engine.Params{Dir: r.Root, Version: version()}
+	if *hosts {
+		self, err := os.Executable()
+		if err != nil {
+			ready(err)
+			return fail(stderr, err)
+		}
+		p.Open = engine.OpenWithHosts(self, version())
+	}
+	e, err := engine.Start(ctx, p)
 	ready(err)
 	if err != nil {
 		return fail(stderr, err)
@@ -69,8 +89,9 @@ func engineCmd(args []string, stdout, stderr io.Writer) int {
 
 // stopCmd is `orchestra-tui stop`: stop the engine and every agent.
 func stopCmd(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("stop", "orchestra-tui stop [-C DIR]   (stop the repository's engine and every agent; their tasks requeue without losing an attempt)", stderr)
+	fs := newFlags("stop", "orchestra-tui stop [--keep-agents] [-C DIR]   (stop the repository's engine and every agent; their tasks requeue without losing an attempt)", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
+	keep := fs.Bool("keep-agents", false, "stop only the engine: agents in session hosts keep running, and the next engine (a new binary, say) takes them up")
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
@@ -81,8 +102,22 @@ func stopCmd(args []string, stdout, stderr io.Writer) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	cl, err := dialEngine(ctx, r.Root, false, "cli")
-	if errors.Is(err, errNoEngine) {
+	if errors.Is(err, errNoEngine) && *keep {
 		fmt.Fprintln(stdout, "no engine runs on this repository; nothing to stop")
+		return 0
+	}
+	if errors.Is(err, errNoEngine) {
+		// Session hosts an engine left behind (it was killed and not
+		// restarted) are stopped all the same, with their agents.
+		lines := host.StopAll(ctx, r.Root, version(), hostStopGrace, nil)
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+		if len(lines) == 0 {
+			fmt.Fprintln(stdout, "no engine runs on this repository; nothing to stop")
+		} else {
+			fmt.Fprintln(stdout, "no engine was running")
+		}
 		return 0
 	}
 	if err != nil {
@@ -90,16 +125,33 @@ func stopCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer cl.Close()
 	pid := cl.Pid()
+	if *keep {
+		lines, err := cl.StopKeepingAgents(ctx)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		for _, l := range lines {
+			fmt.Fprintln(stdout, l)
+		}
+		fmt.Fprintf(stdout, "engine (pid %d) stopped; its agents keep running, and the next engine takes them up\n", pid)
+		return 0
+	}
 	lines, err := cl.Stop(ctx)
 	if err != nil {
 		return fail(stderr, err)
 	}
+	// A host the engine did not hold (left by an engine before it) goes too.
+	lines = append(lines, host.StopAll(ctx, r.Root, version(), hostStopGrace, nil)...)
 	for _, l := range lines {
 		fmt.Fprintln(stdout, l)
 	}
 	fmt.Fprintf(stdout, "engine (pid %d) stopped\n", pid)
 	return 0
 }
+
+// hostStopGrace is how long an agent of a session host gets between
+// SIGTERM and SIGKILL when `stop` finds its host with no engine.
+const hostStopGrace = 2 * time.Second
 
 // errNoEngine means no engine answers on the repository's socket.
 var errNoEngine = errors.New("no engine runs on this repository")
@@ -109,7 +161,7 @@ var errNoEngine = errors.New("no engine runs on this repository")
 func dialEngine(ctx context.Context, root string, start bool, kind string) (*engine.Client, error) {
 	p := engine.PathsFor(root)
 	o := engine.Options{Watch: kind == "console", Version: version(), Kind: kind}
-	cl, err := engine.Dial(ctx, p.Socket, o)
+	cl, err := dialSettled(ctx, p.Socket, o)
 	if err == nil {
 		return cl, nil
 	}
@@ -124,32 +176,58 @@ func dialEngine(ctx context.Context, root string, start bool, kind string) (*eng
 	if err != nil {
 		return nil, err
 	}
-	if _, err := engine.Spawn(ctx, self, root); err != nil {
-		var le *engine.LockedError
-		if !errors.As(err, &le) {
-			return nil, err
-		}
-		// Another console started it a moment earlier: attach to that
-		// one once it serves.
-		return dialWait(ctx, p.Socket, o)
-	}
-	return engine.Dial(ctx, p.Socket, o)
+	return startAndDial(ctx, p, o, func() error {
+		_, err := engine.Spawn(ctx, self, root)
+		return err
+	})
 }
 
 // engineStartWait bounds how long a console waits for an engine another
 // console is starting.
 const engineStartWait = 30 * time.Second
 
-// dialWait dials until the engine answers, for an engine that is starting.
-func dialWait(ctx context.Context, socket string, o engine.Options) (*engine.Client, error) {
+// errLockFreed is dialWait's answer when the engine lock it waited behind
+// was given up and nothing serves.
+var errLockFreed = errors.New("the engine lock was given up and no engine serves")
+
+// startAndDial starts an engine with spawn and dials it. When another
+// process holds the engine lock, it waits for the engine that holds it to
+// answer (another console started it a moment earlier). A lock given up
+// with nothing serving was held by no engine: an engine killed while it
+// was starting a process leaves the lock and its socket in that child
+// until the child's exec, so the engine started just then found both
+// taken. Then it starts one again.
+func startAndDial(ctx context.Context, p engine.Paths, o engine.Options, spawn func() error) (*engine.Client, error) {
 	ctx, cancel := context.WithTimeout(ctx, engineStartWait)
 	defer cancel()
+	for {
+		err := spawn()
+		if err == nil {
+			return engine.Dial(ctx, p.Socket, o)
+		}
+		var le *engine.LockedError
+		if !errors.As(err, &le) {
+			return nil, err
+		}
+		cl, err := dialWait(ctx, p, o)
+		if !errors.Is(err, errLockFreed) {
+			return cl, err
+		}
+	}
+}
+
+// dialWait dials until the engine answers, for an engine that is starting;
+// errLockFreed when nothing serves and nothing holds the lock any more.
+func dialWait(ctx context.Context, p engine.Paths, o engine.Options) (*engine.Client, error) {
 	retry := time.NewTicker(50 * time.Millisecond)
 	defer retry.Stop()
 	for {
-		cl, err := engine.Dial(ctx, socket, o)
-		if err == nil || !isNotServing(err) {
+		cl, err := engine.Dial(ctx, p.Socket, o)
+		if err == nil || !isNotServing(err) && !isGone(err) {
 			return cl, err
+		}
+		if isNotServing(err) && !engine.Held(p.Lock) {
+			return nil, errLockFreed
 		}
 		select {
 		case <-ctx.Done():
@@ -157,6 +235,49 @@ func dialWait(ctx context.Context, socket string, o engine.Options) (*engine.Cli
 		case <-retry.C:
 		}
 	}
+}
+
+// goneWait bounds how long a command waits out a socket whose engine is
+// gone but which still takes connections (see isGone).
+const goneWait = 5 * time.Second
+
+// dialSettled dials the engine, waiting out a socket that a killed engine
+// left listening for a moment: it returns a client, or the error of a dial
+// that is not isGone (nothing listens, the engine refused, a version
+// mismatch), or the last isGone error after goneWait.
+func dialSettled(ctx context.Context, socket string, o engine.Options) (*engine.Client, error) {
+	cl, err := engine.Dial(ctx, socket, o)
+	if err == nil || !isGone(err) {
+		return cl, err
+	}
+	wctx, cancel := context.WithTimeout(ctx, goneWait)
+	defer cancel()
+	retry := time.NewTicker(20 * time.Millisecond)
+	defer retry.Stop()
+	for {
+		select {
+		case <-wctx.Done():
+			return nil, err
+		case <-retry.C:
+		}
+		cl, err = engine.Dial(ctx, socket, o)
+		if err == nil || !isGone(err) {
+			return cl, err
+		}
+	}
+}
+
+// isGone reports whether a dial reached the socket but the handshake found
+// nobody there: the connection was reset or closed unanswered. An engine
+// killed while it was starting a process (a session host, git, a gate)
+// leaves its listening socket open in that child until the child's exec
+// (between fork and exec a child holds a copy of every descriptor,
+// close-on-exec or not), which under load can be long enough for a command
+// to connect; the exec then resets the connection. A dial again is refused
+// (nobody serves) or reaches the next engine.
+func isGone(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // isNotServing reports whether a dial failed because nothing listens.

@@ -9,15 +9,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
 )
-
-// staleAfter is how old a heartbeat may be before its engine is shown as
-// gone: the age at which other engines take its leases.
-const staleAfter = coord.EngineTTL
 
 // enginesCmd lists the engines the store has heard from: host, version,
 // slots in use and last heartbeat. On a shared PostgreSQL store that is
@@ -33,8 +30,18 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	cfg, err := config.Load(r.Root)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	// An engine is shown as gone at the age at which the other engines
+	// take its leases: [fleet] ttl, as the coordinator reads it.
+	ttl := cfg.Fleet.TTL.Duration
+	if ttl <= 0 {
+		ttl = coord.EngineTTL
+	}
 	ctx := context.Background()
-	st, err := openStore(ctx, r)
+	st, _, err := coord.OpenStore(ctx, r.Root, cfg)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -43,7 +50,7 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	now := time.Now()
+	now, host := time.Now(), coord.HostName(cfg.Fleet.Host)
 	if *asJSON {
 		type row struct {
 			store.Engine
@@ -51,7 +58,7 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		rows := []row{}
 		for _, e := range es {
-			rows = append(rows, row{e, engineState(e, now)})
+			rows = append(rows, row{e, engineState(e, host, now, ttl)})
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -68,20 +75,21 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(tw, "HOST\tPID\tVERSION\tSLOTS\tHEARTBEAT\tSTATE\tREPOSITORY")
 	for _, e := range es {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d\t%s ago\t%s\t%s\n", headless.Printable(e.Host), e.Pid,
-			headless.Printable(e.Version), e.Busy, e.Slots, age(now.Sub(e.HeartbeatAt)), engineState(e, now),
+			headless.Printable(e.Version), e.Busy, e.Slots, age(now.Sub(e.HeartbeatAt)), engineState(e, host, now, ttl),
 			headless.Printable(e.Repo))
 	}
 	tw.Flush()
 	return 0
 }
 
-// engineState is "running", "stopped" (it said so) or "gone" (its
-// heartbeat stopped without a word: killed, or its machine lost).
-func engineState(e store.Engine, now time.Time) string {
+// engineState is "running", "stopped" (it said so) or "gone" (it ended
+// without a word: on this host its process is gone; on another its
+// heartbeat is older than ttl, its machine taken as lost).
+func engineState(e store.Engine, host string, now time.Time, ttl time.Duration) string {
 	switch {
 	case !e.StoppedAt.IsZero():
 		return "stopped"
-	case now.Sub(e.HeartbeatAt) > staleAfter:
+	case !coord.EngineLive(e, host, now, ttl):
 		return "gone"
 	default:
 		return "running"

@@ -125,7 +125,7 @@ func resolveOffline(ctx context.Context, st store.Store, ref string) (task.ID, e
 
 // pruneCmd removes the worktrees and branches of tasks that have ended.
 func pruneCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
-	fs := newFlags("prune", "orchestra-tui prune [--all [--yes]] [--dry-run]   (remove the worktrees and branches of ended tasks)", stderr)
+	fs := newFlags("prune", "orchestra-tui prune [--all [--yes]] [--dry-run] [-C DIR]   (remove the worktrees and branches of ended tasks)", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	all := fs.Bool("all", false, "also remove branches with work not merged into the checked-out branch (asks first)")
 	yes := fs.Bool("yes", false, "with --all, do not ask")

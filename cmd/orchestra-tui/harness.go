@@ -91,7 +91,7 @@ func harnessList(args []string, stdout, stderr io.Writer) int {
 func harnessCheck(args []string, stdout, stderr io.Writer) int {
 	fs := newFlags("harness check", "orchestra-tui harness check NAME [-C DIR] [--model M] [--idle 3s] [--json]", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
-	model := fs.String("model", "", "the `model` to fill {{model}} with")
+	model := fs.String("model", "", "the model to fill {{model}} with")
 	idle := fs.Duration("idle", 3*time.Second, "how long to watch the settled screen for changes")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	// The name may come before or after the flags, as with git.

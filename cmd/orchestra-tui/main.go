@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
+	"github.com/orchestra-tui/orchestra-tui/host"
 )
 
 const usage = `orchestra-tui: a terminal operator console for unattended runs of AI coding agents.
@@ -21,7 +22,8 @@ Usage:
   orchestra-tui --remote HOST[:REPO]     the console on another machine's engine, over ssh
                                          (runs "ssh HOST orchestra-tui attach --stdio"; ORCHESTRA_SSH_COMMAND replaces ssh)
   orchestra-tui engine [--foreground]    start the engine in the background (or run it in the foreground for a service)
-  orchestra-tui stop                     stop the engine and every agent; their tasks requeue without losing an attempt
+  orchestra-tui stop [--keep-agents]     stop the engine and every agent; their tasks requeue without losing an attempt
+                                         (--keep-agents: only the engine; the next one takes the agents up)
   orchestra-tui engines [--json]         the engines this store has heard from: host, version, slots in use, heartbeat
   orchestra-tui run --headless           run every task without the console, one line per event
                                          [--json | --stable] [--wait: keep running for tasks added later]
@@ -100,6 +102,9 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return modelStubCmd(rest, stdout, stderr)
 	case "agent":
 		return agent.Main(rest, stdin, stdout)
+	case "host":
+		// Hidden: the engine starts one per session (package host).
+		return host.Main(rest, stderr)
 	case "harness":
 		return harnessCmd(rest, stdout, stderr)
 	case "version":

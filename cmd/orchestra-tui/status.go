@@ -1,14 +1,18 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"text/tabwriter"
 
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // statusCmd lists tasks with state, phase and verdict, read from the store.
@@ -29,9 +33,10 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	}
 	defer st.Close()
 	ctx := context.Background()
-	// One query, whatever the ledger's length: the tasks with their
-	// latest verdicts.
-	ts, err := st.TaskSummaries(ctx)
+	// One query of a few columns, whatever the ledger's length: the
+	// tasks with their latest verdicts, which the store keeps on each
+	// task's row.
+	ts, err := st.TaskStatusList(ctx)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -43,15 +48,25 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		Attempt int    `json:"attempt"`
 		Verdict string `json:"verdict"`
 		Reason  string `json:"reason,omitempty"`
+		// Host is the machine whose engine runs a live task, when
+		// engines share the store.
+		Host string `json:"host,omitempty"`
+	}
+	hosts, shared, err := taskHosts(ctx, st)
+	if err != nil {
+		return fail(stderr, err)
 	}
 	var rows []row
-	for _, s := range ts {
-		t := s.Task
+	for _, t := range ts {
 		v := "·"
-		if s.Verdict != nil {
-			v = s.Verdict.Line()
+		if t.Verdict != nil {
+			v = t.Verdict.Line()
 		}
-		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason})
+		host := ""
+		if t.State.Live() {
+			host = hosts[t.ID]
+		}
+		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason, host})
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -68,13 +83,60 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "no tasks: add one with `orchestra-tui add`")
 		return 0
 	}
-	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tTITLE\tSTATE\tPHASE\tATTEMPT\tVERDICT")
+	// tabwriter writes cell by cell: buffered, thousands of tasks are a
+	// few writes instead of one system call per cell.
+	bw := bufio.NewWriterSize(stdout, 64<<10)
+	tw := tabwriter.NewWriter(bw, 0, 4, 2, ' ', 0)
+	if shared {
+		fmt.Fprintln(tw, "ID\tTITLE\tSTATE\tHOST\tPHASE\tATTEMPT\tVERDICT")
+	} else {
+		fmt.Fprintln(tw, "ID\tTITLE\tSTATE\tPHASE\tATTEMPT\tVERDICT")
+	}
 	for _, r := range rows {
 		// Titles and verdicts hold text the operator did not type here
 		// (a task file, an agent's output): never raw to the terminal.
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, headless.Printable(r.Title), r.State, headless.Printable(r.Phase), r.Attempt, headless.Printable(r.Verdict))
+		state := r.State
+		if shared {
+			host := r.Host
+			if host == "" {
+				host = "-"
+			}
+			state += "\t" + headless.Printable(host)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, headless.Printable(r.Title), state, headless.Printable(r.Phase), r.Attempt, headless.Printable(r.Verdict))
 	}
-	tw.Flush()
+	if err := errors.Join(tw.Flush(), bw.Flush()); err != nil {
+		return fail(stderr, err)
+	}
 	return 0
+}
+
+// taskHosts maps each leased task to the machine of the engine holding it,
+// on a store engines share (PostgreSQL); shared is false, and the map
+// empty, on a store of one machine.
+func taskHosts(ctx context.Context, st store.Store) (map[task.ID]string, bool, error) {
+	if sh, ok := st.(interface{ Shared() bool }); !ok || !sh.Shared() {
+		return nil, false, nil
+	}
+	leases, err := st.LeaseList(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	es, err := st.EngineList(ctx)
+	if err != nil {
+		return nil, true, err
+	}
+	host := map[string]string{}
+	for _, e := range es {
+		host[e.ID] = e.Host
+	}
+	out := map[task.ID]string{}
+	for _, l := range leases {
+		if h, ok := host[l.Holder]; ok {
+			out[l.TaskID] = h
+		} else {
+			out[l.TaskID] = l.Holder
+		}
+	}
+	return out, true, nil
 }

@@ -57,6 +57,13 @@ func (a *agent) doPhase(j job) (code int, exit bool) {
 		}
 		a.stall()
 	}
+	if e.AwaitDecision {
+		// A normal phase that first waits for a human decision: a test
+		// holds the agent mid-phase (an engine killed and restarted
+		// meanwhile, say) for as long as it needs, then lets it finish.
+		a.printf("%s %s\n", spinnerFrames[0], "Waiting for a human decision…")
+		<-a.decided
+	}
 	a.spin("Thinking…", 4)
 	a.readFiles()
 

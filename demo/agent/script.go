@@ -86,7 +86,8 @@ type Entry struct {
 	// AwaitDecision makes a stall wait, after its edits and before it goes
 	// silent, until a human decision has arrived and been echoed: the demo
 	// shows a correction reaching a live pane that then stops making
-	// progress, in that order, whatever the pacing.
+	// progress, in that order, whatever the pacing. A normal entry waits
+	// for the decision before it starts the phase's work.
 	AwaitDecision bool `json:"await_decision,omitempty"`
 }
 
@@ -133,8 +134,8 @@ func (s Script) Validate() error {
 			default:
 				return fmt.Errorf("%s: unknown behave %q (known: stall, ignore_first, crash, flood, half)", where, e.Behave)
 			}
-			if e.AwaitDecision && e.Behave != BehaveStall {
-				return fmt.Errorf("%s: await_decision only applies to behave \"stall\"", where)
+			if e.AwaitDecision && e.Behave != BehaveStall && e.Behave != BehaveNormal {
+				return fmt.Errorf("%s: await_decision only applies to behave \"stall\" and the normal behaviour", where)
 			}
 			for _, ed := range e.Edits {
 				if !filepath.IsLocal(ed.Path) {

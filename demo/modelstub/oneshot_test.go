@@ -52,7 +52,7 @@ var oneShots = []oneShot{
 		},
 		argv: []string{"-m", GeminiModel, "--yolo", "-p"},
 		records: func(t *testing.T, b bundle, env []string, _ time.Time) []usage.Record {
-			return followAll(t, filepath.Join(usage.GeminiDir(env), "tmp"), usage.GeminiChat(b.work))
+			return followAll(t, filepath.Join(usage.GeminiDir(env), "tmp"), usage.GeminiChat(b.work, time.Time{}))
 		},
 	},
 	{

@@ -28,6 +28,10 @@ func SeedOpenCodeHome(home, baseURL string) error {
 		"$schema":    "https://opencode.ai/config.json",
 		"autoupdate": false,
 		"share":      "disabled",
+		// No snapshots: before each step opencode copies the worktree
+		// into a git repository of its own for undo, seconds of work on a
+		// loaded machine; the console keeps its own checkpoints.
+		"snapshot":   false,
 		"model":      OpenCodeProvider + "/" + OpenCodeModel,
 		"permission": map[string]any{"edit": "allow", "bash": "allow", "webfetch": "deny"},
 		"provider": map[string]any{
@@ -48,6 +52,32 @@ func SeedOpenCodeHome(home, baseURL string) error {
 		return fmt.Errorf("seed opencode home: %w", err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "opencode.json"), append(data, '\n'), 0o600); err != nil {
+		return fmt.Errorf("seed opencode home: %w", err)
+	}
+	return seedOpenCodePluginDeps(dir)
+}
+
+// seedOpenCodePluginDeps keeps opencode off the network. At every start it
+// installs @opencode-ai/plugin (for the user's own plugins to import) into
+// each config directory with its embedded npm, fetching it from
+// registry.npmjs.org, unless the directory has a node_modules and a
+// package-lock.json whose root already depends on every package it would
+// add (opencode 1.18.33, Npm.install). Offline the fetch fails after a
+// few DNS lookups and opencode goes on without it; the seeded homes
+// have no plugins, so this lock says the dependency is in place and no
+// fetch is tried at all.
+func seedOpenCodePluginDeps(dir string) error {
+	if err := os.MkdirAll(filepath.Join(dir, "node_modules"), 0o700); err != nil {
+		return fmt.Errorf("seed opencode home: %w", err)
+	}
+	lock := `{
+  "name": "opencode",
+  "lockfileVersion": 3,
+  "requires": true,
+  "packages": {"": {"dependencies": {"@opencode-ai/plugin": "*"}}}
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "package-lock.json"), []byte(lock), 0o600); err != nil {
 		return fmt.Errorf("seed opencode home: %w", err)
 	}
 	return nil

@@ -58,7 +58,9 @@ var agentKinds = map[string]agentKind{
 		seed: func(home, base, _ string) (map[string]string, error) {
 			return modelstub.GeminiSetEnv(home, base), modelstub.SeedGeminiHome(home)
 		},
-		// Gemini CLI takes several seconds to start and to draw.
+		// Gemini CLI takes seconds to draw a reply, behind a spinner that
+		// is no progress. (A slow start costs no lease: until its launch
+		// is confirmed a session is bounded by its launch_timeout.)
 		lease: 15 * time.Second, window: 13 * time.Second, stuck: 4 * time.Second,
 	},
 	"opencode": {
@@ -68,8 +70,10 @@ var agentKinds = map[string]agentKind{
 			env["HOME"] = home
 			return env, modelstub.SeedOpenCodeHome(home, base)
 		},
-		// opencode's terminal UI takes the longest to start of the three.
-		lease: 30 * time.Second, window: 27 * time.Second, stuck: 5 * time.Second,
+		// opencode works longest behind its spinner before a request:
+		// over 30 s on a loaded machine, where a 30 s lease ran out in
+		// frame before its first request.
+		lease: 60 * time.Second, window: 55 * time.Second, stuck: 5 * time.Second,
 	},
 }
 

@@ -166,8 +166,11 @@ func (s *Scenario) WaitPane(ctx context.Context, id task.ID, want string) error 
 	return nil
 }
 
-// paneWait bounds how long the operator waits to see something on a pane.
-const paneWait = 20 * time.Second
+// paneWait bounds how long the operator waits to see something on a pane:
+// longer than any agent's lease in the demo (opencode, behind its spinner,
+// took over 20 s between two requests on a loaded machine), so the
+// operator never gives up on a pane whose session still holds its lease.
+const paneWait = 2 * time.Minute
 
 // Command is the coordinator command for an act on the task.
 func (a Act) Command(id task.ID) coord.Command {

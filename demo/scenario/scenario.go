@@ -155,11 +155,11 @@ func pacingFor(fast bool) pacing {
 	if fast {
 		// Short clocks, with room for a loaded machine: stuck must be
 		// longer than the agent's own test run (a still screen while go
-		// test compiles; at 1s, then at 1.5s, a loaded machine flagged
-		// it and the text of two runs differed), and the stuck research
-		// pane must be resubmitted well before its lease runs out. The
-		// end lingers only long enough to be seen.
-		return pacing{linger: 500 * time.Millisecond, lease: 5 * time.Second, window: 4500 * time.Millisecond, stuck: 2500 * time.Millisecond}
+		// test compiles; at 1s, at 1.5s and at 2.5s, a machine at load 10
+		// flagged it and the text of two runs differed), and the stuck
+		// research pane must be resubmitted well before its lease runs
+		// out. The end lingers only long enough to be seen.
+		return pacing{linger: 500 * time.Millisecond, lease: 8 * time.Second, window: 7500 * time.Millisecond, stuck: 4 * time.Second}
 	}
 	// Slow enough to watch (about 30 seconds in all): the operator reads
 	// before acting and types at a person's speed, and the lease strip

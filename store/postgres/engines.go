@@ -13,12 +13,12 @@ import (
 func (s *Store) EngineHeartbeat(ctx context.Context, e store.Engine) error {
 	return s.write(ctx, func(tx pgx.Tx) error {
 		_, err := tx.Exec(ctx, `INSERT INTO engines (id, host, pid, version, repo, slots, busy,
-started_at, heartbeat_at, stopped_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+started_at, heartbeat_at, stopped_at, ssh, bin) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, version = excluded.version,
 repo = excluded.repo, slots = excluded.slots, busy = excluded.busy, started_at = excluded.started_at,
-heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at`,
+heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at, ssh = excluded.ssh, bin = excluded.bin`,
 			e.ID, e.Host, e.Pid, e.Version, e.Repo, e.Slots, e.Busy,
-			e.StartedAt.UTC(), e.HeartbeatAt.UTC(), e.StoppedAt.UTC())
+			e.StartedAt.UTC(), e.HeartbeatAt.UTC(), e.StoppedAt.UTC(), e.SSH, e.Bin)
 		if err != nil {
 			return fmt.Errorf("record heartbeat of engine %s: %w", e.ID, err)
 		}
@@ -29,14 +29,14 @@ heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at`,
 // EngineList returns every recorded engine, most recent heartbeat first.
 func (s *Store) EngineList(ctx context.Context) ([]store.Engine, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, host, pid, version, repo, slots, busy, started_at,
-heartbeat_at, stopped_at FROM engines ORDER BY heartbeat_at DESC, id`)
+heartbeat_at, stopped_at, ssh, bin FROM engines ORDER BY heartbeat_at DESC, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list engines: %w", err)
 	}
 	out, err := collect(rows, func(row pgx.Row) (store.Engine, error) {
 		var e store.Engine
 		err := row.Scan(&e.ID, &e.Host, &e.Pid, &e.Version, &e.Repo, &e.Slots, &e.Busy,
-			&e.StartedAt, &e.HeartbeatAt, &e.StoppedAt)
+			&e.StartedAt, &e.HeartbeatAt, &e.StoppedAt, &e.SSH, &e.Bin)
 		e.StartedAt, e.HeartbeatAt, e.StoppedAt = e.StartedAt.UTC(), e.HeartbeatAt.UTC(), e.StoppedAt.UTC()
 		return e, err
 	})

@@ -54,6 +54,15 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 	return addUsage(ctx, tx, events)
 }
 
+// EventLastSeq returns the newest event's seq, 0 when there is none.
+func (s *Store) EventLastSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := s.pool.QueryRow(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read the newest event: %w", err)
+	}
+	return seq, nil
+}
+
 // EventList returns events in ledger order, of one task or of all, after
 // p.AfterSeq, at most p.Limit of them when it is positive.
 func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]task.Event, error) {

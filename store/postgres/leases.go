@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -49,6 +50,56 @@ func (s *Store) LeaseGrant(ctx context.Context, p store.LeaseGrantParams) (lease
 		return lease.Lease{}, err
 	}
 	return l, nil
+}
+
+// LeaseClaim grants a lease on the first of p.Candidates still queued. The
+// row is taken FOR UPDATE SKIP LOCKED: a task another transaction holds is
+// passed over, never waited for.
+func (s *Store) LeaseClaim(ctx context.Context, p store.LeaseClaimParams) (task.Task, lease.Lease, error) {
+	if len(p.Candidates) == 0 {
+		return task.Task{}, lease.Lease{}, fmt.Errorf("claim a task: no candidates: %w", store.ErrNotFound)
+	}
+	ids := make([]string, len(p.Candidates))
+	for i, id := range p.Candidates {
+		ids[i] = string(id)
+	}
+	var (
+		t     task.Task
+		l     lease.Lease
+		token int64
+	)
+	err := s.write(ctx, func(tx pgx.Tx) error {
+		var err error
+		// The candidates are joined as a table (a hash join), not tested
+		// with = ANY on every queued row, which costs queued × candidates.
+		t, err = scanTaskToken(tx.QueryRow(ctx, `SELECT `+prefixed("tasks.", taskColumns)+`, tasks.token
+FROM tasks JOIN unnest($1::text[]) WITH ORDINALITY AS c(id, n) ON tasks.id = c.id
+WHERE tasks.state = $2 ORDER BY c.n LIMIT 1 FOR UPDATE OF tasks SKIP LOCKED`,
+			ids, string(task.StateQueued)), &token)
+		if err != nil {
+			return notFound(err, "claim a task: none of the candidates is queued")
+		}
+		l = lease.Lease{
+			TaskID: t.ID, Holder: p.Holder, Token: token + 1,
+			GrantedAt: p.GrantedAt.UTC(), Deadline: p.Deadline.UTC(),
+			Baseline: lease.Progress{At: p.GrantedAt.UTC()}, LastProgressAt: p.GrantedAt.UTC(),
+		}
+		if _, err := tx.Exec(ctx, `UPDATE tasks SET state = $1, token = $2, updated_at = $3 WHERE id = $4`,
+			string(task.StateLeased), l.Token, l.GrantedAt, string(t.ID)); err != nil {
+			return fmt.Errorf("lease task %s: %w", t.ID, err)
+		}
+		if err := upsertLease(ctx, tx, l); err != nil {
+			return err
+		}
+		if p.Events == nil {
+			return nil
+		}
+		return appendEvents(ctx, tx, p.Events(t))
+	})
+	if err != nil {
+		return task.Task{}, lease.Lease{}, err
+	}
+	return t, l, nil
 }
 
 // LeaseGet returns the task's lease, or store.ErrNotFound when it has none.
@@ -159,4 +210,13 @@ func scanLease(row pgx.Row) (lease.Lease, error) {
 	}
 	l.Baseline.At = l.Baseline.At.UTC()
 	return l, nil
+}
+
+// prefixed qualifies every column of a comma-separated list with prefix.
+func prefixed(prefix, columns string) string {
+	cols := strings.Split(columns, ",")
+	for i, c := range cols {
+		cols[i] = prefix + strings.TrimSpace(c)
+	}
+	return strings.Join(cols, ", ")
 }

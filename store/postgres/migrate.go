@@ -167,6 +167,11 @@ CREATE TABLE engines (
 	stopped_at   timestamptz NOT NULL
 );
 `,
+	// 4: how another machine reaches each engine (engines.go).
+	`
+ALTER TABLE engines ADD COLUMN ssh text NOT NULL DEFAULT '';
+ALTER TABLE engines ADD COLUMN bin text NOT NULL DEFAULT '';
+`,
 }
 
 // migrate brings the schema to version target in one transaction under the

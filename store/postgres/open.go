@@ -86,6 +86,10 @@ func Open(ctx context.Context, rawURL string) (*Store, error) {
 	return s, nil
 }
 
+// Shared reports that other engines, on this machine or others, may write
+// to the same database: a coordinator on it rereads what they write.
+func (s *Store) Shared() bool { return true }
+
 // Where names the database, password redacted.
 func (s *Store) Where() string { return s.where }
 

@@ -78,6 +78,21 @@ WHERE task_id = $1 ORDER BY started_at, id`, string(taskID))
 	return out, nil
 }
 
+// SessionListLive returns every session still recorded as launching or
+// confirmed, in launch order.
+func (s *Store) SessionListLive(ctx context.Context) ([]store.Session, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+sessionColumns+` FROM sessions
+WHERE status IN ('launching', 'confirmed') ORDER BY started_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list live sessions: %w", err)
+	}
+	out, err := collect(rows, scanSession)
+	if err != nil {
+		return nil, fmt.Errorf("list live sessions: %w", err)
+	}
+	return out, nil
+}
+
 func scanSession(row pgx.Row) (store.Session, error) {
 	var (
 		ss                    store.Session

@@ -131,14 +131,22 @@ func taskGuard(ctx context.Context, tx pgx.Tx, id task.ID) (task.State, int64, e
 	return task.State(state), token, nil
 }
 
-func scanTask(row pgx.Row) (task.Task, error) {
+func scanTask(row pgx.Row) (task.Task, error) { return scanTaskToken(row, nil) }
+
+// scanTaskToken scans the task columns followed, when token is not nil, by
+// the task's lease token.
+func scanTaskToken(row pgx.Row, token *int64) (task.Task, error) {
 	var (
 		t                          task.Task
 		id, state, phase           string
 		acceptance, pipeline, caps string
 	)
-	err := row.Scan(&id, &t.Title, &t.Goal, &acceptance, &t.Verify, &t.Repo, &pipeline, &t.Harness, &t.Model, &caps,
-		&state, &phase, &t.Attempt, &t.BaseCommit, &t.Branch, &t.Reason, &t.CreatedAt, &t.UpdatedAt)
+	dest := []any{&id, &t.Title, &t.Goal, &acceptance, &t.Verify, &t.Repo, &pipeline, &t.Harness, &t.Model, &caps,
+		&state, &phase, &t.Attempt, &t.BaseCommit, &t.Branch, &t.Reason, &t.CreatedAt, &t.UpdatedAt}
+	if token != nil {
+		dest = append(dest, token)
+	}
+	err := row.Scan(dest...)
 	if err != nil {
 		return t, err
 	}

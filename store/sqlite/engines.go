@@ -12,12 +12,12 @@ import (
 func (s *Store) EngineHeartbeat(ctx context.Context, e store.Engine) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO engines (id, host, pid, version, repo, slots, busy,
-started_at, heartbeat_at, stopped_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+started_at, heartbeat_at, stopped_at, ssh, bin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, version = excluded.version,
 repo = excluded.repo, slots = excluded.slots, busy = excluded.busy, started_at = excluded.started_at,
-heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at`,
+heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at, ssh = excluded.ssh, bin = excluded.bin`,
 			e.ID, e.Host, e.Pid, e.Version, e.Repo, e.Slots, e.Busy,
-			timeText(e.StartedAt), timeText(e.HeartbeatAt), timeText(e.StoppedAt))
+			timeText(e.StartedAt), timeText(e.HeartbeatAt), timeText(e.StoppedAt), e.SSH, e.Bin)
 		if err != nil {
 			return fmt.Errorf("record heartbeat of engine %s: %w", e.ID, err)
 		}
@@ -28,7 +28,7 @@ heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at`,
 // EngineList returns every recorded engine, most recent heartbeat first.
 func (s *Store) EngineList(ctx context.Context) ([]store.Engine, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, host, pid, version, repo, slots, busy, started_at,
-heartbeat_at, stopped_at FROM engines ORDER BY heartbeat_at DESC, id`)
+heartbeat_at, stopped_at, ssh, bin FROM engines ORDER BY heartbeat_at DESC, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list engines: %w", err)
 	}
@@ -38,7 +38,7 @@ heartbeat_at, stopped_at FROM engines ORDER BY heartbeat_at DESC, id`)
 		var e store.Engine
 		var started, beat, stopped string
 		if err := rows.Scan(&e.ID, &e.Host, &e.Pid, &e.Version, &e.Repo, &e.Slots, &e.Busy,
-			&started, &beat, &stopped); err != nil {
+			&started, &beat, &stopped, &e.SSH, &e.Bin); err != nil {
 			return nil, fmt.Errorf("list engines: %w", err)
 		}
 		if e.StartedAt, err = parseTime(started); err != nil {

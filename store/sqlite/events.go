@@ -18,6 +18,15 @@ func (s *Store) EventAppend(ctx context.Context, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error { return s.appendEvents(ctx, tx, events) })
 }
 
+// EventLastSeq returns the newest event's seq, 0 when there is none.
+func (s *Store) EventLastSeq(ctx context.Context) (int64, error) {
+	var seq int64
+	if err := s.r.QueryRowContext(ctx, `SELECT COALESCE(MAX(seq), 0) FROM events`).Scan(&seq); err != nil {
+		return 0, fmt.Errorf("read the newest event: %w", err)
+	}
+	return seq, nil
+}
+
 // EventList returns events in ledger order, of one task or of all, after
 // p.AfterSeq, at most p.Limit of them when it is positive.
 func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]task.Event, error) {

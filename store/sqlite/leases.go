@@ -54,6 +54,55 @@ func (s *Store) LeaseGrant(ctx context.Context, p store.LeaseGrantParams) (lease
 	return l, nil
 }
 
+// LeaseClaim grants a lease on the first of p.Candidates still queued.
+// SQLite has one writer at a time, so the claim is simply the first queued
+// candidate read inside the write transaction.
+func (s *Store) LeaseClaim(ctx context.Context, p store.LeaseClaimParams) (task.Task, lease.Lease, error) {
+	var (
+		t task.Task
+		l lease.Lease
+	)
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		found := false
+		var token int64
+		for _, id := range p.Candidates {
+			got, err := scanTaskToken(tx.QueryRowContext(ctx, `SELECT `+taskColumns+`, token FROM tasks WHERE id = ? AND state = ?`,
+				string(id), string(task.StateQueued)), &token)
+			if errors.Is(err, sql.ErrNoRows) {
+				continue
+			}
+			if err != nil {
+				return fmt.Errorf("claim task %s: %w", id, err)
+			}
+			t, found = got, true
+			break
+		}
+		if !found {
+			return fmt.Errorf("claim a task: none of the candidates is queued: %w", store.ErrNotFound)
+		}
+		l = lease.Lease{
+			TaskID: t.ID, Holder: p.Holder, Token: token + 1,
+			GrantedAt: p.GrantedAt.UTC(), Deadline: p.Deadline.UTC(),
+			Baseline: lease.Progress{At: p.GrantedAt.UTC()}, LastProgressAt: p.GrantedAt.UTC(),
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = ?, token = ?, updated_at = ? WHERE id = ?`,
+			string(task.StateLeased), l.Token, timeText(l.GrantedAt), string(t.ID)); err != nil {
+			return fmt.Errorf("lease task %s: %w", t.ID, err)
+		}
+		if err := upsertLease(ctx, tx, l); err != nil {
+			return err
+		}
+		if p.Events == nil {
+			return nil
+		}
+		return s.appendEvents(ctx, tx, p.Events(t))
+	})
+	if err != nil {
+		return task.Task{}, lease.Lease{}, err
+	}
+	return t, l, nil
+}
+
 // LeaseGet returns the task's lease, or store.ErrNotFound when it has none.
 func (s *Store) LeaseGet(ctx context.Context, taskID task.ID) (lease.Lease, error) {
 	l, err := scanLease(s.r.QueryRowContext(ctx, `SELECT `+leaseColumns+` FROM leases WHERE task_id = ?`, string(taskID)))

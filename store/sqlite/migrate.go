@@ -174,6 +174,13 @@ CREATE TABLE engines (
 	stopped_at   TEXT NOT NULL
 ) STRICT;
 `,
+	// 7: the latest verdict and the models on each task row (summary.go).
+	migrationTaskSummary,
+	// 8: how another machine reaches each engine (engines.go).
+	`
+ALTER TABLE engines ADD COLUMN ssh TEXT NOT NULL DEFAULT '';
+ALTER TABLE engines ADD COLUMN bin TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

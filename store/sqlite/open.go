@@ -71,7 +71,8 @@ func open(path string, target int) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", path, err)
 	}
-	if err := inspect(abs); err != nil {
+	h, err := inspect(abs)
+	if err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
@@ -93,9 +94,14 @@ func open(path string, target int) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	w.SetMaxOpenConns(1)
-	if err := migrateTo(context.Background(), w, abs, target); err != nil {
-		_ = w.Close()
-		return nil, err
+	// A store already at the schema needs no migration, and no write
+	// transaction to find that out: a CLI command that only reads (status)
+	// never waits for an engine's write.
+	if h.appID != applicationID || h.version != target {
+		if err := migrateTo(context.Background(), w, abs, target); err != nil {
+			_ = w.Close()
+			return nil, err
+		}
 	}
 	r, err := sql.Open("sqlite", dsn(abs, false))
 	if err != nil {
@@ -159,22 +165,24 @@ func (s *Store) Close() error {
 // opened as a store: missing or empty files are new stores; anything else
 // must be a SQLite database that carries our application id, or an empty
 // SQLite database, at a schema version this binary knows.
-func inspect(abs string) error {
+//
+// It returns the header it read; the zero header for a new store.
+func inspect(abs string) (header, error) {
 	f, err := os.Open(abs)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil
+		return header{}, nil
 	}
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", abs, err)
+		return header{}, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	head := make([]byte, len(sqliteMagic))
 	n, err := io.ReadFull(f, head)
 	_ = f.Close()
 	switch {
 	case n == 0 && (err == io.EOF || err == nil):
-		return nil // an empty file is an empty SQLite database
+		return header{}, nil // an empty file is an empty SQLite database
 	case n < len(head) || !bytes.Equal(head, sqliteMagic):
-		return fmt.Errorf("%s is not a SQLite database, so not an orchestra store; move it aside or pass another path: %w", abs, store.ErrForeign)
+		return header{}, fmt.Errorf("%s is not a SQLite database, so not an orchestra store; move it aside or pass another path: %w", abs, store.ErrForeign)
 	}
 
 	// Without a WAL file everything is in the main file, and immutable=1
@@ -184,17 +192,17 @@ func inspect(abs string) error {
 	fi, err := os.Stat(abs + "-wal")
 	db, err := sql.Open("sqlite", inspectDSN(abs, err == nil && fi.Size() > 0))
 	if err != nil {
-		return fmt.Errorf("open store %s: %w", abs, err)
+		return header{}, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	defer db.Close()
 	h, err := readHeader(context.Background(), db)
 	if err != nil {
 		if isNotADB(err) {
-			return fmt.Errorf("%s is not a readable SQLite database, so not an orchestra store: %w: %v", abs, store.ErrForeign, err)
+			return h, fmt.Errorf("%s is not a readable SQLite database, so not an orchestra store: %w: %v", abs, store.ErrForeign, err)
 		}
-		return fmt.Errorf("open store %s: read its header: %w", abs, err)
+		return h, fmt.Errorf("open store %s: read its header: %w", abs, err)
 	}
-	return h.check(abs)
+	return h, h.check(abs)
 }
 
 // header is what Open needs to know about an existing database.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 // rawDB opens path with no orchestra checks, to build or inspect files the
@@ -323,4 +324,64 @@ func TestEveryConnectionWaitsForALock(t *testing.T) {
 		require.Error(t, err, "it is read-only")
 		require.NoError(t, db.Close())
 	}
+}
+
+// A store made before the summary columns gets them filled from its
+// verdicts and sessions, and the summaries read the same as the ledger.
+func TestOpenMigratesTaskSummaries(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "orchestra.db")
+	old, err := open(path, 6)
+	require.NoError(t, err)
+	ctx := t.Context()
+	tk := sampleTask("from version 6")
+	bare := sampleTask("no verdict")
+	bare.ID = task.NewID(tk.CreatedAt.Add(time.Second))
+	bare.CreatedAt = tk.CreatedAt.Add(time.Second)
+	require.NoError(t, old.TaskInsert(ctx, tk))
+	require.NoError(t, old.TaskInsert(ctx, bare))
+	for i, m := range []string{"opus", "", "sonnet", "opus"} {
+		at := tk.CreatedAt.Add(time.Duration(i) * time.Minute)
+		require.NoError(t, old.SessionInsert(ctx, store.Session{ID: task.NewULID(at), TaskID: tk.ID, Phase: task.PhasePlan,
+			Model: m, Status: store.SessionExited, StartedAt: at, EndedAt: at}))
+	}
+	green := verify.Verdict{Status: verify.StatusOK, Command: "go test ./...", Passed: 3, Counted: true, Tail: "ok\n",
+		OutputBytes: 3, Duration: time.Second, At: tk.CreatedAt.Add(time.Hour)}
+	red := verify.Verdict{Status: verify.StatusError, Command: "go test ./...", ExitCode: 2, Detail: "no go.mod",
+		At: tk.CreatedAt.Add(2 * time.Hour)}
+	require.NoError(t, old.VerdictInsert(ctx, store.VerdictRecord{TaskID: tk.ID, Phase: task.PhasePlan, Verdict: green}))
+	require.NoError(t, old.VerdictInsert(ctx, store.VerdictRecord{TaskID: tk.ID, Phase: task.PhasePlan, Verdict: red}))
+	require.NoError(t, old.Close())
+
+	st, err := Open(path)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	sums, err := st.TaskSummaries(ctx)
+	require.NoError(t, err)
+	require.Len(t, sums, 2)
+	require.Equal(t, tk, sums[0].Task)
+	require.Equal(t, []string{"opus", "sonnet"}, sums[0].Models)
+	require.NotNil(t, sums[0].Verdict)
+	require.Equal(t, red, *sums[0].Verdict)
+	require.Nil(t, sums[1].Verdict)
+	require.Empty(t, sums[1].Models)
+
+	// The triggers keep them from then on: an update that changes a
+	// session's model, and a task imported with its sessions.
+	ss, err := st.SessionList(ctx, tk.ID)
+	require.NoError(t, err)
+	ss[0].Model = "haiku"
+	require.NoError(t, st.SessionUpdate(ctx, ss[0]))
+	imp := sampleTask("imported")
+	imp.ID = task.NewID(tk.CreatedAt.Add(2 * time.Second))
+	imp.CreatedAt = tk.CreatedAt.Add(2 * time.Second)
+	require.NoError(t, st.TaskImport(ctx, store.TaskImportParams{Task: imp, Sessions: []store.Session{
+		{ID: task.NewULID(imp.CreatedAt), TaskID: imp.ID, Phase: task.PhasePlan, Model: "gpt-5", Status: store.SessionExited,
+			StartedAt: imp.CreatedAt, EndedAt: imp.CreatedAt},
+	}}))
+	sums, err = st.TaskSummaries(ctx)
+	require.NoError(t, err)
+	require.Len(t, sums, 3)
+	require.Equal(t, []string{"haiku", "sonnet", "opus"}, sums[0].Models)
+	require.Equal(t, []string{"gpt-5"}, sums[2].Models)
 }

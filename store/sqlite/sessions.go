@@ -92,6 +92,29 @@ WHERE task_id = ? ORDER BY started_at, id`, string(taskID))
 	return out, nil
 }
 
+// SessionListLive returns every session still recorded as launching or
+// confirmed, in launch order, through a partial index that holds only those.
+func (s *Store) SessionListLive(ctx context.Context) ([]store.Session, error) {
+	rows, err := s.r.QueryContext(ctx, `SELECT `+sessionColumns+` FROM sessions
+WHERE status IN ('launching', 'confirmed') ORDER BY started_at, id`)
+	if err != nil {
+		return nil, fmt.Errorf("list live sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []store.Session
+	for rows.Next() {
+		ss, err := scanSession(rows)
+		if err != nil {
+			return nil, fmt.Errorf("list live sessions: %w", err)
+		}
+		out = append(out, ss)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list live sessions: %w", err)
+	}
+	return out, nil
+}
+
 func scanSession(sc scanner) (store.Session, error) {
 	var (
 		ss                                store.Session

@@ -3,7 +3,6 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -152,26 +151,34 @@ func taskGuard(ctx context.Context, tx *sql.Tx, id task.ID) (task.State, int64, 
 // scanner is a *sql.Row or *sql.Rows.
 type scanner interface{ Scan(dest ...any) error }
 
-func scanTask(sc scanner) (task.Task, error) {
+func scanTask(sc scanner) (task.Task, error) { return scanTaskToken(sc, nil) }
+
+// scanTaskToken scans the task columns followed, when token is not nil, by
+// the task's lease token.
+func scanTaskToken(sc scanner, token *int64) (task.Task, error) {
 	var (
 		t                          task.Task
 		id, state, phase           string
 		acceptance, pipeline, caps string
 		createdAt, updatedAt       string
 	)
-	err := sc.Scan(&id, &t.Title, &t.Goal, &acceptance, &t.Verify, &t.Repo, &pipeline, &t.Harness, &t.Model, &caps,
-		&state, &phase, &t.Attempt, &t.BaseCommit, &t.Branch, &t.Reason, &createdAt, &updatedAt)
+	dest := []any{&id, &t.Title, &t.Goal, &acceptance, &t.Verify, &t.Repo, &pipeline, &t.Harness, &t.Model, &caps,
+		&state, &phase, &t.Attempt, &t.BaseCommit, &t.Branch, &t.Reason, &createdAt, &updatedAt}
+	if token != nil {
+		dest = append(dest, token)
+	}
+	err := sc.Scan(dest...)
 	if err != nil {
 		return t, err
 	}
 	t.ID, t.State, t.Phase = task.ID(id), task.State(state), task.Phase(phase)
-	if err := json.Unmarshal([]byte(acceptance), &t.Acceptance); err != nil {
+	if err := stringsJSON(acceptance, &t.Acceptance); err != nil {
 		return t, fmt.Errorf("task %s acceptance: %w", id, err)
 	}
-	if err := json.Unmarshal([]byte(pipeline), &t.Pipeline); err != nil {
+	if err := stringsJSON(pipeline, &t.Pipeline); err != nil {
 		return t, fmt.Errorf("task %s pipeline: %w", id, err)
 	}
-	if err := json.Unmarshal([]byte(caps), &t.Capabilities); err != nil {
+	if err := stringsJSON(caps, &t.Capabilities); err != nil {
 		return t, fmt.Errorf("task %s capabilities: %w", id, err)
 	}
 	if t.CreatedAt, err = parseTime(createdAt); err != nil {

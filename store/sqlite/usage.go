@@ -3,14 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
-	"strings"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/usage"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 // migrationUsageTotals keeps usage sums per task, phase and model, written
@@ -88,54 +85,3 @@ cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
 	}
 	return out, nil
 }
-
-// modelSep separates models in TaskSummaries' aggregate; no model id holds it.
-const modelSep = "\x1f"
-
-// TaskSummaries returns every task with its latest verdict and its
-// sessions' models, in one query over the per-task indexes.
-func (s *Store) TaskSummaries(ctx context.Context) ([]store.TaskSummary, error) {
-	rows, err := s.r.QueryContext(ctx, `SELECT `+taskColumns+`,
-	(SELECT v.verdict FROM verdicts v WHERE v.task_id = t.id ORDER BY v.id DESC LIMIT 1),
-	(SELECT group_concat(model, char(31)) FROM (SELECT s.model, min(s.started_at) AS first FROM sessions s
-		WHERE s.task_id = t.id AND s.model != '' GROUP BY s.model ORDER BY first))
-FROM tasks t ORDER BY created_at, id`)
-	if err != nil {
-		return nil, fmt.Errorf("list tasks: %w", err)
-	}
-	defer rows.Close()
-	var out []store.TaskSummary
-	for rows.Next() {
-		var verdict, models sql.NullString
-		t, err := scanTask(withExtra{rows, []any{&verdict, &models}})
-		if err != nil {
-			return nil, fmt.Errorf("list tasks: %w", err)
-		}
-		sum := store.TaskSummary{Task: t}
-		if verdict.Valid {
-			var v verify.Verdict
-			if err := json.Unmarshal([]byte(verdict.String), &v); err != nil {
-				return nil, fmt.Errorf("list tasks: verdict of %s: %w", t.ID, err)
-			}
-			v.At = v.At.UTC()
-			sum.Verdict = &v
-		}
-		if models.Valid && models.String != "" {
-			sum.Models = strings.Split(models.String, modelSep)
-		}
-		out = append(out, sum)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list tasks: %w", err)
-	}
-	return out, nil
-}
-
-// withExtra scans a row's leading columns into a scanner's destinations and
-// the rest into extra.
-type withExtra struct {
-	sc    scanner
-	extra []any
-}
-
-func (w withExtra) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.extra...)...) }

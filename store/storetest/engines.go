@@ -19,6 +19,7 @@ func testEngineHeartbeat(t *testing.T, b *bundle) {
 	require.Empty(t, list)
 
 	a := store.Engine{ID: "engine:host-a:100:i1", Host: "host-a", Pid: 100, Version: "v1", Repo: "/src/calc",
+		SSH: "ops@build-a.internal", Bin: "/usr/local/bin/orchestra-tui",
 		Slots: 4, Busy: 1, StartedAt: b.now, HeartbeatAt: b.now}
 	c := store.Engine{ID: "engine:host-b:200:i2", Host: "host-b", Pid: 200, Version: "v1", Repo: "/work/calc",
 		Slots: 2, StartedAt: b.now, HeartbeatAt: b.at(time.Second)}

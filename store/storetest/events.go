@@ -16,6 +16,7 @@ var eventCases = []testCase{
 	{"EventListFilters", testEventListFilters},
 	{"EventWithoutIDGetsOne", testEventWithoutID},
 	{"EventAppendNothing", testEventAppendNothing},
+	{"EventLastSeq", testEventLastSeq},
 }
 
 func testEventRoundTrip(t *testing.T, b *bundle) {
@@ -107,4 +108,16 @@ func testEventAppendNothing(t *testing.T, b *bundle) {
 // reason a driver may give when a token does not match.
 func isConflictOrStale(err error) bool {
 	return errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrStaleToken)
+}
+
+func testEventLastSeq(t *testing.T, b *bundle) {
+	seq, err := b.st.EventLastSeq(b.ctx)
+	require.NoError(t, err)
+	require.Zero(t, seq, "an empty ledger")
+	require.NoError(t, b.st.EventAppend(b.ctx, b.event("t1", task.EvUsage), b.event("t2", task.EvUsage)))
+	all, err := b.st.EventList(b.ctx, store.EventListParams{})
+	require.NoError(t, err)
+	seq, err = b.st.EventLastSeq(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, all[len(all)-1].Seq, seq)
 }

@@ -19,6 +19,7 @@ var recordCases = []testCase{
 	{"DeliveryInsertOnce", testDeliveries},
 	{"SessionInsertUpdateGetList", testSessions},
 	{"SessionMissing", testSessionMissing},
+	{"SessionListLiveAcrossTasks", testSessionListLive},
 	{"ArtifactSealFencedByToken", testArtifactSeal},
 	{"VerdictRoundTrip", testVerdicts},
 	{"DeadEndRoundTrip", testDeadEnds},
@@ -120,6 +121,31 @@ func testSessions(t *testing.T, b *bundle) {
 	require.NoError(t, err)
 	require.Equal(t, []store.Session{s1, s2}, list)
 	b.requireEvents(t, tk.ID, ev, exited)
+}
+
+// The live list holds the launching and confirmed sessions of every task,
+// in launch order, and loses a session as soon as it ends.
+func testSessionListLive(t *testing.T, b *bundle) {
+	tk, other := b.insertTask(t), b.insertTask(t)
+	launching := b.newSession(other.ID, 3*time.Second)
+	confirmed := b.newSession(tk.ID, 2*time.Second)
+	confirmed.Status = store.SessionConfirmed
+	exited := b.newSession(tk.ID, time.Second)
+	exited.Status, exited.EndedAt = store.SessionExited, b.at(time.Minute)
+	killed := b.newSession(other.ID, time.Second)
+	killed.Status, killed.EndedAt = store.SessionKilled, b.at(time.Minute)
+	for _, s := range []store.Session{launching, confirmed, exited, killed} {
+		require.NoError(t, b.st.SessionInsert(b.ctx, s))
+	}
+	live, err := b.st.SessionListLive(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []store.Session{confirmed, launching}, live)
+
+	confirmed.Status, confirmed.EndedAt = store.SessionKilled, b.at(2*time.Minute)
+	require.NoError(t, b.st.SessionUpdate(b.ctx, confirmed))
+	live, err = b.st.SessionListLive(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []store.Session{launching}, live)
 }
 
 func testSessionMissing(t *testing.T, b *bundle) {

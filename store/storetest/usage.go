@@ -18,6 +18,7 @@ var usageCases = []testCase{
 	{"UsageIgnoresUnreadableData", testUsageUnreadable},
 	{"UsageRolledBackWithItsWrite", testUsageRollback},
 	{"TaskSummariesLatestVerdictAndModels", testTaskSummaries},
+	{"TaskStatusListLatestVerdict", testTaskStatusList},
 }
 
 // usageEvent is a session.usage event for phase p with one model's figures.
@@ -137,7 +138,9 @@ func testTaskSummaries(t *testing.T, b *bundle) {
 		require.NoError(t, b.st.SessionInsert(b.ctx, s))
 	}
 	red := verify.Verdict{Status: verify.StatusIncomplete, Command: "go test ./...", Passed: 1, Failed: 2, Counted: true, At: b.at(time.Minute)}
-	green := verify.Verdict{Status: verify.StatusOK, Command: "go test ./...", Passed: 3, Counted: true, At: b.at(2 * time.Minute)}
+	green := verify.Verdict{Status: verify.StatusOK, Command: "go test ./...", ExitCode: 0, Passed: 3, Skipped: 1, Counted: true,
+		Tail: "ok  \tcalc\t0.01s\n", OutputBytes: 4096, Detail: "after a retry", Duration: 1500 * time.Millisecond,
+		At: b.at(2*time.Minute + 123456789)}
 	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: first.ID, Phase: task.PhasePlan, Verdict: red}))
 	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: first.ID, Phase: task.PhasePlan, Verdict: green}))
 
@@ -146,9 +149,43 @@ func testTaskSummaries(t *testing.T, b *bundle) {
 	require.Len(t, sums, 2)
 	require.Equal(t, first, sums[0].Task)
 	require.NotNil(t, sums[0].Verdict)
-	require.Equal(t, green, *sums[0].Verdict)
+	got := *sums[0].Verdict
+	got.Tail = "" // a driver may leave the output to VerdictList
+	want := green
+	want.Tail = ""
+	require.Equal(t, want, got)
 	require.Equal(t, []string{"sonnet", "opus"}, sums[0].Models)
 	require.Equal(t, second, sums[1].Task)
 	require.Nil(t, sums[1].Verdict)
 	require.Empty(t, sums[1].Models)
+}
+
+// The status list is every task's state and latest verdict, in creation
+// order, with what the verdict's line shows.
+func testTaskStatusList(t *testing.T, b *bundle) {
+	first := b.insertTask(t)
+	second := b.insertTask(t)
+	red := verify.Verdict{Status: verify.StatusIncomplete, Command: "go test ./...", Passed: 1, Failed: 2, Counted: true, At: b.at(time.Minute)}
+	broken := verify.Verdict{Status: verify.StatusError, Command: "go test ./...", Detail: "timed out after 5m0s", At: b.at(2 * time.Minute)}
+	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: first.ID, Phase: task.PhasePlan, Verdict: red}))
+	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: first.ID, Phase: task.PhasePlan, Verdict: broken}))
+	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: second.ID, Phase: task.PhasePlan, Verdict: red}))
+	third := b.insertTask(t)
+
+	got, err := b.st.TaskStatusList(b.ctx)
+	require.NoError(t, err)
+	require.Len(t, got, 3)
+	for i, tk := range []task.Task{first, second, third} {
+		require.Equal(t, tk.ID, got[i].ID)
+		require.Equal(t, tk.Title, got[i].Title)
+		require.Equal(t, tk.State, got[i].State)
+		require.Equal(t, tk.Phase, got[i].Phase)
+		require.Equal(t, tk.Attempt, got[i].Attempt)
+		require.Equal(t, tk.Reason, got[i].Reason)
+	}
+	require.NotNil(t, got[0].Verdict)
+	require.Equal(t, broken.Line(), got[0].Verdict.Line())
+	require.NotNil(t, got[1].Verdict)
+	require.Equal(t, red.Line(), got[1].Verdict.Line())
+	require.Nil(t, got[2].Verdict)
 }

@@ -36,13 +36,33 @@ type Cluster struct {
 	mu    sync.Mutex
 }
 
+// Option adjusts a cluster Start starts.
+type Option func(*options)
+
+type options struct{ statements bool }
+
+// Statements loads pg_stat_statements (PostgreSQL's contrib, part of
+// Debian's postgresql package), so a benchmark can count the statements
+// the engines run; see Cluster.Statements.
+func Statements() Option { return func(o *options) { o.statements = true } }
+
 // Start starts a cluster that lives until t ends, or skips t when no
 // PostgreSQL server binaries are installed and the run is not CI (CI must
 // install them: .ci/run does).
-func Start(t testing.TB) *Cluster {
+func Start(t testing.TB, opts ...Option) *Cluster {
 	t.Helper()
+	var o options
+	for _, f := range opts {
+		f(&o)
+	}
 	if u := os.Getenv("ORCHESTRA_TEST_PG_URL"); u != "" {
-		return &Cluster{admin: u}
+		c := &Cluster{admin: u}
+		if o.statements {
+			if err := c.exec(context.Background(), "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+				t.Skipf("pgtest: ORCHESTRA_TEST_PG_URL's server has no pg_stat_statements: %v", err)
+			}
+		}
+		return c
 	}
 	bin, err := binDir()
 	if err != nil {
@@ -71,9 +91,13 @@ func Start(t testing.TB) *Cluster {
 	// listen_addresses='' turns TCP off: the server is reachable through the
 	// socket in dir only. fsync off: a test cluster need not survive a power
 	// loss, and it makes every commit much cheaper on a busy machine.
-	srv := exec.Command(filepath.Join(bin, "postgres"), "-D", data, "-k", dir,
+	args := []string{"-D", data, "-k", dir,
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
-		"-c", "full_page_writes=off", "-c", "max_connections=200")
+		"-c", "full_page_writes=off", "-c", "max_connections=200"}
+	if o.statements {
+		args = append(args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all")
+	}
+	srv := exec.Command(filepath.Join(bin, "postgres"), args...)
 	srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
@@ -102,7 +126,55 @@ func Start(t testing.TB) *Cluster {
 		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
 		t.Fatalf("pgtest: server did not start: %v\n%s", err, log)
 	}
-	return &Cluster{admin: admin}
+	c := &Cluster{admin: admin}
+	if o.statements {
+		if err := c.exec(t.Context(), "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
+			t.Fatalf("pgtest: %v", err)
+		}
+	}
+	return c
+}
+
+// Statement is one normalised statement and how often it ran.
+type Statement struct {
+	Query string
+	Calls int64
+}
+
+// ResetStatements zeroes the counts pg_stat_statements keeps (a cluster
+// started with Statements).
+func (c *Cluster) ResetStatements(t testing.TB) {
+	t.Helper()
+	if err := c.exec(context.Background(), "SELECT pg_stat_statements_reset()"); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+}
+
+// Statements returns every statement run since the last reset, in every
+// database of the cluster, most called first.
+func (c *Cluster) Statements(t testing.TB) []Statement {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, c.admin)
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	defer conn.Close(ctx)
+	rows, err := conn.Query(ctx, "SELECT query, sum(calls)::bigint FROM pg_stat_statements GROUP BY query ORDER BY 2 DESC")
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Statement, error) {
+		var s Statement
+		err := r.Scan(&s.Query, &s.Calls)
+		return s, err
+	})
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	return out
 }
 
 // NewDatabase returns the URL of an empty database of the caller's own,

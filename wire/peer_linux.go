@@ -1,4 +1,4 @@
-package engine
+package wire
 
 import (
 	"fmt"
@@ -8,9 +8,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// checkPeer refuses a peer that runs as another user. The socket's mode
+// CheckPeer refuses a peer that runs as another user. The socket's mode
 // already keeps others out; this holds even when someone loosened it.
-func checkPeer(c *net.UnixConn) error {
+func CheckPeer(c *net.UnixConn) error {
 	raw, err := c.SyscallConn()
 	if err != nil {
 		return err
@@ -26,7 +26,7 @@ func checkPeer(c *net.UnixConn) error {
 		return fmt.Errorf("read the peer's credentials: %w", cerr)
 	}
 	if me := os.Getuid(); int(cred.Uid) != me {
-		return fmt.Errorf("this engine belongs to user %d; user %d (pid %d) may not attach to it", me, cred.Uid, cred.Pid)
+		return fmt.Errorf("this socket belongs to user %d; user %d (pid %d) may not connect to it", me, cred.Uid, cred.Pid)
 	}
 	return nil
 }

@@ -1,0 +1,93 @@
+package coord
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// The work travels through git. With [fleet] remote set, every phase that
+// ends accepted is committed on the task's branch in its worktree and the
+// branch is pushed to that remote, before the task moves on; an engine
+// that launches a task fetches its branch first, checks that it is this
+// repository's history (its root commit, as a handoff is checked), and
+// starts the worktree from it. So an engine that takes over the task of a
+// lost machine starts from the last phase that machine sealed.
+//
+// A push that fails is a push-failed refusal carrying git's reason: the
+// commit stays in this clone only, and the next accepted phase pushes it
+// again with its own.
+
+// pushPhase commits r's worktree on the task's branch and pushes it, then
+// runs then on the loop. Without a remote it runs then at once. Like the
+// verify gate, it runs under r's lease and is marked as the task's gate, so
+// a park or cancel meanwhile makes its result move nothing.
+func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
+	remote := c.cfg.Fleet.Remote
+	if remote == "" || r.dir == "" {
+		then()
+		return
+	}
+	t := c.tasks[r.taskID]
+	dir := r.dir
+	c.gating[r.taskID] = r
+	c.async(func() func() {
+		sha, committed, err := repo.CommitAll(dir, fmt.Sprintf("%s: phase %s\n\norchestra-tui task %s, session %s", t.Title, r.phase, t.ID, r.sessionID))
+		var pushErr error
+		if err == nil {
+			if !committed {
+				sha, _ = c.p.Repo.BranchHead(t.Branch)
+			}
+			pushErr = c.p.Repo.Push(remote, t.Branch)
+		}
+		return func() {
+			if c.gating[r.taskID] != r {
+				return // parked or cancelled meanwhile: the commit stays, the task does not move
+			}
+			delete(c.gating, r.taskID)
+			if err != nil {
+				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonCommitFailed, err.Error()))
+				c.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
+				return
+			}
+			if pushErr != nil {
+				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonPushFailed, fmt.Sprintf(
+					"Pushing %s (%s) to %s after phase %s: %v. The work is committed in this clone only; another machine taking the task over would not see it.",
+					t.Branch, repo.Abbrev(sha), remote, r.phase, pushErr)))
+			} else {
+				c.record(ctx, c.event(r.taskID, r.sessionID, task.EvBranchPushed,
+					fmt.Sprintf("Pushed %s (%s) to %s after phase %s.", t.Branch, repo.Abbrev(sha), remote, r.phase)))
+			}
+			then()
+		}
+	})
+}
+
+// fetchTaskBranch runs off the loop before a worktree is prepared: it
+// fetches the task's branch from [fleet] remote and returns the commit the
+// worktree should start from when the branch is not in this clone yet ("" to
+// keep the task's base), and the fetched commit to fast-forward an existing
+// worktree to. A branch of another repository is refused; a remote that
+// cannot be reached is not fatal (note says why, for a fetch-failed
+// refusal): the session starts from what this clone has, and its brief's
+// continuity says where the work stood.
+func (c *Coordinator) fetchTaskBranch(t task.Task) (base, fetched, note string, err error) {
+	remote := c.cfg.Fleet.Remote
+	if remote == "" {
+		return "", "", "", nil
+	}
+	fetched, err = c.p.Repo.FetchBranch(remote, t.Branch)
+	if errors.Is(err, repo.ErrForeignBranch) {
+		return "", "", "", &task.Refusal{Reason: task.ReasonBranchForeign, Detail: err.Error()}
+	}
+	if err != nil {
+		return "", "", err.Error(), nil
+	}
+	if fetched != "" && !c.p.Repo.BranchExists(t.Branch) {
+		base = fetched
+	}
+	return base, fetched, "", nil
+}

@@ -1,0 +1,409 @@
+package host
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/vt"
+	"github.com/orchestra-tui/orchestra-tui/wire"
+)
+
+// Client is an engine's connection to one session host. It offers what the
+// worker needs of a live session (the same methods as *session.Session:
+// the screen, keys, checked deliveries, resize, stop, the exit), so the
+// worker's logic runs unchanged on an agent in another process.
+type Client struct {
+	c       *wire.Conn
+	calls   *wire.Caller
+	welcome Welcome
+	version atomic.Uint64 // the newest screen version the host announced
+
+	mu       sync.Mutex
+	cols     int
+	rows     int
+	exit     *Exit
+	lost     bool
+	detached bool
+
+	changed  chan struct{}
+	done     chan struct{} // the agent exited, or the host was lost
+	doneOnce sync.Once
+	readDone chan struct{}
+	view     *view
+}
+
+// ErrLost means the connection to the host ended without the agent's exit:
+// the host died or was killed.
+var ErrLost = errors.New("the session host is gone")
+
+// callWait bounds a request that has no context of its own.
+const callWait = 10 * time.Second
+
+// Dial connects to the host at a unix socket and starts watching it.
+func Dial(ctx context.Context, path, version string) (*Client, error) {
+	nc, err := wire.Dial(ctx, path)
+	if err != nil {
+		return nil, err
+	}
+	stop := context.AfterFunc(ctx, func() { nc.Close() })
+	defer stop()
+	c := wire.NewConn(nc)
+	cl := &Client{c: c, calls: wire.NewCaller(c, ErrLost),
+		changed: make(chan struct{}, 1), done: make(chan struct{}), readDone: make(chan struct{})}
+	cl.view = &view{cl: cl}
+	err = wire.Hello(c, hello{Protocol: ProtocolVersion, Version: version, Client: "engine"}, &cl.welcome)
+	var ref *wire.Refusal
+	switch {
+	case errors.As(err, &ref):
+		nc.Close()
+		var w Welcome
+		if json.Unmarshal(ref.Body, &w) == nil && w.Protocol != 0 && w.Protocol != ProtocolVersion {
+			return nil, &VersionError{Client: ProtocolVersion, Host: w.Protocol, HostVersion: w.Version}
+		}
+		return nil, err
+	case err != nil:
+		nc.Close()
+		return nil, fmt.Errorf("session host handshake: %w", err)
+	}
+	cl.cols, cl.rows = cl.welcome.Cols, cl.welcome.Rows
+	if e := cl.welcome.Exit; e != nil {
+		// The agent exited while nobody watched: the exit is known now.
+		cl.exit = e
+		cl.finish()
+	}
+	go cl.read()
+	if _, err := cl.call(ctx, opWatch, nil); err != nil {
+		cl.Detach()
+		return nil, err
+	}
+	// The first screen, so the view has something to show at once.
+	cl.view.fresh()
+	return cl, nil
+}
+
+// Welcome is what the host said about itself when this client connected:
+// its pid, the agent's, the session and, if the agent had already exited,
+// how and when.
+func (cl *Client) Welcome() Welcome { return cl.welcome }
+
+func (cl *Client) read() {
+	var err error
+	defer func() {
+		cl.calls.Fail(ErrLost)
+		cl.mu.Lock()
+		if cl.exit == nil && !cl.detached {
+			// The host died (or was killed) without reporting an exit:
+			// whatever ran in it is beyond reach, which the worker
+			// handles as an exit.
+			cl.lost = true
+			cl.exit = &Exit{Code: -1, At: time.Now().UTC()}
+		}
+		detached := cl.detached
+		cl.mu.Unlock()
+		cl.c.Close()
+		if !detached {
+			cl.finish()
+		}
+		close(cl.readDone)
+	}()
+	for {
+		var f wire.Frame
+		f, err = cl.c.Recv()
+		if err != nil {
+			return
+		}
+		switch f.Op {
+		case opOK, opError:
+			cl.calls.Reply(f)
+		case opChanged:
+			var c changed
+			if json.Unmarshal(f.Body, &c) == nil {
+				cl.noteVersion(c.Version)
+			}
+			cl.signal()
+		case opExit:
+			var e Exit
+			if json.Unmarshal(f.Body, &e) == nil {
+				cl.mu.Lock()
+				cl.exit = &e
+				cl.mu.Unlock()
+				cl.finish()
+			}
+		}
+	}
+}
+
+func (cl *Client) finish() {
+	cl.doneOnce.Do(func() {
+		close(cl.done)
+		cl.signal()
+	})
+}
+
+func (cl *Client) signal() {
+	select {
+	case cl.changed <- struct{}{}:
+	default:
+	}
+}
+
+func (cl *Client) noteVersion(v uint64) {
+	for {
+		old := cl.version.Load()
+		if v <= old || cl.version.CompareAndSwap(old, v) {
+			return
+		}
+	}
+}
+
+// call sends a request and waits for its reply.
+func (cl *Client) call(ctx context.Context, op string, body any) (json.RawMessage, error) {
+	f, err := cl.calls.Call(ctx, op, body)
+	if err != nil {
+		return nil, err
+	}
+	if f.Op == opError {
+		return nil, decodeErr(f.Error, f.Body)
+	}
+	return f.Body, nil
+}
+
+func (cl *Client) quick(op string, body any) error {
+	ctx, cancel := context.WithTimeout(context.Background(), callWait)
+	defer cancel()
+	_, err := cl.call(ctx, op, body)
+	return err
+}
+
+// View returns the session's screen, fetched from the host when it has
+// changed since it was last read.
+func (cl *Client) View() session.View { return cl.view }
+
+// Write sends raw bytes to the agent, as typed in focus mode.
+func (cl *Client) Write(b []byte) error { return cl.quick(opWrite, writeReq{Data: b}) }
+
+// Paste sends text as one paste, bracketed if the agent asked for it.
+func (cl *Client) Paste(text string) error { return cl.quick(opPaste, textReq{Text: text}) }
+
+// Notice shows a line in the pane without sending it to the agent.
+func (cl *Client) Notice(line string) error { return cl.quick(opNotice, textReq{Text: line}) }
+
+// WaitReady confirms the launch (session.Session.WaitReady, run by the
+// host, where the screen is).
+func (cl *Client) WaitReady(ctx context.Context) error {
+	_, err := cl.call(ctx, opWaitReady, nil)
+	return err
+}
+
+// DeliverChecked delivers text the harness's way and confirms the agent
+// took it.
+func (cl *Client) DeliverChecked(ctx context.Context, text string) error {
+	_, err := cl.call(ctx, opDeliver, textReq{Text: text})
+	return err
+}
+
+// SendChecked pastes text, submits it and confirms the agent took it.
+func (cl *Client) SendChecked(ctx context.Context, text string) error {
+	return cl.SendKeyed(ctx, "", text)
+}
+
+// SendKeyed is SendChecked for an input named key that must reach the
+// agent once: the host remembers the key as it begins to type, and an
+// engine that takes the session up again reads the keys in the welcome.
+func (cl *Client) SendKeyed(ctx context.Context, key, text string) error {
+	_, err := cl.call(ctx, opSend, textReq{Text: text, Key: key})
+	return err
+}
+
+// SubmitChecked sends the submit key and confirms the agent took what
+// waited at its prompt.
+func (cl *Client) SubmitChecked(ctx context.Context) error {
+	_, err := cl.call(ctx, opSubmit, nil)
+	return err
+}
+
+// Resize changes the pty's and the emulator's size.
+func (cl *Client) Resize(cols, rows int) error {
+	if err := cl.quick(opResize, sizeReq{Cols: cols, Rows: rows}); err != nil {
+		return err
+	}
+	cl.mu.Lock()
+	cl.cols, cl.rows = cols, rows
+	cl.mu.Unlock()
+	return nil
+}
+
+// Size returns the pty's size: the last one the launch or Resize set.
+func (cl *Client) Size() (cols, rows int) {
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.cols, cl.rows
+}
+
+// Pid returns the agent's process id, which is also its process group id.
+func (cl *Client) Pid() int { return cl.welcome.Pid }
+
+// HostPid returns the host's process id.
+func (cl *Client) HostPid() int { return cl.welcome.HostPid }
+
+// Changed receives (never blocking the client) after the screen changed.
+// It has one reader: the coordinator.
+func (cl *Client) Changed() <-chan struct{} { return cl.changed }
+
+// Done is closed once the agent has exited, or the host was lost.
+func (cl *Client) Done() <-chan struct{} { return cl.done }
+
+// ExitCode returns the agent's exit status once Done is closed (128+N if
+// signal N ended it; -1 when the host was lost), -1 before.
+func (cl *Client) ExitCode() int {
+	select {
+	case <-cl.done:
+	default:
+		return -1
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.exit.Code
+}
+
+// Exit returns how and when the agent ended, and whether the host was
+// lost instead (then nobody knows); nil before Done.
+func (cl *Client) Exit() (e *Exit, lost bool) {
+	select {
+	case <-cl.done:
+	default:
+		return nil, false
+	}
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	return cl.exit, cl.lost
+}
+
+// Stop ends the agent's whole process tree (its group, and every process
+// carrying its session's mark): SIGTERM, then SIGKILL after grace. It
+// returns once the host reported the exit, or a *session.RemainError
+// naming the pids that outlived SIGKILL.
+func (cl *Client) Stop(grace time.Duration) error {
+	select {
+	case <-cl.done:
+		return nil
+	default:
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*grace+callWait)
+	defer cancel()
+	_, err := cl.call(ctx, opStop, stopReq{Grace: grace})
+	if errors.Is(err, ErrLost) {
+		return nil // the host is gone, and the agent with it or beyond reach
+	}
+	select {
+	case <-cl.done:
+	case <-ctx.Done():
+		if err == nil {
+			err = fmt.Errorf("stop the session host (pid %d): no exit reported: %w", cl.welcome.HostPid, ctx.Err())
+		}
+	}
+	return err
+}
+
+// Close collects the agent's exit, if it has exited, so the host goes
+// away, and closes the connection. A live agent is left running.
+func (cl *Client) Close() error {
+	select {
+	case <-cl.done:
+		if cl.quick(opCollect, nil) == nil {
+			// The host exits once it has answered: its end closes the
+			// connection, so whoever closed this client sees no host left.
+			t := time.NewTimer(collectWait)
+			select {
+			case <-cl.readDone:
+			case <-t.C:
+			}
+			t.Stop()
+		}
+	default:
+	}
+	cl.Detach()
+	return nil
+}
+
+// collectWait bounds the wait for a collected host to exit.
+const collectWait = 5 * time.Second
+
+// Detach closes the connection and leaves the agent running in its host,
+// for another engine to adopt; Done is not closed by it.
+func (cl *Client) Detach() {
+	cl.mu.Lock()
+	cl.detached = cl.exit == nil
+	cl.mu.Unlock()
+	cl.c.Close()
+	<-cl.readDone
+}
+
+// view is a session.View over the host's screen: it reads the screen from
+// the host only when the host has announced a newer version than the one
+// it holds, so an idle pane costs nothing.
+type view struct {
+	cl   *Client
+	mu   sync.Mutex
+	sc   screen
+	have bool
+}
+
+var (
+	_ session.View         = (*view)(nil)
+	_ session.ModeReporter = (*view)(nil)
+)
+
+// screenWait bounds a screen read; past it the last screen read stands.
+const screenWait = 5 * time.Second
+
+func (v *view) fresh() screen {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.have && v.sc.Version >= v.cl.version.Load() {
+		return v.sc
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), screenWait)
+	defer cancel()
+	b, err := v.cl.call(ctx, opScreen, nil)
+	if err != nil {
+		return v.sc
+	}
+	var sc screen
+	if json.Unmarshal(b, &sc) != nil {
+		return v.sc
+	}
+	v.sc, v.have = sc, true
+	v.cl.noteVersion(sc.Version)
+	return sc
+}
+
+func (v *view) Size() (int, int) { sc := v.fresh(); return sc.Cols, sc.Rows }
+func (v *view) Render() string   { return v.fresh().Render }
+func (v *view) Text() string     { return v.fresh().Text }
+func (v *view) Title() string    { return v.fresh().Title }
+func (v *view) Modes() vt.Modes  { return v.fresh().Modes }
+func (v *view) Version() uint64  { return v.cl.version.Load() }
+
+func (v *view) Cursor() (int, int, bool) {
+	sc := v.fresh()
+	return sc.X, sc.Y, sc.Cursor
+}
+
+func (v *view) Scrollback(n int) []string {
+	ctx, cancel := context.WithTimeout(context.Background(), screenWait)
+	defer cancel()
+	b, err := v.cl.call(ctx, opScrollback, nReq{N: n})
+	if err != nil {
+		return nil
+	}
+	var out []string
+	_ = json.Unmarshal(b, &out)
+	return out
+}

@@ -1,0 +1,195 @@
+// Package host runs one agent session in a process of its own, so the agent
+// outlives the engine that started it: the session host (modelled on
+// nomad's task executor, dtach and abduco) owns the pty master, the process
+// group, the asciicast recording and the terminal emulator, and serves them
+// on its own unix socket. The engine talks to it through a Client, which
+// offers what the worker needs of a session; an engine that restarts after
+// a crash dials the host again and re-adopts the session.
+//
+//	engine ── Client ── unix socket ── host ── pty ── agent
+//	                  (.orchestra/hosts/<session>.sock)
+//
+// A host's life:
+//
+//	Spawn ──► serving ──agent exits──► exited (status and time kept)
+//	             │                          │
+//	             │      an engine collects ──┴──► gone (socket removed)
+//	             └── stop: the agent's whole tree ends ──► exited
+//
+// The protocol is the engine's style (package wire): newline-delimited
+// JSON, a hello naming the protocol version answered by a welcome (the
+// session, the agent's pid, its exit if it has ended) or a refusal, then
+// requests with ids. A client that watches gets a "changed" push, carrying
+// the screen's version, whenever the screen changes (coalesced: one
+// pending per client), and an "exit" push when the agent has exited and
+// its tree is torn down.
+package host
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/vt"
+	"github.com/orchestra-tui/orchestra-tui/wire"
+)
+
+// ProtocolVersion is the version of the host protocol. Bump it on any
+// change a peer of the previous version would misread.
+const ProtocolVersion = 1
+
+// Requests a client sends.
+const (
+	opHello      = wire.OpHello
+	opWatch      = "watch"      // push changed and exit from now on
+	opScreen     = "screen"     // -> screen
+	opScrollback = "scrollback" // {n} -> []string
+	opWrite      = "write"      // {data}: raw keys
+	opPaste      = "paste"      // {text}
+	opNotice     = "notice"     // {text}: a line shown in the pane, sent to nobody
+	opResize     = "resize"     // {cols, rows}
+	opWaitReady  = "wait-ready" // -> ok once the launch is confirmed, or a refusal
+	opDeliver    = "deliver"    // {text, key}: session.DeliverChecked
+	opSend       = "send"       // {text, key}: session.SendChecked
+	opSubmit     = "submit"     // session.SubmitChecked
+	opStop       = "stop"       // {grace}: end the agent's whole tree
+	opCollect    = "collect"    // the exit was seen: the host may go
+)
+
+// Replies and pushes the host sends.
+const (
+	opWelcome = wire.OpWelcome
+	opRefused = wire.OpRefused
+	opOK      = wire.OpOK
+	opError   = wire.OpError
+	opChanged = "changed" // push: {version}
+	opExit    = "exit"    // push: exitInfo
+)
+
+type hello struct {
+	Protocol int    `json:"protocol"`
+	Version  string `json:"version"`
+	Client   string `json:"client"`
+}
+
+// Welcome is what a host says about itself to a client it accepts.
+type Welcome struct {
+	Protocol int    `json:"protocol"`
+	Version  string `json:"version"`
+	// HostPid is the host process; Pid the agent (its process group).
+	HostPid   int       `json:"host_pid"`
+	Pid       int       `json:"pid"`
+	Task      string    `json:"task"`
+	Session   string    `json:"session"`
+	Cols      int       `json:"cols"`
+	Rows      int       `json:"rows"`
+	StartedAt time.Time `json:"started_at"`
+	// Exit is set once the agent has exited.
+	Exit *Exit `json:"exit,omitempty"`
+	// Inputs are the keys of the keyed inputs this host began to type,
+	// in order; InputsKnown says the host keeps them (an older host
+	// does not, and its silence is no evidence).
+	Inputs      []string `json:"inputs,omitempty"`
+	InputsKnown bool     `json:"inputs_known,omitempty"`
+}
+
+// Exit is how the agent ended.
+type Exit struct {
+	Code int       `json:"code"`
+	At   time.Time `json:"at"`
+	// Remain names processes of its tree that outlived SIGKILL.
+	Remain []int `json:"remain,omitempty"`
+}
+
+type screen struct {
+	Version uint64   `json:"version"`
+	Cols    int      `json:"cols"`
+	Rows    int      `json:"rows"`
+	Render  string   `json:"render"`
+	Text    string   `json:"text"`
+	X       int      `json:"x"`
+	Y       int      `json:"y"`
+	Cursor  bool     `json:"cursor"`
+	Title   string   `json:"title,omitempty"`
+	Modes   vt.Modes `json:"modes"`
+}
+
+type changed struct {
+	Version uint64 `json:"version"`
+}
+
+type textReq struct {
+	Text string `json:"text"`
+	// Key names an input the engine must not type twice (a decision's
+	// id): the host remembers it once it begins to type it.
+	Key string `json:"key,omitempty"`
+}
+
+type writeReq struct {
+	Data []byte `json:"data"`
+}
+
+type sizeReq struct {
+	Cols int `json:"cols"`
+	Rows int `json:"rows"`
+}
+
+type nReq struct {
+	N int `json:"n"`
+}
+
+type stopReq struct {
+	Grace time.Duration `json:"grace"`
+}
+
+// errBody carries an error's structure, so a refusal or a list of pids that
+// survived a stop reaches the engine as the same error type.
+type errBody struct {
+	Reason task.Reason `json:"reason,omitempty"`
+	Detail string      `json:"detail,omitempty"`
+	What   string      `json:"what,omitempty"`
+	Remain []int       `json:"remain,omitempty"`
+}
+
+func encodeErr(err error) (string, json.RawMessage) {
+	var b errBody
+	var ref *task.Refusal
+	var rem *session.RemainError
+	switch {
+	case errors.As(err, &ref):
+		b.Reason, b.Detail = ref.Reason, ref.Detail
+	case errors.As(err, &rem):
+		b.What, b.Remain = rem.What, rem.Pids
+	default:
+		return err.Error(), nil
+	}
+	raw, _ := json.Marshal(b)
+	return err.Error(), raw
+}
+
+func decodeErr(msg string, body json.RawMessage) error {
+	var b errBody
+	if len(body) > 0 && json.Unmarshal(body, &b) == nil {
+		switch {
+		case b.Reason != "":
+			return &task.Refusal{Reason: b.Reason, Detail: b.Detail}
+		case len(b.Remain) > 0:
+			return &session.RemainError{What: b.What, Pids: b.Remain}
+		}
+	}
+	return errors.New(msg)
+}
+
+// VersionError is a handshake between two protocol versions: a host
+// started by another version of the binary.
+type VersionError struct {
+	Client, Host int
+	HostVersion  string
+}
+
+func (e *VersionError) Error() string {
+	return fmt.Sprintf("the session host (%s) speaks host protocol %d and this engine speaks %d; its agent is left running: stop it with `orchestra-tui stop`", e.HostVersion, e.Host, e.Client)
+}
