@@ -16,6 +16,7 @@ import (
 	"github.com/creack/pty"
 	"github.com/fsnotify/fsnotify"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -254,6 +255,29 @@ func TestBriefIsFollowed(t *testing.T) {
 	recs := b.waitInputs(1)
 	require.Equal(t, []string{InputBrief}, kinds(recs))
 	require.Equal(t, brief, recs[0].Text)
+}
+
+// A verify command that runs for a while shows, a line a second, that it
+// runs: a slow test run is work on the screen, not a still pane the stuck
+// clock flags. The command here runs until the test lets it go.
+func TestASlowVerifyShowsItRuns(t *testing.T) {
+	t.Parallel()
+	b := setup(t, map[task.Phase][]Entry{
+		task.PhaseImplement: {{Attempt: 1, Edits: []Edit{{Path: "calc.go", Content: "package calc\n"}}}},
+	})
+	gate := filepath.Join(b.cwd, "gate")
+	require.NoError(t, unix.Mkfifo(gate, 0o600))
+	b.paste(renderBrief(task.PhaseImplement, 1, "cat gate && echo verified-ok"))
+	b.waitScreen("… still running (2s)", 1)
+	f, err := os.OpenFile(gate, os.O_WRONLY, 0)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	b.waitScreen("● Phase implement done (attempt 1).", 1)
+	out := b.screen.String()
+	require.Contains(t, out, "… still running (1s)")
+	require.Less(t, strings.LastIndex(out, "still running"), strings.Index(out, "⎿  verified-ok"),
+		"the beat stops before the command's output is shown")
+	require.Contains(t, out, "✓ verify passed")
 }
 
 func TestInvalidFirstIsFixedAfterRefusal(t *testing.T) {

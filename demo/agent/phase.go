@@ -22,6 +22,9 @@ const (
 	maxDiffLines   = 30
 	verifyTailSize = 6
 	maxReadFiles   = 3
+
+	// verifyBeat is how often a running verify command shows it runs.
+	verifyBeat = time.Second
 )
 
 // doPhase follows the script for one brief. It returns exit=true with the
@@ -225,12 +228,31 @@ func (a *agent) applyEdit(ed Edit) {
 }
 
 // verify runs the brief's verify command with sh -c in the working
-// directory and shows the tail of its output and its status.
+// directory and shows the tail of its output and its status. While the
+// command runs, a line a second says so, as a real agent's tool call
+// streams its progress: a test run that compiles for longer than the
+// stuck clock (a loaded machine) is work, not a still pane.
 func (a *agent) verify(command string) {
 	a.printf("● Bash(%s)\n", command)
 	cmd := exec.Command("sh", "-c", command)
 	cmd.Dir = a.cwd
+	done, beaten := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(beaten)
+		tick := time.NewTicker(verifyBeat)
+		defer tick.Stop()
+		for n := 1; ; n++ {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				a.printf("     %s… still running (%ds)%s\n", styleDim, n, styleReset)
+			}
+		}
+	}()
 	out, err := cmd.CombinedOutput()
+	close(done)
+	<-beaten
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if len(lines) > verifyTailSize {
 		lines = lines[len(lines)-verifyTailSize:]
