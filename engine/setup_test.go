@@ -96,6 +96,10 @@ func testOpenWith(script string, hosts bool, tweak func(*config.Config)) func(di
 				h := c.Harness["scripted"]
 				h.SetEnv = map[string]string{agent.ReexecEnv: "1"}
 				h.Env = append(h.Env, "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY")
+				// The agent is this race-built test binary: on a loaded
+				// machine (every package's tests at once, on 2 cores) it
+				// has taken longer than the harness's 10s to start.
+				h.LaunchTimeout = session.Duration{Duration: time.Minute}
 				c.Harness["scripted"] = h
 				// An agent whose ready marker never shows: its launch
 				// stays unconfirmed for as long as a test needs.
