@@ -141,8 +141,19 @@ func engineChild(raw string) int {
 // cleanupHosts stops, at the end of the test, every session host left on
 // root: the engine processes are killed with SIGKILL, which their hosts
 // outlive by design.
+// A failed test shows what each host logged, which a CI log otherwise
+// lacks.
 func cleanupHosts(t *testing.T, root string) {
-	t.Cleanup(func() { host.StopAll(context.Background(), root, "test", time.Second, nil) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			logs, _ := filepath.Glob(filepath.Join(host.Dir(root), "*.log"))
+			for _, l := range logs {
+				b, _ := os.ReadFile(l)
+				t.Logf("%s:\n%s", filepath.Base(l), b)
+			}
+		}
+		host.StopAll(context.Background(), root, "test", time.Second, nil)
+	})
 }
 
 // child is an engine process of this test binary.

@@ -42,11 +42,26 @@ func StopAll(ctx context.Context, root, version string, grace time.Duration, kee
 	return lines
 }
 
+// sweepDials bounds each dial of a host to stop, one after the other: a
+// host slow to answer on a loaded machine is dialled again with more time
+// rather than left running with its agent for good.
+var sweepDials = []time.Duration{5 * time.Second, 10 * time.Second, 20 * time.Second}
+
 func stopOne(ctx context.Context, root, id, version string, grace time.Duration) string {
 	sock := SocketPath(root, id)
-	dctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-	defer cancel()
-	cl, err := Dial(dctx, sock, version)
+	var (
+		cl  *Client
+		err error
+	)
+	for _, wait := range sweepDials {
+		dctx, cancel := context.WithTimeout(ctx, wait)
+		cl, err = Dial(dctx, sock, version)
+		timedOut := dctx.Err() != nil
+		cancel()
+		if err == nil || !timedOut || ctx.Err() != nil {
+			break
+		}
+	}
 	if err != nil {
 		if NotServing(err) {
 			_ = os.Remove(sock)
