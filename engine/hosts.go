@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"fmt"
+	"log"
+	"os"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
@@ -49,8 +51,13 @@ func (h sessionHosts) Adopt(ctx context.Context, s store.Session, p worker.Param
 	return r, a, nil
 }
 
+// Sweep stops the hosts nobody took up and says, in the engine's log,
+// what became of each.
 func (h sessionHosts) Sweep(ctx context.Context, live func(string) bool) {
-	host.StopAll(ctx, h.l.Root, h.l.Version, 2*time.Second, live)
+	lg := log.New(os.Stderr, "engine: ", log.LstdFlags)
+	for _, line := range host.StopAll(ctx, h.l.Root, h.l.Version, 2*time.Second, live) {
+		lg.Printf("host sweep: %s", line)
+	}
 }
 
 // OpenWithHosts opens a repository's coordinator whose sessions run in
