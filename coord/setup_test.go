@@ -19,6 +19,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -99,6 +100,9 @@ func setupIn(t testing.TB, root string, sc agent.Script, tweak func(*config.Conf
 	h := b.cfg.Harness["scripted"]
 	h.SetEnv = map[string]string{agent.ReexecEnv: "1"}
 	h.Env = append(h.Env, "GOCACHE", "GOPATH", "GOMODCACHE", "GOFLAGS", "GOTOOLCHAIN", "GOPROXY")
+	// The agent is this race-built test binary: on a loaded machine it
+	// can take longer than the harness's 10s to start (engine tests saw it).
+	h.LaunchTimeout = session.Duration{Duration: time.Minute}
 	b.cfg.Harness["scripted"] = h
 	b.cfg.Pane = config.Pane{Cols: 100, Rows: 30}
 	b.cfg.Lease.Tick.Duration = 100 * time.Millisecond
