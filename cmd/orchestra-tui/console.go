@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
@@ -286,6 +288,7 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 	// idle CPU on a 10,000-task store went from 1.2-1.7% of a core to
 	// 0.65-0.7%).
 	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(out), tea.WithFPS(30))
+	defer catchResizes(p)()
 	stop := ui.Subscribe(p, e)
 	scripted := make(chan struct{})
 	if opts.Script != nil {
@@ -327,4 +330,30 @@ func author() string {
 		return u
 	}
 	return "operator"
+}
+
+// catchResizes asks p for the terminal's size again on every SIGWINCH,
+// from before p starts. Bubbletea reads the size as it starts and begins
+// to listen for SIGWINCH only afterwards: a terminal resized in between (a
+// console started in a window that is resized at once, on a loaded
+// machine) lost its resize, and the console and every agent's pty kept
+// the old size until the next one.
+func catchResizes(p *tea.Program) (stop func()) {
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGWINCH)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-sig:
+				p.Send(tea.RequestWindowSize())
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(sig)
+		close(done)
+	}
 }
