@@ -197,7 +197,15 @@ func (m *Model) Init() tea.Cmd {
 func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	switch msg := msg.(type) {
 	case tea.WindowSizeMsg:
+		changed := msg.Width != m.width || msg.Height != m.height
 		m.width, m.height = msg.Width, msg.Height
+		if changed {
+			// Bubbletea sends the size it read at start from a goroutine
+			// of its own, so a resize right after start can reach here
+			// before that stale size does. Reading the size again after
+			// every change makes the last one seen the terminal's.
+			return m, tea.Batch(m.relayout(), tea.RequestWindowSize)
+		}
 		return m, m.relayout()
 	case tea.KeyPressMsg:
 		return m, m.handleKey(msg)

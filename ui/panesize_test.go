@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/require"
 
@@ -64,4 +65,39 @@ func TestResizerSendsTheNewestSize(t *testing.T) {
 	second()
 	first() // ran last, as a goroutine may
 	require.Equal(t, [2]int{120, 40}, b.eng.resizes[id])
+}
+
+// asksForSize reports whether cmd, or a command it batches, reads the
+// terminal's size again.
+func asksForSize(cmd tea.Cmd) bool {
+	if cmd == nil {
+		return false
+	}
+	switch msg := cmd().(type) {
+	case tea.BatchMsg:
+		for _, c := range msg {
+			if asksForSize(c) {
+				return true
+			}
+		}
+	default:
+		return msg == tea.RequestWindowSize()
+	}
+	return false
+}
+
+// Bubbletea sends the size it read at start from a goroutine of its own, so
+// a resize right after start can arrive before that stale size: each change
+// of size makes the console read the size again, and the same size twice
+// ends it.
+func TestEveryNewSizeIsReadAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(200, 50)
+	_, cmd := b.m.Update(tea.WindowSizeMsg{Width: 120, Height: 40}) // the stale one
+	require.True(t, asksForSize(cmd), "a new size is read again")
+	_, cmd = b.m.Update(tea.WindowSizeMsg{Width: 200, Height: 50}) // what the terminal says
+	require.True(t, asksForSize(cmd))
+	_, cmd = b.m.Update(tea.WindowSizeMsg{Width: 200, Height: 50})
+	require.False(t, asksForSize(cmd), "the same size again ends it")
+	require.Equal(t, [2]int{200, 50}, [2]int{b.m.width, b.m.height})
 }
