@@ -135,7 +135,6 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
