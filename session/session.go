@@ -172,6 +172,7 @@ func Start(p Params) (*Session, error) {
 		s.cast.max = p.RecordMax
 	}
 	becomeSubreaper()
+	restoreChildSignals()
 	s.term = newTerminal(p.Cols, p.Rows, p.History, func(b []byte) { s.in.push(b) })
 	s.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: p.Dir}
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
