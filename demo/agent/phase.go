@@ -229,9 +229,14 @@ func (a *agent) applyEdit(ed Edit) {
 
 // verify runs the brief's verify command with sh -c in the working
 // directory and shows the tail of its output and its status. While the
-// command runs, a line a second says so, as a real agent's tool call
-// streams its progress: a test run that compiles for longer than the
-// stuck clock (a loaded machine) is work, not a still pane.
+// command runs, one line redrawn each second counts the beats, as a real
+// agent's tool call streams its progress: a test run that compiles for
+// longer than the stuck clock (a loaded machine) is work, not a still
+// pane. The count is a plain number, not an elapsed time the screen
+// fingerprint masks. The line is erased before the output is drawn where
+// it stood, as a real agent replaces its progress with the result, so the
+// screen the session ends on, which a continuity brief quotes, is the same
+// however long the command took.
 func (a *agent) verify(command string) {
 	a.printf("● Bash(%s)\n", command)
 	cmd := exec.Command("sh", "-c", command)
@@ -246,13 +251,14 @@ func (a *agent) verify(command string) {
 			case <-done:
 				return
 			case <-tick.C:
-				a.printf("     %s… still running (%ds)%s\n", styleDim, n, styleReset)
+				a.printf("%s     %s… still running (%d)%s", clearLine, styleDim, n, styleReset)
 			}
 		}
 	}()
 	out, err := cmd.CombinedOutput()
 	close(done)
 	<-beaten
+	a.print(clearLine)
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if len(lines) > verifyTailSize {
 		lines = lines[len(lines)-verifyTailSize:]

@@ -18,6 +18,7 @@ func RunHeadless(parent context.Context, s *Scenario, w io.Writer) int {
 	ctx, cancel := context.WithCancel(parent)
 	defer cancel()
 	op := s.NewOperator()
+	stalls := s.newStallClock()
 	added := make(chan error, 1)
 	go func() {
 		_, err := s.AddTask(ctx)
@@ -41,6 +42,7 @@ func RunHeadless(parent context.Context, s *Scenario, w io.Writer) int {
 				actErr = fmt.Errorf("the operator's %s: %w", a.Kind, err)
 			}
 		}
+		stalls.on(ctx, op, ev)
 	}})
 	err := <-added
 	if parent.Err() != nil {

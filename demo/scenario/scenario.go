@@ -153,12 +153,11 @@ type pacing struct {
 
 func pacingFor(fast bool) pacing {
 	if fast {
-		// Short clocks, with room for a loaded machine: stuck must be
-		// longer than the agent's own test run (a still screen while go
-		// test compiles; at 1s, at 1.5s and at 2.5s, a machine at load 10
-		// flagged it and the text of two runs differed), and the stuck
+		// Short clocks, with room for a loaded machine: the stuck
 		// research pane must be resubmitted well before its lease runs
-		// out. The end lingers only long enough to be seen.
+		// out. A headless run with the scripted agent does not wait them
+		// out: it moves the engine's clock over its two stalls
+		// (stallClock). The end lingers only long enough to be seen.
 		return pacing{linger: 500 * time.Millisecond, lease: 8 * time.Second, window: 7500 * time.Millisecond, stuck: 4 * time.Second}
 	}
 	// Slow enough to watch (about 30 seconds in all): the operator reads
@@ -191,8 +190,9 @@ type Scenario struct {
 	// harness's Setup can prepare for its worktree (see Worktree).
 	ID task.ID
 
-	opts Options
-	pace pacing
+	opts  Options
+	pace  pacing
+	clock clock
 }
 
 // Prepare makes the demo directory, writes the project and the harness's
@@ -239,7 +239,7 @@ func (s *Scenario) open() error {
 	}
 	o, err := coord.Open(coord.OpenParams{
 		Dir: s.Project, Vars: vars, Environ: s.opts.Environ, Tweak: s.tweak,
-		Settle: 30 * time.Millisecond, SampleEvery: 100 * time.Millisecond,
+		Settle: 30 * time.Millisecond, SampleEvery: 100 * time.Millisecond, Now: s.clock.Now,
 	})
 	if err != nil {
 		return err
