@@ -134,7 +134,10 @@ func engineChild(raw string) int {
 		return 1
 	}
 	fmt.Println("ready")
-	<-e.Done()
+	select {
+	case <-e.Done():
+	case <-host.AnchorGone(): // the test binary is gone: so is this engine
+	}
 	return 0
 }
 

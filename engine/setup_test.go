@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 
 // TestMain lets the test binary act as the scripted agent.
 func TestMain(m *testing.M) {
+	anchorToThisBinary()
 	if len(os.Args) > 1 && os.Args[1] == "host" {
 		os.Exit(host.Main(os.Args[2:], os.Stderr)) // a session host the engine started
 	}
@@ -33,6 +35,15 @@ func TestMain(m *testing.M) {
 	}
 	agent.MainIfReexec()
 	os.Exit(m.Run())
+}
+
+// anchorToThisBinary has every engine and session host this test binary
+// starts end with it (host.AnchorEnv), even when it dies of its timeout;
+// a re-executed child keeps its parent's anchor.
+func anchorToThisBinary() {
+	if os.Getenv(host.AnchorEnv) == "" {
+		os.Setenv(host.AnchorEnv, strconv.Itoa(os.Getpid()))
+	}
 }
 
 type bundle struct {

@@ -130,6 +130,7 @@ func Main(args []string, stderr io.Writer) int {
 	report("ready " + strconv.Itoa(s.Pid()))
 	var lingerC <-chan time.Time
 	exited := srv.Exited()
+	anchor := AnchorGone()
 	for {
 		select {
 		case <-srv.Collected():
@@ -144,6 +145,12 @@ func Main(args []string, stderr io.Writer) int {
 			lingerC = t.C
 		case <-lingerC:
 			lg.Printf("no engine collected the exit within %s; going", *linger)
+			return closeUp(ln, *sock)
+		case <-anchor:
+			lg.Printf("the process %s names has ended: stopping the agent", AnchorEnv)
+			if err := s.Stop(stopGrace); err != nil {
+				lg.Printf("stop: %v", err)
+			}
 			return closeUp(ln, *sock)
 		case <-term:
 			lg.Printf("SIGTERM: stopping the agent")

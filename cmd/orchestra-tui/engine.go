@@ -66,6 +66,16 @@ func engineCmd(args []string, stdout, stderr io.Writer) int {
 	_ = sched.ShortSlice()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if anchor := host.AnchorGone(); anchor != nil {
+		// A test's engine ends with its test binary, as on SIGTERM.
+		go func() {
+			select {
+			case <-anchor:
+				stop()
+			case <-ctx.Done():
+			}
+		}()
+	}
 	p := engine.Params{Dir: r.Root, Version: version()}
 	if *hosts {
 		self, err := os.Executable()
