@@ -16,8 +16,10 @@ const FrameInterval = time.Second / 30
 // Subscribe forwards the engine's notices to the program from one
 // goroutine. Event notices are sent as they come, in order; pane notices
 // are coalesced into at most one redraw per FrameInterval, and none at all
-// while no pane changes. stop ends the subscription and waits for the
-// goroutine to finish.
+// while no pane changes. The first pane notice after a quiet frame is
+// sent at once and only those that follow it wait for the frame's end, so
+// a key echoed by an idle pane is not held back by the coalescing. stop
+// ends the subscription and waits for the goroutine to finish.
 func Subscribe(p *tea.Program, e coord.Engine) (stop func()) {
 	return forward(p.Send, e, FrameInterval)
 }
@@ -34,7 +36,9 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 		var (
 			pending = map[task.ID]struct{}{}
 			timer   *time.Timer
-			fire    <-chan time.Time
+			// fire is the end of the frame that began with the last
+			// redraw; nil once a frame passed with no pane notice.
+			fire <-chan time.Time
 		)
 		flush := func() {
 			ids := make([]task.ID, 0, len(pending))
@@ -42,8 +46,9 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 				ids = append(ids, id)
 			}
 			clear(pending)
-			fire = nil
 			send(panesMsg{ids: ids})
+			timer = time.NewTimer(frame)
+			fire = timer.C
 		}
 		for {
 			select {
@@ -72,12 +77,14 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 				if n.Pane != "" {
 					pending[n.Pane] = struct{}{}
 					if fire == nil {
-						timer = time.NewTimer(frame)
-						fire = timer.C
+						flush() // the first after a quiet frame
 					}
 				}
 			case <-fire:
-				flush()
+				fire = nil
+				if len(pending) > 0 {
+					flush()
+				}
 			}
 		}
 	}()

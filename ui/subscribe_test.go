@@ -19,6 +19,13 @@ func TestForwardCoalescesPanesAndKeepsEvents(t *testing.T) {
 		got := make(chan tea.Msg, 100)
 		stop := forward(func(m tea.Msg) { got <- m }, e, FrameInterval)
 
+		// The first pane notice after a quiet frame is drawn at once: a
+		// key echoed by an idle pane waits for no timer.
+		e.notices <- coord.Notice{Pane: "A"}
+		synctest.Wait()
+		require.Len(t, got, 1, "the first pane notice is sent at once")
+		require.Equal(t, []task.ID{"A"}, (<-got).(panesMsg).ids)
+
 		for range 50 {
 			e.notices <- coord.Notice{Pane: "A"}
 			e.notices <- coord.Notice{Pane: "B"}
@@ -26,17 +33,23 @@ func TestForwardCoalescesPanesAndKeepsEvents(t *testing.T) {
 		ev := task.Event{Kind: task.EvLeaseExpired, TaskID: "A"}
 		e.notices <- coord.Notice{Event: &ev}
 		synctest.Wait()
-		require.Len(t, got, 1, "the event is sent at once; the panes wait for the frame")
+		require.Len(t, got, 1, "the event is sent at once; the panes that follow wait for the frame")
 		require.Equal(t, eventMsg{ev: ev}, <-got)
 
 		time.Sleep(FrameInterval)
 		synctest.Wait()
-		require.Len(t, got, 1, "a hundred pane notices make one redraw")
+		require.Len(t, got, 1, "a hundred pane notices in one frame make one redraw")
 		require.ElementsMatch(t, []task.ID{"A", "B"}, (<-got).(panesMsg).ids)
 
 		time.Sleep(10 * FrameInterval)
 		synctest.Wait()
 		require.Empty(t, got, "no redraw while no pane changes")
+
+		// After a quiet frame, the next notice is at once again.
+		e.notices <- coord.Notice{Pane: "B"}
+		synctest.Wait()
+		require.Len(t, got, 1, "after a quiet frame the next pane notice is sent at once")
+		require.Equal(t, []task.ID{"B"}, (<-got).(panesMsg).ids)
 
 		stop()
 		select {
