@@ -356,7 +356,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			}
 			c.refresh(work)
 		case <-tick.C:
-			c.watchStore()
+			c.watchStore(work)
 			if c.fleet.shared {
 				c.rescue(work)
 			}
@@ -756,8 +756,15 @@ func (c *Coordinator) refusalEvent(id task.ID, sessionID string, reason task.Rea
 // record appends events and publishes them; a store failure is itself
 // reported to subscribers so it is never silent.
 func (c *Coordinator) record(ctx context.Context, evs ...task.Event) {
+	if c.sw.outage {
+		c.sw.held = append(c.sw.held, evs...) // appended once the store answers
+		return
+	}
 	if err := c.st.EventAppend(ctx, evs...); err != nil {
 		c.writeFailed(err)
+		if c.sw.outage {
+			c.sw.held = append(c.sw.held, evs...)
+		}
 		return
 	}
 	for _, ev := range evs {

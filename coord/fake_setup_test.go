@@ -11,6 +11,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker/workertest"
@@ -32,6 +33,9 @@ type fakeBundle struct {
 	st      *sqlite.Store
 	cfg     config.Config
 	agents  *workertest.Factory
+	// wrap, if set, wraps the store the coordinator is given (a fault
+	// injector).
+	wrap func(store.Store) store.Store
 }
 
 // setupFake must be called inside synctest.Test. tweak adjusts the
@@ -39,9 +43,16 @@ type fakeBundle struct {
 // renewal window 5 minutes) and ticks every second.
 func setupFake(t *testing.T, tweak func(*config.Config)) *fakeBundle {
 	t.Helper()
+	return setupFakeWrapped(t, tweak, nil)
+}
+
+// setupFakeWrapped is setupFake with the coordinator's store wrapped by
+// wrap (when set), to inject the store's faults.
+func setupFakeWrapped(t *testing.T, tweak func(*config.Config), wrap func(store.Store) store.Store) *fakeBundle {
+	t.Helper()
 	root := t.TempDir()
 	require.NoError(t, project.WriteProject(root))
-	b := &fakeBundle{root: root, agents: workertest.NewFactory(t)}
+	b := &fakeBundle{root: root, agents: workertest.NewFactory(t), wrap: wrap}
 	b.cfg = config.Default()
 	b.cfg.Harness[fakeHarness] = session.Spec{
 		Name: fakeHarness, Argv: []string{"true"}, Delivery: session.DeliveryType, Resubmit: session.ResubmitSubmit,
@@ -65,7 +76,11 @@ func (b *fakeBundle) run(t *testing.T, path string, hosts Hosts) {
 	require.NoError(t, err)
 	st := b.st
 	t.Cleanup(func() { st.Close() })
-	c, err := New(Params{Store: b.st, Repo: r, Config: b.cfg, Start: b.agents.Start, Hosts: hosts, StopGrace: 10 * time.Second})
+	var given store.Store = b.st
+	if b.wrap != nil {
+		given = b.wrap(b.st)
+	}
+	c, err := New(Params{Store: given, Repo: r, Config: b.cfg, Start: b.agents.Start, Hosts: hosts, StopGrace: 10 * time.Second})
 	require.NoError(t, err)
 	b.events = nil
 	b.running.run(t, c)

@@ -226,6 +226,9 @@ func (c *Coordinator) fencedOut(ctx context.Context, r *run, token int64) {
 // a clean stop; this host's process gone) is orphaned as reconcile does at
 // start-up. A rescue another engine won first is no error.
 func (c *Coordinator) rescue(ctx context.Context) {
+	if c.takeoverPaused(c.now()) {
+		return
+	}
 	leases, err := c.st.LeaseList(ctx)
 	if err != nil {
 		c.writeFailed(err)

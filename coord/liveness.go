@@ -47,7 +47,7 @@ const EngineTTL = 3 * HeartbeatEvery
 // and this host's by its process.
 func holderLive(holder string, engines map[string]store.Engine, host string, now time.Time, ttl time.Duration) bool {
 	if e, ok := engines[holder]; ok && e.Host != host {
-		return e.StoppedAt.IsZero() && now.Sub(e.HeartbeatAt) <= ttl
+		return e.StoppedAt.IsZero() && e.HeartbeatAge(now) <= ttl
 	}
 	return holderAlive(holder)
 }
@@ -59,7 +59,7 @@ func EngineLive(e store.Engine, host string, now time.Time, ttl time.Duration) b
 	if e.Host == host {
 		return holderProcessAlive(e.ID)
 	}
-	return now.Sub(e.HeartbeatAt) <= ttl
+	return e.HeartbeatAge(now) <= ttl
 }
 
 // holderGone says, for an orphan's event, why holder is taken as gone.
@@ -72,7 +72,7 @@ func holderGone(holder string, engines map[string]store.Engine, host string, now
 		return fmt.Sprintf("Engine %s on %s stopped at %s.", holder, e.Host, e.StoppedAt.Format(time.TimeOnly))
 	default:
 		return fmt.Sprintf("Engine %s on %s last beat %s ago (its TTL is %s): the machine is taken as lost.",
-			holder, e.Host, now.Sub(e.HeartbeatAt).Round(time.Millisecond), ttl)
+			holder, e.Host, e.HeartbeatAge(now).Round(time.Millisecond), ttl)
 	}
 }
 

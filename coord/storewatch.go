@@ -1,11 +1,13 @@
 package coord
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -20,13 +22,33 @@ import (
 // worktrees), and a headless run must exit non-zero: nothing recorded after
 // the failure can be trusted, so nothing is reported green.
 
+// A store without a file (PostgreSQL, reached over the network) fails in
+// another way: a database restart or a network blip makes its calls fail
+// for a while, then they work again. That fault is an outage, not a loss:
+// placement pauses, live sessions keep running, the events that could not
+// be appended wait in memory, and every lease tick asks the store again;
+// once it answers, the waiting events are appended, placement resumes by
+// itself, and for a TTL after that this engine takes over no other
+// engine's task: their heartbeats were blocked by the same outage, so an
+// old heartbeat says nothing about them until they have had a TTL to beat
+// again.
+
 // storeWatch is what the watcher knows of the store's file; it lives on the
 // coordinator's loop.
 type storeWatch struct {
 	path  string // "" when the store has no file (PostgreSQL)
 	ino   uint64
 	dev   uint64
-	fault string // set once: the operator's message
+	fault string // the operator's message while the store fails
+	// outage is set while fault is a network store's outage, which clears
+	// itself once the store answers again.
+	outage bool
+	// since is when the outage began; back is when the store answered
+	// again after the last one (zero if none).
+	since, back time.Time
+	// held are the events record could not append during the outage, in
+	// order; they are appended when the store answers.
+	held []task.Event
 }
 
 // pathed is a store that lives in a file.
@@ -45,9 +67,14 @@ func (c *Coordinator) initStoreWatch() {
 	}
 }
 
-// watchStore checks the store file is still the one opened and writable.
-// It runs on every lease tick: a stat and two access calls.
-func (c *Coordinator) watchStore() {
+// watchStore checks the store file is still the one opened and writable,
+// or, during a network store's outage, whether it answers again. It runs
+// on every lease tick: a stat and two access calls, or one small read.
+func (c *Coordinator) watchStore(ctx context.Context) {
+	if c.sw.outage {
+		c.probeStore(ctx)
+		return
+	}
 	if c.sw.fault != "" || c.sw.path == "" {
 		return
 	}
@@ -88,12 +115,56 @@ func (c *Coordinator) storeFailed(what, todo string) {
 	c.hub.event(ev)
 }
 
-// writeFailed is storeFailed for a write that returned err.
+// writeFailed is storeFailed for a write that returned err. A store
+// without a file is networked: its failure is an outage that clears itself
+// (see above), with advice for a database server, not a disk.
 func (c *Coordinator) writeFailed(err error) {
-	where := "the store"
-	if c.sw.path != "" {
-		where = "the store " + c.sw.path
+	if c.sw.path == "" {
+		c.storeOutage(err)
+		return
 	}
-	c.storeFailed(fmt.Sprintf("A write to %s failed: %v.", where, err),
+	c.storeFailed(fmt.Sprintf("A write to the store %s failed: %v.", c.sw.path, err),
 		"Check the disk (df -h) and the file's permissions, then restart the engine.")
+}
+
+// storeOutage begins an outage of a network store, once: placement pauses
+// and the operator is told what failed and that it resumes by itself.
+func (c *Coordinator) storeOutage(err error) {
+	if c.sw.fault != "" {
+		return
+	}
+	c.sw.outage, c.sw.since = true, c.now()
+	c.sw.fault = fmt.Sprintf("The store (PostgreSQL) does not answer: %v. Placement has paused and resumes by itself once it answers; "+
+		"live sessions keep running and nothing recorded meanwhile is lost. Check that the database server runs and is reachable "+
+		"(pg_isready -d \"$%s\") and the engine's log.", oneLine(err.Error()), StoreURLEnv)
+	ev := c.refusalEvent("", "", task.ReasonStoreFailed, c.sw.fault)
+	c.hub.event(ev)
+}
+
+// probeStore asks a store in an outage whether it answers again; if it
+// does, the held events are appended and the outage ends.
+func (c *Coordinator) probeStore(ctx context.Context) {
+	if _, err := c.st.EngineList(ctx); err != nil {
+		return
+	}
+	if len(c.sw.held) > 0 {
+		if err := c.st.EventAppend(ctx, c.sw.held...); err != nil {
+			return // not yet: the next tick tries again
+		}
+	}
+	held := c.sw.held
+	c.sw.held, c.sw.outage, c.sw.fault, c.sw.back = nil, false, "", c.now()
+	for _, ev := range held {
+		c.hub.event(ev)
+	}
+	text := fmt.Sprintf("The store answers again after %s; placement resumes. No other engine's task is taken over until %s, a TTL from now: every engine's heartbeats were blocked alike.",
+		c.sw.back.Sub(c.sw.since).Round(time.Second), c.sw.back.Add(c.fleet.ttl).Format(time.TimeOnly))
+	c.record(ctx, c.event("", "", task.EvStoreRecovered, text))
+	c.poke()
+}
+
+// takeoverPaused reports whether the store came back from an outage less
+// than a TTL ago, when no other engine's heartbeat can be judged.
+func (c *Coordinator) takeoverPaused(now time.Time) bool {
+	return c.sw.outage || !c.sw.back.IsZero() && now.Sub(c.sw.back) < c.fleet.ttl
 }

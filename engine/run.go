@@ -154,6 +154,8 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 func (e *Engine) run(ctx context.Context) {
 	hbCtx, hbStop := context.WithCancel(context.WithoutCancel(ctx))
 	hbDone := heartbeat(hbCtx, e.Opened, e.version, e.logf)
+	unlog := logStore(e.Opened, e.logf)
+	defer unlog()
 	relayCtx, relayStop := context.WithCancel(ctx)
 	relayDone := make(chan struct{})
 	go func() {
@@ -250,4 +252,21 @@ func shortID(id string) string {
 		return id[len(id)-8:]
 	}
 	return id
+}
+
+// logStore writes the store's failures and recoveries into the engine's
+// log, where an operator looks when a fleet stops placing work, until the
+// returned func is called.
+func logStore(o *coord.Opened, logf func(string, ...any)) (stop func()) {
+	ch, unsub := o.Subscribe()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for n := range ch {
+			if ev := n.Event; ev != nil && (ev.Reason == task.ReasonStoreFailed || ev.Kind == task.EvStoreRecovered) {
+				logf("store: %s", ev.Text)
+			}
+		}
+	}()
+	return func() { unsub(); <-done }
 }

@@ -291,6 +291,22 @@ type Engine struct {
 	// StoppedAt is set when the engine stopped cleanly; zero while it runs
 	// or after it died without saying so (its heartbeat then ages).
 	StoppedAt time.Time `json:"stopped_at,omitzero"`
+	// StoreClock is set by a store that several machines share
+	// (PostgreSQL): it stamps HeartbeatAt and StoppedAt with its own clock
+	// at the write, whatever the writer passed, and BeatAge is how old the
+	// heartbeat was when the row was read, by that same clock. Liveness is
+	// then judged by one clock, not by the writer's against the reader's.
+	StoreClock bool          `json:"-"`
+	BeatAge    time.Duration `json:"-"`
+}
+
+// HeartbeatAge is how long before now the engine's last heartbeat was: by
+// the store's clock where it keeps one (StoreClock), by now otherwise.
+func (e Engine) HeartbeatAge(now time.Time) time.Duration {
+	if e.StoreClock {
+		return e.BeatAge
+	}
+	return now.Sub(e.HeartbeatAt)
 }
 
 // Store is the durable state. Methods name the noun first. Every write is one

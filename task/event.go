@@ -56,6 +56,11 @@ const (
 	// EvNotifyFailed says the `[notify] command` failed for an event that
 	// needed a human, so the operator knows the alert did not go out.
 	EvNotifyFailed Kind = "notify.failed"
+
+	// EvStoreRecovered says a network store answers again after an
+	// outage: placement resumes, and the events held meanwhile were
+	// appended.
+	EvStoreRecovered Kind = "store.recovered"
 )
 
 // Kinds lists every event kind, for tests that enumerate them.
@@ -66,6 +71,7 @@ var Kinds = []Kind{
 	EvPhaseAdvanced, EvVerifyStarted, EvVerifyFinished, EvLeaseRenewed, EvLeaseExtended,
 	EvLeaseExpired, EvDecisionRecorded, EvDecisionDelivered, EvDeadEnd, EvUsage, EvRefusal, EvBasePolicy,
 	EvTaskRetried, EvBranchMerged, EvBranchPushed, EvBranchPruned, EvNotifyFailed, EvSessionAdopted, EvSessionDetached,
+	EvStoreRecovered,
 }
 
 // Event is one append-only ledger row.

@@ -75,7 +75,7 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintln(tw, "HOST\tPID\tVERSION\tSLOTS\tHEARTBEAT\tSTATE\tREPOSITORY")
 	for _, e := range es {
 		fmt.Fprintf(tw, "%s\t%d\t%s\t%d/%d\t%s ago\t%s\t%s\n", headless.Printable(e.Host), e.Pid,
-			headless.Printable(e.Version), e.Busy, e.Slots, age(now.Sub(e.HeartbeatAt)), engineState(e, host, now, ttl),
+			headless.Printable(e.Version), e.Busy, e.Slots, age(e.HeartbeatAge(now)), engineState(e, host, now, ttl),
 			headless.Printable(e.Repo))
 	}
 	tw.Flush()
