@@ -65,7 +65,10 @@ func demoWithClaude(t *testing.T, claude string) {
 	bin := buildBinary(t, t.TempDir())
 	home, tmp := t.TempDir(), t.TempDir()
 
-	ctx, cancel := context.WithTimeout(t.Context(), 150*time.Second)
+	// A bound on a run that takes about a minute on a quiet machine: at
+	// load 30 the oldest Claude Code's run passed 150 s, where it was
+	// killed mid-review.
+	ctx, cancel := context.WithTimeout(t.Context(), 6*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, "demo", "--agent", "claude", "--headless", "--fast")
 	cmd.Env = append(os.Environ(),
