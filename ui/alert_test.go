@@ -35,3 +35,21 @@ func TestAlertRingsWhenATaskNeedsAHuman(t *testing.T) {
 	b.send(eventMsg{ev: task.Event{Kind: task.EvTaskFailed, TaskID: tv.Task.ID, At: testNow}})
 	require.Len(t, b.raw, 2, "alerts off: silent")
 }
+
+// A store that failed or does not answer is shown above the status line
+// while it lasts, in the engine's words, whole at 80 columns; it goes once
+// the store answers again.
+func TestStoreFaultIsShownWhileItLasts(t *testing.T) {
+	t.Parallel()
+	fault := "The store (PostgreSQL) does not answer: connection refused. Placement has paused and resumes by itself once it answers."
+	b := setup(t, func(e *stubEngine) { e.snap.StoreFault = fault }).size(80, 24)
+	screen := b.view()
+	require.Contains(t, screen, "Store: The store (PostgreSQL) does not answer")
+	require.Contains(t, screen, "resumes by itself once it answers.", "the advice is wrapped, not cut")
+
+	b.eng.mu.Lock()
+	b.eng.snap.StoreFault = ""
+	b.eng.mu.Unlock()
+	b.send(eventMsg{ev: task.Event{Kind: task.EvStoreRecovered, Text: "The store answers again.", At: testNow}})
+	require.NotContains(t, b.view(), "Store: The store")
+}

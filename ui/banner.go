@@ -40,7 +40,13 @@ const maxBannerLines = 6
 // (BannerMsg), then the console's own note (the approve message), each as
 // a rule, its title and its lines.
 func (m *Model) renderBanner(w int) []string {
-	out := m.renderOneBanner(m.banner, w, false)
+	var out []string
+	if f := m.snap.StoreFault; f != "" {
+		// The engine's store failed or does not answer: placement has
+		// stopped or paused, which the operator must see while it lasts.
+		out = m.renderOneBanner(BannerMsg{Title: "Store: " + f, Tone: ToneBad}, w, true)
+	}
+	out = append(out, m.renderOneBanner(m.banner, w, false)...)
 	return append(out, m.renderOneBanner(m.note, w, true)...)
 }
 
