@@ -16,6 +16,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // FileName is the config file's name at the repository root.
@@ -186,13 +187,9 @@ type Slot struct {
 	Capabilities []string `toml:"capabilities"`
 }
 
-// Price is a model's price per million tokens of each column.
-type Price struct {
-	Input         float64 `toml:"input"`
-	Output        float64 `toml:"output"`
-	CacheCreation float64 `toml:"cache_creation"`
-	CacheRead     float64 `toml:"cache_read"`
-}
+// Price is a model's price per million tokens of each column. It lives in
+// the contracts package (task) with the usage totals it prices.
+type Price = task.Price
 
 // Default returns the configuration a repository without orchestra.toml gets.
 func Default() Config {

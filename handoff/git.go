@@ -9,9 +9,9 @@ import (
 )
 
 // git runs git in dir and returns its standard output. The repo package
-// answers most questions through go-git; these few (a diff between two
-// commits, creating and deleting a branch, ancestry) are plumbing the git
-// binary already does well, and resume needs nothing else. It never prompts.
+// answers most questions; these few (a diff between two commits, creating
+// and deleting a branch, ancestry) are all resume needs beside it. It never
+// prompts.
 func git(dir string, args ...string) (string, error) {
 	cmd := exec.Command("git", args...)
 	cmd.Dir = dir

@@ -6,11 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"reflect"
-	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -46,10 +43,11 @@ func invalid(field, format string, args ...any) error {
 const fileField = "(file)"
 
 // Parse decodes and validates a handoff file. It is strict: a file over
-// MaxBytes, truncated or malformed JSON, trailing data, an unknown field, a
-// value of the wrong type, a version it does not know, a digest that does
-// not match, a missing required field or a path of the exporting machine are
-// each refused. On any error the Document is zero, so nothing half-checked
+// MaxBytes, truncated or malformed JSON, trailing data, a version it does not
+// know, anything the document's JSON Schema (schema.json) refuses (an unknown
+// field, a value of the wrong type, a missing or blank required field), a
+// digest that does not match, or a path of the exporting machine are each
+// refused. On any error the Document is zero, so nothing half-checked
 // can be used. The error unwraps (errors.As) to a *task.Refusal with reason
 // task.ReasonHandoffInvalid and to a *FieldError naming the field.
 func Parse(data []byte) (Document, error) {
@@ -77,15 +75,15 @@ func parse(data []byte) (Document, error) {
 	if err := checkVersion(obj); err != nil {
 		return Document{}, err
 	}
-	if fe := checkShape(obj, reflect.TypeFor[Document](), ""); fe != nil {
+	if fe := checkSchema(obj); fe != nil {
 		return Document{}, invalid(fe.Field, "%s", fe.Reason)
 	}
 	var d Document
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&d); err != nil {
-		// checkShape has seen every field, so this is a corner it does not
-		// model (say, a time offset out of range).
+		// The schema has seen every field, so this is a corner it does not
+		// model (say, a number too large for an int).
 		return Document{}, invalid(fileField, "%v", err)
 	}
 	d.normalize()
@@ -150,108 +148,4 @@ func checkVersion(obj map[string]any) error {
 		return invalid("version", "missing (got %d; the first version is 1)", n)
 	}
 	return nil
-}
-
-// checkShape walks the decoded JSON beside the Go type it must fill and
-// names the first field that is unknown (keys must match exactly; the
-// decoder alone would accept "Goal" for "goal"), null where a value is
-// required, or of the wrong type. encoding/json reports only the key of an
-// unknown field; this reports its whole path.
-func checkShape(v any, t reflect.Type, path string) *FieldError {
-	at := path
-	if at == "" {
-		at = fileField
-	}
-	if t == reflect.TypeFor[time.Time]() {
-		s, ok := v.(string)
-		if !ok {
-			return &FieldError{at, "must be a time as RFC 3339 text"}
-		}
-		if _, err := time.Parse(time.RFC3339Nano, s); err != nil {
-			return &FieldError{at, fmt.Sprintf("%q is not an RFC 3339 time", s)}
-		}
-		return nil
-	}
-	switch t.Kind() {
-	case reflect.Pointer:
-		if v == nil {
-			return nil
-		}
-		return checkShape(v, t.Elem(), path)
-	case reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return &FieldError{at, "must be an object"}
-		}
-		fields := jsonFields(t)
-		keys := make([]string, 0, len(m))
-		for k := range m {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		for _, k := range keys {
-			sub := k
-			if path != "" {
-				sub = path + "." + k
-			}
-			ft, ok := fields[k]
-			if !ok {
-				return &FieldError{sub, "unknown field"}
-			}
-			if fe := checkShape(m[k], ft, sub); fe != nil {
-				return fe
-			}
-		}
-	case reflect.Slice:
-		if v == nil {
-			return nil
-		}
-		a, ok := v.([]any)
-		if !ok {
-			return &FieldError{at, "must be a list"}
-		}
-		for i, e := range a {
-			if fe := checkShape(e, t.Elem(), fmt.Sprintf("%s[%d]", path, i)); fe != nil {
-				return fe
-			}
-		}
-	case reflect.String:
-		if _, ok := v.(string); !ok {
-			return &FieldError{at, "must be a string"}
-		}
-	case reflect.Int:
-		n, ok := v.(json.Number)
-		if !ok {
-			return &FieldError{at, "must be a whole number"}
-		}
-		if _, err := strconv.ParseInt(string(n), 10, 64); err != nil {
-			return &FieldError{at, fmt.Sprintf("must be a whole number, got %s", n)}
-		}
-	case reflect.Bool:
-		if _, ok := v.(bool); !ok {
-			return &FieldError{at, "must be true or false"}
-		}
-	default:
-		return &FieldError{at, fmt.Sprintf("has a type this build cannot check (%s)", t)}
-	}
-	return nil
-}
-
-// jsonFields maps the JSON names of t's exported fields to their types.
-func jsonFields(t reflect.Type) map[string]reflect.Type {
-	out := make(map[string]reflect.Type, t.NumField())
-	for f := range t.Fields() {
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		out[name] = f.Type
-	}
-	return out
 }

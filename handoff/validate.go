@@ -12,13 +12,13 @@ import (
 	"unicode"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
-// validate checks every field a resume depends on and returns the first
-// problem, naming its JSON path.
+// validate checks what the schema cannot (rules across fields, digests,
+// paths, the artifacts' own schemas) and returns the first problem, naming
+// its JSON path. The schema has already checked every field's shape.
 func validate(d Document) *FieldError {
-	checks := []func(Document) *FieldError{validateHeader, validateTask, validateSessions, validateVerdict,
+	checks := []func(Document) *FieldError{validateHeader, validateTask, validateSessions,
 		validateFiles, validateArtifacts, validateDecisions, validateContinuity, validateDeadEnds, validateRepo}
 	for _, c := range checks {
 		if fe := c(d); fe != nil {
@@ -32,12 +32,7 @@ func fieldErr(field, format string, args ...any) *FieldError {
 	return &FieldError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-func blank(s string) bool { return strings.TrimSpace(s) == "" }
-
 func validateHeader(d Document) *FieldError {
-	if blank(d.Exporter) {
-		return fieldErr("exporter", "missing")
-	}
 	if d.ExportedAt.IsZero() {
 		return fieldErr("exported_at", "missing")
 	}
@@ -46,23 +41,6 @@ func validateHeader(d Document) *FieldError {
 
 func validateTask(d Document) *FieldError {
 	t := d.Task
-	switch {
-	case blank(string(t.ID)):
-		return fieldErr("task.id", "missing")
-	case hasControl(string(t.ID)):
-		return fieldErr("task.id", "contains a control character")
-	case blank(t.Title):
-		return fieldErr("task.title", "missing")
-	case blank(t.Goal):
-		return fieldErr("task.goal", "missing")
-	case blank(t.Verify):
-		return fieldErr("task.verify", "missing: the verify gate needs the project's own tests")
-	}
-	for i, a := range t.Acceptance {
-		if blank(a) {
-			return fieldErr(fmt.Sprintf("task.acceptance[%d]", i), "is empty")
-		}
-	}
 	if err := t.Pipeline.Validate(); err != nil {
 		return fieldErr("task.pipeline", "%v", err)
 	}
@@ -72,14 +50,9 @@ func validateTask(d Document) *FieldError {
 	return nil
 }
 
-// phaseIn checks that p is a known phase of the task's pipeline.
+// phaseIn checks that p (a known phase: the schema lists them) is in the
+// task's pipeline.
 func phaseIn(d Document, field string, p task.Phase) *FieldError {
-	if p == "" {
-		return fieldErr(field, "missing")
-	}
-	if !p.Valid() {
-		return fieldErr(field, "unknown phase %q (known: frame, research, plan, implement, review)", p)
-	}
 	if !d.Task.Pipeline.Has(p) {
 		return fieldErr(field, "phase %q is not in the task's pipeline %s", p, d.Task.Pipeline)
 	}
@@ -93,29 +66,11 @@ func validateSessions(d Document) *FieldError {
 			return fe
 		}
 		switch {
-		case s.Attempt < 1:
-			return fieldErr(at+".attempt", "must be 1 or more, got %d", s.Attempt)
 		case s.StartedAt.IsZero():
 			return fieldErr(at+".started_at", "missing")
 		case !s.EndedAt.IsZero() && s.EndedAt.Before(s.StartedAt):
 			return fieldErr(at+".ended_at", "is before started_at")
 		}
-	}
-	return nil
-}
-
-func validateVerdict(d Document) *FieldError {
-	v := d.Verdict
-	if v == nil {
-		return nil
-	}
-	switch v.Status {
-	case verify.StatusOK, verify.StatusIncomplete, verify.StatusError:
-	default:
-		return fieldErr("verdict.status", "unknown status %q (known: ok, incomplete, error)", v.Status)
-	}
-	if v.Passed < 0 || v.Failed < 0 || v.Skipped < 0 {
-		return fieldErr("verdict", "test counts cannot be negative")
 	}
 	return nil
 }
@@ -135,9 +90,6 @@ func validateArtifacts(d Document) *FieldError {
 			return fieldErr(at+".phase", "a second artifact for phase %q", a.Phase)
 		}
 		seen[a.Phase] = true
-		if !isHex(a.SHA256, 64) {
-			return fieldErr(at+".sha256", "must be 64 lowercase hex digits")
-		}
 		sum := sha256.Sum256([]byte(a.Content))
 		if hex.EncodeToString(sum[:]) != a.SHA256 {
 			return fieldErr(at+".sha256", "does not match the artifact's content")
@@ -197,12 +149,8 @@ func validateDecisions(d Document) *FieldError {
 	for i, c := range d.Decisions {
 		at := fmt.Sprintf("decisions[%d]", i)
 		switch {
-		case blank(c.ID):
-			return fieldErr(at+".id", "missing")
 		case seen[c.ID]:
 			return fieldErr(at+".id", "repeats decision %q", c.ID)
-		case blank(c.Text):
-			return fieldErr(at+".text", "missing")
 		case c.At.IsZero():
 			return fieldErr(at+".at", "missing")
 		}
@@ -219,9 +167,6 @@ func validateContinuity(d Document) *FieldError {
 	if fe := phaseIn(d, "continuity.phase", c.Phase); fe != nil {
 		return fe
 	}
-	if c.Attempt < 0 {
-		return fieldErr("continuity.attempt", "cannot be negative")
-	}
 	if fe := checkPaths("continuity.files_changed", c.FilesChanged); fe != nil {
 		return fe
 	}
@@ -234,26 +179,12 @@ func validateDeadEnds(d Document) *FieldError {
 		if fe := phaseIn(d, at+".phase", e.Phase); fe != nil {
 			return fe
 		}
-		switch {
-		case e.Attempt < 0:
-			return fieldErr(at+".attempt", "cannot be negative")
-		case blank(e.Text):
-			return fieldErr(at+".text", "missing")
-		}
 	}
 	return nil
 }
 
 func validateRepo(d Document) *FieldError {
 	r := d.Repo
-	switch {
-	case !isHex(r.RootCommit, 40):
-		return fieldErr("repo.root_commit", "must be a full commit id (40 lowercase hex digits)")
-	case !isHex(r.BaseCommit, 40):
-		return fieldErr("repo.base_commit", "must be a full commit id (40 lowercase hex digits)")
-	case r.BranchHead != "" && !isHex(r.BranchHead, 40):
-		return fieldErr("repo.branch_head", "must be a full commit id (40 lowercase hex digits)")
-	}
 	if r.Branch != "" {
 		if reason := refProblem(r.Branch); reason != "" {
 			return fieldErr("repo.branch", "%s", reason)
@@ -334,19 +265,6 @@ func originProblem(o string) string {
 		return "carries credentials before the @; a handoff file must never carry them"
 	}
 	return ""
-}
-
-func isHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 func hasControl(s string) bool {

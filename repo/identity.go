@@ -1,12 +1,9 @@
 package repo
 
 import (
-	"errors"
 	"fmt"
 	"net/url"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
+	"strings"
 )
 
 // Identity names a repository across machines: where it came from and the
@@ -25,9 +22,7 @@ type Identity struct {
 
 // Identity reads the repository's identity.
 func (r *Repo) Identity() (Identity, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	head, err := r.head()
+	head, err := r.Head()
 	if err != nil {
 		return Identity{}, err
 	}
@@ -35,6 +30,8 @@ func (r *Repo) Identity() (Identity, error) {
 	if err != nil {
 		return Identity{}, err
 	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	root, err := r.rootCommitFrom(head)
 	if err != nil {
 		return Identity{}, err
@@ -42,19 +39,19 @@ func (r *Repo) Identity() (Identity, error) {
 	return Identity{Origin: origin, Root: root, Head: head}, nil
 }
 
+// origin reads the first URL of the "origin" remote from the repository's
+// config, as written (no insteadOf rewriting): the identity names where
+// the history came from, not how this machine reaches it.
 func (r *Repo) origin() (string, error) {
-	rem, err := r.g.Remote("origin")
-	if errors.Is(err, git.ErrRemoteNotFound) {
-		return "", nil
+	out, err := run(r.Root, "config", "--get-all", "remote.origin.url")
+	if exitCode(err) == 1 {
+		return "", nil // no origin remote, or one without a URL
 	}
 	if err != nil {
 		return "", fmt.Errorf("read remote origin in %s: %w", r.Root, err)
 	}
-	urls := rem.Config().URLs
-	if len(urls) == 0 {
-		return "", nil
-	}
-	return redactURL(urls[0]), nil
+	first, _, _ := strings.Cut(strings.TrimSpace(string(out)), "\n")
+	return redactURL(first), nil
 }
 
 // redactURL drops credentials from an http(s) URL: an identity is written
@@ -69,48 +66,26 @@ func redactURL(raw string) string {
 	return u.String()
 }
 
-// rootCommitFrom walks history from head and returns the smallest parentless
-// commit. In a shallow clone a commit on the shallow boundary (its parents
-// were never fetched) counts as a root, so a shallow checkout still has an
-// identity. Callers hold r.mu.
+// rootCommitFrom lists the parentless commits reachable from head and
+// returns the smallest. In a shallow clone git treats a commit on the
+// shallow boundary (its parents were never fetched) as parentless, so a
+// shallow checkout still has an identity. Callers hold r.mu.
 func (r *Repo) rootCommitFrom(head string) (string, error) {
 	if r.rootFor == head && r.rootCommit != "" {
 		return r.rootCommit, nil
 	}
-	shallow := map[plumbing.Hash]bool{}
-	if list, err := r.g.Storer.Shallow(); err == nil {
-		for _, h := range list {
-			shallow[h] = true
-		}
-	}
-	var best string
-	err := r.objects(func() error {
-		best = ""
-		seen := map[plumbing.Hash]bool{}
-		stack := []plumbing.Hash{plumbing.NewHash(head)}
-		for len(stack) > 0 {
-			h := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if seen[h] {
-				continue
-			}
-			seen[h] = true
-			c, err := r.g.CommitObject(h)
-			if err != nil {
-				return fmt.Errorf("read commit %s: %w", h, err)
-			}
-			if len(c.ParentHashes) == 0 || shallow[h] {
-				if best == "" || h.String() < best {
-					best = h.String()
-				}
-				continue
-			}
-			stack = append(stack, c.ParentHashes...)
-		}
-		return nil
-	})
+	out, err := run(r.Root, "rev-list", "--max-parents=0", head, "--")
 	if err != nil {
 		return "", fmt.Errorf("find the root commit from %s in %s: %w", head, r.Root, err)
+	}
+	var best string
+	for _, h := range strings.Fields(string(out)) {
+		if best == "" || h < best {
+			best = h
+		}
+	}
+	if best == "" {
+		return "", fmt.Errorf("find the root commit from %s in %s: git rev-list listed none", head, r.Root)
 	}
 	r.rootFor, r.rootCommit = head, best
 	return best, nil

@@ -1,12 +1,12 @@
 // Package repo reads git facts and manages task worktrees.
 //
-// Reads that go-git answers quickly (identity, commits, refs) go through
-// go-git; everything that walks the working tree or changes the repository
-// (status, diff, worktrees, commits, fetch) runs the git CLI with an exact
-// argv. Measured on a 5,000-file repository, go-git's Worktree().Status()
-// took 103 ms against 26 ms for `git status --porcelain`, and 481 ms on every
-// call once files were touched; and go-git v5 cannot create linked
-// worktrees at all.
+// Every read and change runs the git CLI with an exact argv (no shell), in
+// the working tree it concerns. The binary is what the operator's own git
+// commands and the agents run, so the two never disagree about a linked
+// worktree, a shallow clone, a new pack or the repository's config; and it
+// is fast where a library was slow: on a 5,000-file repository go-git's
+// Worktree().Status() took 103 ms against 26 ms for `git status
+// --porcelain`, and go-git v5 could not create linked worktrees at all.
 package repo
 
 import (
@@ -14,11 +14,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
-
-	"github.com/go-git/go-git/v5"
-	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/storage/filesystem"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -30,8 +27,7 @@ type Repo struct {
 	// Root is the absolute top-level directory of the working tree.
 	Root string
 
-	mu sync.Mutex // guards g (go-git is not safe for concurrent use) and the caches below
-	g  *git.Repository
+	mu sync.Mutex // guards the root-commit cache below
 
 	// rootFor and rootCommit cache the last root-commit walk, keyed by the
 	// HEAD it started from: the walk is the only read whose cost grows
@@ -54,81 +50,81 @@ func Open(dir string) (*Repo, error) {
 	} else if !fi.IsDir() {
 		return nil, task.Refuse(task.ReasonNotGitRepo, "%s is not a directory.", abs)
 	}
-	// EnableDotGitCommonDir is what lets go-git read a linked worktree:
-	// without it the worktree's refs and objects (which live in the common
-	// dir) are missing and Head() fails.
-	g, err := git.PlainOpenWithOptions(abs, &git.PlainOpenOptions{DetectDotGit: true, EnableDotGitCommonDir: true})
-	if errors.Is(err, git.ErrRepositoryNotExists) {
+	out, err := run(abs, "rev-parse", "--is-bare-repository", "--is-inside-work-tree", "--show-cdup")
+	var ce *commandError
+	if errors.As(err, &ce) && strings.Contains(ce.stderr, "not a git repository") {
 		return nil, task.Refuse(task.ReasonNotGitRepo, "No git repository at or above %s.", abs)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("open repository at %s: %w", abs, err)
 	}
-	wt, err := g.Worktree()
-	if errors.Is(err, git.ErrIsBareRepository) {
+	// --show-cdup prints nothing at the top or outside a working tree, so
+	// the output has two or three lines.
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) < 2 {
+		return nil, fmt.Errorf("open repository at %s: git rev-parse printed %q", abs, out)
+	}
+	if lines[0] == "true" {
 		return nil, task.Refuse(task.ReasonNotGitRepo, "%s is a bare repository; tasks need a working tree.", abs)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("open repository at %s: %w", abs, err)
+	if lines[1] != "true" {
+		return nil, task.Refuse(task.ReasonNotGitRepo, "%s is inside a .git directory, not a working tree.", abs)
 	}
-	return &Repo{Root: wt.Filesystem.Root(), g: g}, nil
-}
-
-// objects runs a go-git object read, retrying once with fresh pack indexes
-// on failure. go-git loads the pack index list once and keeps it, so after
-// a `git fetch` (a new pack) or `git gc` (packs replaced) a long-lived Repo
-// would otherwise miss objects or read deleted files. Callers hold r.mu.
-func (r *Repo) objects(read func() error) error {
-	err := read()
-	if err == nil {
-		return nil
+	// The root is found by walking up from abs as the operator named it,
+	// not by git's --show-toplevel, which resolves symlinks: paths the
+	// console shows and stores keep the spelling the operator used.
+	root := abs
+	if len(lines) > 2 {
+		root = filepath.Clean(filepath.Join(abs, lines[2]))
 	}
-	if s, ok := r.g.Storer.(*filesystem.Storage); ok {
-		s.Reindex()
-		return read()
-	}
-	return err
+	return &Repo{Root: root}, nil
 }
 
 // Head returns the full sha of HEAD.
 func (r *Repo) Head() (string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.head()
-}
-
-func (r *Repo) head() (string, error) {
-	ref, err := r.g.Head()
-	if errors.Is(err, plumbing.ErrReferenceNotFound) {
+	out, err := runLine(r.Root, "rev-parse", "--verify", "-q", "HEAD^{commit}")
+	if exitCode(err) == 1 {
 		return "", fmt.Errorf("read HEAD in %s: the repository has no commits yet", r.Root)
 	}
 	if err != nil {
 		return "", fmt.Errorf("read HEAD in %s: %w", r.Root, err)
 	}
-	return ref.Hash().String(), nil
+	return out, nil
+}
+
+// isHash reports whether s is a full sha-1 in lower- or upper-case hex.
+func isHash(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }
 
 // HasCommit reports whether sha (a full 40-hex sha) names a commit present
 // in the repository's object store.
 func (r *Repo) HasCommit(sha string) bool {
-	if !plumbing.IsHash(sha) {
+	if !isHash(sha) {
 		return false
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.objects(func() error {
-		_, err := r.g.CommitObject(plumbing.NewHash(sha))
-		return err
-	}) == nil
+	_, err := run(r.Root, "cat-file", "-e", sha+"^{commit}")
+	return err == nil
 }
 
 // BranchHead returns the full sha the local branch points at.
 func (r *Repo) BranchHead(branch string) (string, error) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	ref, err := r.g.Reference(plumbing.NewBranchReferenceName(branch), true)
+	// The refs/heads/ prefix keeps a name starting with '-' from being read
+	// as an option.
+	out, err := runLine(r.Root, "rev-parse", "--verify", "-q", "refs/heads/"+branch+"^{commit}")
+	if exitCode(err) == 1 {
+		return "", fmt.Errorf("read branch %q in %s: no such branch", branch, r.Root)
+	}
 	if err != nil {
 		return "", fmt.Errorf("read branch %q in %s: %w", branch, r.Root, err)
 	}
-	return ref.Hash().String(), nil
+	return out, nil
 }

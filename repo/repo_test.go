@@ -154,8 +154,8 @@ func TestHasCommitSeesObjectsFetchedAfterOpen(t *testing.T) {
 	b := setup(t)
 	clone := filepath.Join(t.TempDir(), "clone")
 	gitT(t, b.dir, "clone", "-q", b.dir, clone)
-	// Keep fetched objects in a pack: go-git caches its pack list, and
-	// this is the case where a stale cache would hide the new commit.
+	// Keep fetched objects in a pack: a reader that cached the pack list
+	// at Open would miss the new commit.
 	gitT(t, clone, "config", "fetch.unpackLimit", "1")
 	r, err := Open(clone)
 	require.NoError(t, err)
@@ -203,4 +203,34 @@ func TestRules(t *testing.T) {
 	require.LessOrEqual(t, len(got), RulesCap)
 	require.True(t, strings.HasSuffix(got, rulesTruncated))
 	require.True(t, utf8.ValidString(got))
+}
+
+func TestOpenRefusesBareRepositoryAndGitDir(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	bare := filepath.Join(t.TempDir(), "bare.git")
+	gitT(t, b.dir, "clone", "-q", "--bare", b.dir, bare)
+	for dir, want := range map[string]string{bare: "bare repository", filepath.Join(b.dir, ".git"): "inside a .git directory"} {
+		_, err := Open(dir)
+		var ref *task.Refusal
+		require.ErrorAs(t, err, &ref, dir)
+		require.Equal(t, task.ReasonNotGitRepo, ref.Reason)
+		require.Contains(t, ref.Detail, want)
+	}
+}
+
+func TestIdentityOfShallowCloneIsItsBoundary(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	commitFile(t, b.dir, "a.txt", "a\n")
+	head := commitFile(t, b.dir, "b.txt", "b\n")
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitT(t, b.dir, "clone", "-q", "--depth=1", "file://"+b.dir, clone)
+	r, err := Open(clone)
+	require.NoError(t, err)
+	id, err := r.Identity()
+	require.NoError(t, err)
+	require.Equal(t, head, id.Root, "the shallow boundary counts as the root")
+	require.Equal(t, head, id.Head)
+	require.Equal(t, "file://"+b.dir, id.Origin)
 }

@@ -18,7 +18,7 @@ func TestWorktreeAddCreatesLinkedWorktreeOnNewBranch(t *testing.T) {
 	require.Equal(t, "task/t1", gitT(t, path, "symbolic-ref", "--short", "HEAD"))
 	require.FileExists(t, filepath.Join(path, ".git")) // a linked worktree's .git is a file
 
-	// go-git reads it (through the common dir) and agrees with git.
+	// Opened on its own, it reads HEAD through the common dir.
 	wr, err := Open(path)
 	require.NoError(t, err)
 	require.Equal(t, path, wr.Root)

@@ -11,8 +11,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/usage"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 // Errors a driver returns. Callers test them with errors.Is.
@@ -89,10 +87,10 @@ type Artifact struct {
 
 // VerdictRecord is one verify run of a task.
 type VerdictRecord struct {
-	TaskID    task.ID        `json:"task_id"`
-	SessionID string         `json:"session_id,omitempty"`
-	Phase     task.Phase     `json:"phase"`
-	Verdict   verify.Verdict `json:"verdict"`
+	TaskID    task.ID      `json:"task_id"`
+	SessionID string       `json:"session_id,omitempty"`
+	Phase     task.Phase   `json:"phase"`
+	Verdict   task.Verdict `json:"verdict"`
 }
 
 // DeadEnd is an approach an earlier attempt tried that ended in a known
@@ -120,7 +118,7 @@ type Base struct {
 	// launched only on an equal fingerprint (FingerprintHash).
 	Fingerprint     string `json:"fingerprint"`
 	FingerprintHash string `json:"fingerprint_hash"`
-	// Training is the usage.Totals JSON of the training run: what a
+	// Training is the task.UsageTotals JSON of the training run: what a
 	// retrain would pay again.
 	Training  string    `json:"training"`
 	CreatedAt time.Time `json:"created_at"`
@@ -230,7 +228,7 @@ type TaskImportParams struct {
 type TaskSummary struct {
 	Task task.Task
 	// Verdict is the task's latest verify run, nil before the first.
-	Verdict *verify.Verdict
+	Verdict *task.Verdict
 	// Models are the distinct non-empty models of its sessions, in the order
 	// they first ran.
 	Models []string
@@ -246,24 +244,24 @@ type TaskStatus struct {
 	Attempt int
 	Reason  string
 	// Verdict is the latest verify run's status and counts (what
-	// verify.Verdict.Line shows), nil before the first.
-	Verdict *verify.Verdict
+	// task.Verdict.Line shows), nil before the first.
+	Verdict *task.Verdict
 }
 
 // UsageData is the Data of a session.usage event, as far as the store reads
 // it: the phase the session ran and what it reported spending. Writers may
 // add fields of their own.
 type UsageData struct {
-	SessionID string       `json:"session_id"`
-	Phase     task.Phase   `json:"phase"`
-	Totals    usage.Totals `json:"totals"`
+	SessionID string           `json:"session_id"`
+	Phase     task.Phase       `json:"phase"`
+	Totals    task.UsageTotals `json:"totals"`
 }
 
 // UsageTotal is the sum of a task's session.usage events in one phase.
 type UsageTotal struct {
 	TaskID task.ID
 	Phase  task.Phase
-	Totals usage.Totals
+	Totals task.UsageTotals
 }
 
 // Engine is one engine process serving a repository from this store, as

@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/usage"
 )
 
 // UsageAddition is one row a driver adds to its running usage sums: one
@@ -13,7 +12,7 @@ type UsageAddition struct {
 	TaskID task.ID
 	Phase  task.Phase
 	Model  string
-	usage.ModelTotals
+	task.ModelTotals
 }
 
 // UsageAdditions returns what a ledger event adds to the usage sums: a row
@@ -36,9 +35,9 @@ func UsageAdditions(e task.Event) []UsageAddition {
 
 // AppendUsageRow adds one model's sums to out, read in (task, phase, model)
 // order: a row of a new task or phase starts a new UsageTotal.
-func AppendUsageRow(out []UsageTotal, id task.ID, phase task.Phase, model string, m usage.ModelTotals) []UsageTotal {
+func AppendUsageRow(out []UsageTotal, id task.ID, phase task.Phase, model string, m task.ModelTotals) []UsageTotal {
 	if n := len(out); n == 0 || out[n-1].TaskID != id || out[n-1].Phase != phase {
-		out = append(out, UsageTotal{TaskID: id, Phase: phase, Totals: usage.Totals{Models: map[string]usage.ModelTotals{}}})
+		out = append(out, UsageTotal{TaskID: id, Phase: phase, Totals: task.UsageTotals{Models: map[string]task.ModelTotals{}}})
 	}
 	out[len(out)-1].Totals.Models[model] = m
 	return out

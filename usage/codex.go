@@ -98,8 +98,8 @@ func CodexRollout(workdir string) LineParser {
 				return Record{}, false
 			}
 			now := p.Info.Total.tokens()
-			d := Tokens{now.Input - total.Input, now.Output - total.Output,
-				now.CacheCreation - total.CacheCreation, now.CacheRead - total.CacheRead}
+			d := Tokens{Input: now.Input - total.Input, Output: now.Output - total.Output,
+				CacheCreation: now.CacheCreation - total.CacheCreation, CacheRead: now.CacheRead - total.CacheRead}
 			total = now
 			if d.IsZero() {
 				return Record{}, false

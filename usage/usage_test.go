@@ -24,7 +24,7 @@ func TestParseTranscriptLine(t *testing.T) {
 	t.Parallel()
 	r, ok := ParseTranscriptLine([]byte(assistantLine("msg_1", "claude-x", 10, 2, 3, 4)))
 	require.True(t, ok)
-	require.Equal(t, Record{Model: "claude-x", MessageID: "msg_1", Tokens: Tokens{10, 2, 3, 4}}, r)
+	require.Equal(t, Record{Model: "claude-x", MessageID: "msg_1", Tokens: Tokens{Input: 10, Output: 2, CacheCreation: 3, CacheRead: 4}}, r)
 	for _, line := range []string{
 		`{"type":"user","message":{"role":"user","content":"hello"}}`,
 		`{"type":"assistant","message":{"id":"m","model":"<synthetic>","usage":{"input_tokens":0}}}`,
@@ -44,7 +44,7 @@ func TestTotalsAndCost(t *testing.T) {
 	tot.Add(Record{Model: "claude-x", Tokens: Tokens{CacheCreation: 1_000_000, CacheRead: 1_000_000}}, prices)
 	tot.Add(Record{Model: "other", Tokens: Tokens{Input: 5}}, prices)
 	tk, cost := tot.Sum()
-	require.Equal(t, Tokens{1_000_005, 100_000, 1_000_000, 1_000_000}, tk)
+	require.Equal(t, Tokens{Input: 1_000_005, Output: 100_000, CacheCreation: 1_000_000, CacheRead: 1_000_000}, tk)
 	require.InDelta(t, 3+1.5+3.75+0.3, cost, 1e-9)
 	require.Equal(t, []string{"claude-x", "other"}, tot.ModelIDs())
 	require.False(t, tot.Models["other"].Priced)
@@ -79,7 +79,7 @@ func TestParsePrintResult(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "7504db0d", res.SessionID)
 	require.InDelta(t, 0.152824, res.ReportedCostUSD, 1e-9)
-	require.Equal(t, Tokens{37741, 93, 8, 7}, res.Totals.Models["claude-opus-5-5"].Tokens)
+	require.Equal(t, Tokens{Input: 37741, Output: 93, CacheCreation: 8, CacheRead: 7}, res.Totals.Models["claude-opus-5-5"].Tokens)
 	require.InDelta(t, 0.037741, res.Totals.Models["claude-opus-5-5"].CostUSD, 1e-9)
 
 	_, err = ParsePrintResult([]byte(`{"type":"assistant"}`), nil)
@@ -134,7 +134,7 @@ func TestFollowerReadsWhatIsAppended(t *testing.T) {
 	conv := filepath.Join(mine, "conv.jsonl")
 	line := assistantLine("msg_3", "m", 7, 2, 3, 4)
 	appendFile(t, conv, line+line[:20])
-	require.Equal(t, Record{Model: "m", MessageID: "msg_3", Tokens: Tokens{7, 2, 3, 4}}, c.next(t))
+	require.Equal(t, Record{Model: "m", MessageID: "msg_3", Tokens: Tokens{Input: 7, Output: 2, CacheCreation: 3, CacheRead: 4}}, c.next(t))
 	appendFile(t, conv, line[20:]+assistantLine("msg_4", "m", 1, 1, 1, 1))
 	require.Equal(t, "msg_4", c.next(t).MessageID)
 

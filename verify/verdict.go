@@ -2,74 +2,19 @@
 // turns the result into a verdict. The agent's word is never the verdict.
 package verify
 
-import (
-	"fmt"
-	"strings"
-	"time"
-)
+import "github.com/orchestra-tui/orchestra-tui/task"
 
-// Status is the outcome class of a verify run.
-type Status string
+// Status is the outcome class of a verify run. The verdict's records live in
+// the contracts package (task), so the store can keep them without importing
+// the gate; these names stay so callers need not change.
+type Status = task.VerdictStatus
 
 // Verdict statuses.
 const (
-	StatusOK         Status = "ok"         // the tests ran and passed
-	StatusIncomplete Status = "incomplete" // the tests ran and failed
-	StatusError      Status = "error"      // the tests could not run: command missing, timed out
+	StatusOK         = task.VerdictOK
+	StatusIncomplete = task.VerdictIncomplete
+	StatusError      = task.VerdictError
 )
 
 // Verdict is the result of one verify run.
-type Verdict struct {
-	Status   Status `json:"status"`
-	Command  string `json:"command"`
-	ExitCode int    `json:"exit_code"`
-	Passed   int    `json:"passed"`
-	Failed   int    `json:"failed"`
-	Skipped  int    `json:"skipped"`
-	Counted  bool   `json:"counted"` // a summary line was recognised
-	Tail     string `json:"tail"`    // the last part of the output
-	// OutputBytes is how much the command printed in all, so a reader of
-	// Tail can tell how much was left out.
-	OutputBytes int64         `json:"output_bytes"`
-	Detail      string        `json:"detail,omitempty"`
-	Duration    time.Duration `json:"duration"`
-	At          time.Time     `json:"at"`
-}
-
-// Line renders the verdict on one line for panes, lists and briefs:
-// "✓ ok · tests green (12 passed)", "✗ incomplete · tests failing
-// (3 passed, 1 failed)", "✗ error · timed out after 5m0s; …".
-func (v Verdict) Line() string {
-	switch v.Status {
-	case StatusOK:
-		return "✓ ok · tests green" + v.counts()
-	case StatusIncomplete:
-		return "✗ incomplete · tests failing" + v.counts()
-	case StatusError:
-		d := strings.Join(strings.Fields(v.Detail), " ")
-		if d == "" {
-			d = "the tests could not run"
-		}
-		return "✗ error · " + d
-	case "":
-		return "· no verdict yet"
-	default:
-		return fmt.Sprintf("? %s", v.Status)
-	}
-}
-
-// counts renders " (3 passed, 1 failed, 2 skipped)" when a summary line was
-// recognised, leaving out zero failed and skipped counts.
-func (v Verdict) counts() string {
-	if !v.Counted {
-		return ""
-	}
-	parts := []string{fmt.Sprintf("%d passed", v.Passed)}
-	if v.Failed > 0 {
-		parts = append(parts, fmt.Sprintf("%d failed", v.Failed))
-	}
-	if v.Skipped > 0 {
-		parts = append(parts, fmt.Sprintf("%d skipped", v.Skipped))
-	}
-	return " (" + strings.Join(parts, ", ") + ")"
-}
+type Verdict = task.Verdict

@@ -9,7 +9,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 // TaskStatusList returns every task's status line, oldest first, with the
@@ -32,12 +31,12 @@ FROM tasks t ORDER BY created_at, id`)
 		}
 		ts.ID, ts.State, ts.Phase = task.ID(id), task.State(state), task.Phase(phase)
 		if verdict != nil {
-			var v verify.Verdict
+			var v task.Verdict
 			if err := json.Unmarshal([]byte(*verdict), &v); err != nil {
 				return ts, fmt.Errorf("verdict of %s: %w", ts.ID, err)
 			}
 			// The status line shows the status and the counts only.
-			ts.Verdict = &verify.Verdict{Status: v.Status, Passed: v.Passed, Failed: v.Failed,
+			ts.Verdict = &task.Verdict{Status: v.Status, Passed: v.Passed, Failed: v.Failed,
 				Skipped: v.Skipped, Counted: v.Counted, Detail: v.Detail}
 		}
 		return ts, nil

@@ -10,8 +10,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/usage"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 // migrationUsageTotals keeps usage sums per task, phase and model, written
@@ -86,7 +84,7 @@ cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
 	for rows.Next() {
 		var (
 			id, phase, model string
-			m                usage.ModelTotals
+			m                task.ModelTotals
 		)
 		if err := rows.Scan(&id, &phase, &model, &m.Tokens.Input, &m.Tokens.Output, &m.Tokens.CacheCreation,
 			&m.Tokens.CacheRead, &m.CostUSD, &m.Priced); err != nil {
@@ -122,7 +120,7 @@ FROM tasks t ORDER BY created_at, id`)
 		}
 		sum := store.TaskSummary{Task: t}
 		if verdict != nil {
-			var v verify.Verdict
+			var v task.Verdict
 			if err := json.Unmarshal([]byte(*verdict), &v); err != nil {
 				return sum, fmt.Errorf("verdict of %s: %w", t.ID, err)
 			}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 // migrationTaskSummary keeps on every task row what the task list and
@@ -114,7 +113,7 @@ func (s *Store) TaskSummaries(ctx context.Context) ([]store.TaskSummary, error) 
 	for rows.Next() {
 		var (
 			models, status, at string
-			v                  verify.Verdict
+			v                  task.Verdict
 			duration           int64
 		)
 		t, err := scanTask(withExtra{rows, []any{&models, &status, &v.Command, &v.ExitCode, &v.Passed, &v.Failed,
@@ -124,7 +123,7 @@ func (s *Store) TaskSummaries(ctx context.Context) ([]store.TaskSummary, error) 
 		}
 		sum := store.TaskSummary{Task: t}
 		if status != "" {
-			v.Status, v.Duration = verify.Status(status), time.Duration(duration)
+			v.Status, v.Duration = task.VerdictStatus(status), time.Duration(duration)
 			if at != "" {
 				if v.At, err = time.Parse(time.RFC3339Nano, at); err != nil {
 					return nil, fmt.Errorf("list tasks: verdict time of %s: %w", t.ID, err)
@@ -179,7 +178,7 @@ verdict_passed, verdict_failed, verdict_skipped, verdict_counted, verdict_detail
 		var (
 			ts                         store.TaskStatus
 			id, state, phase, vst, cat string
-			v                          verify.Verdict
+			v                          task.Verdict
 		)
 		if err := rows.Scan(&id, &ts.Title, &state, &phase, &ts.Attempt, &ts.Reason, &vst,
 			&v.Passed, &v.Failed, &v.Skipped, &v.Counted, &v.Detail, &cat); err != nil {
@@ -188,7 +187,7 @@ verdict_passed, verdict_failed, verdict_skipped, verdict_counted, verdict_detail
 		created = append(created, cat)
 		ts.ID, ts.State, ts.Phase = task.ID(id), task.State(state), task.Phase(phase)
 		if vst != "" {
-			v.Status = verify.Status(vst)
+			v.Status = task.VerdictStatus(vst)
 			ts.Verdict = &v
 		}
 		out = append(out, ts)

@@ -7,7 +7,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/usage"
 )
 
 // migrationUsageTotals keeps usage sums per task, phase and model, written
@@ -72,7 +71,7 @@ cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
 	for rows.Next() {
 		var (
 			id, phase, model string
-			m                usage.ModelTotals
+			m                task.ModelTotals
 		)
 		if err := rows.Scan(&id, &phase, &model, &m.Tokens.Input, &m.Tokens.Output, &m.Tokens.CacheCreation,
 			&m.Tokens.CacheRead, &m.CostUSD, &m.Priced); err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 var recordCases = []testCase{
@@ -203,13 +202,13 @@ func testArtifactSeal(t *testing.T, b *bundle) {
 
 func testVerdicts(t *testing.T, b *bundle) {
 	tk := b.insertTask(t)
-	v1 := store.VerdictRecord{TaskID: tk.ID, SessionID: "sess-1", Phase: task.PhaseImplement, Verdict: verify.Verdict{
-		Status: verify.StatusIncomplete, Command: "go test ./...", ExitCode: 1, Passed: 40, Failed: 2, Skipped: 3,
+	v1 := store.VerdictRecord{TaskID: tk.ID, SessionID: "sess-1", Phase: task.PhaseImplement, Verdict: task.Verdict{
+		Status: task.VerdictIncomplete, Command: "go test ./...", ExitCode: 1, Passed: 40, Failed: 2, Skipped: 3,
 		Counted: true, Tail: "--- FAIL: TestX\nFAIL", Detail: "2 tests failed", Duration: 1234567 * time.Microsecond,
 		At: b.at(time.Minute),
 	}}
-	v2 := store.VerdictRecord{TaskID: tk.ID, Phase: task.PhaseReview, Verdict: verify.Verdict{
-		Status: verify.StatusOK, Command: "go test ./...", Passed: 42, Counted: true, Tail: "ok", Duration: time.Second,
+	v2 := store.VerdictRecord{TaskID: tk.ID, Phase: task.PhaseReview, Verdict: task.Verdict{
+		Status: task.VerdictOK, Command: "go test ./...", Passed: 42, Counted: true, Tail: "ok", Duration: time.Second,
 		At: b.at(2 * time.Minute),
 	}}
 	ev := b.event(tk.ID, task.EvVerifyFinished)

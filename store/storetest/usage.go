@@ -9,8 +9,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/usage"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 var usageCases = []testCase{
@@ -25,8 +23,8 @@ var usageCases = []testCase{
 func (b *bundle) usageEvent(t *testing.T, id task.ID, p task.Phase, model string, in int64, cost float64, priced bool) task.Event {
 	t.Helper()
 	e := b.event(id, task.EvUsage)
-	data, err := json.Marshal(store.UsageData{SessionID: "sess-1", Phase: p, Totals: usage.Totals{Models: map[string]usage.ModelTotals{
-		model: {Tokens: usage.Tokens{Input: in, Output: in / 10, CacheCreation: 1, CacheRead: 2 * in}, CostUSD: cost, Priced: priced},
+	data, err := json.Marshal(store.UsageData{SessionID: "sess-1", Phase: p, Totals: task.UsageTotals{Models: map[string]task.ModelTotals{
+		model: {Tokens: task.Tokens{Input: in, Output: in / 10, CacheCreation: 1, CacheRead: 2 * in}, CostUSD: cost, Priced: priced},
 	}}})
 	require.NoError(t, err)
 	e.Data = data
@@ -34,7 +32,7 @@ func (b *bundle) usageEvent(t *testing.T, id task.ID, p task.Phase, model string
 }
 
 // usageOf returns the listed totals of one task and phase.
-func (b *bundle) usageOf(t *testing.T, id task.ID, p task.Phase) (usage.Totals, bool) {
+func (b *bundle) usageOf(t *testing.T, id task.ID, p task.Phase) (task.UsageTotals, bool) {
 	t.Helper()
 	all, err := b.st.UsageList(b.ctx)
 	require.NoError(t, err)
@@ -43,7 +41,7 @@ func (b *bundle) usageOf(t *testing.T, id task.ID, p task.Phase) (usage.Totals, 
 			return u.Totals, true
 		}
 	}
-	return usage.Totals{}, false
+	return task.UsageTotals{}, false
 }
 
 // Usage events add up per task, phase and model whichever write carries
@@ -63,13 +61,13 @@ func testUsageSums(t *testing.T, b *bundle) {
 
 	plan, ok := b.usageOf(t, tk.ID, task.PhasePlan)
 	require.True(t, ok)
-	require.Equal(t, map[string]usage.ModelTotals{
-		"opus":  {Tokens: usage.Tokens{Input: 150, Output: 15, CacheCreation: 2, CacheRead: 300}, CostUSD: 0.75, Priced: true},
-		"haiku": {Tokens: usage.Tokens{Input: 7, Output: 0, CacheCreation: 1, CacheRead: 14}, CostUSD: 0, Priced: false},
+	require.Equal(t, map[string]task.ModelTotals{
+		"opus":  {Tokens: task.Tokens{Input: 150, Output: 15, CacheCreation: 2, CacheRead: 300}, CostUSD: 0.75, Priced: true},
+		"haiku": {Tokens: task.Tokens{Input: 7, Output: 0, CacheCreation: 1, CacheRead: 14}, CostUSD: 0, Priced: false},
 	}, plan.Models)
 	impl, ok := b.usageOf(t, tk.ID, task.PhaseImplement)
 	require.True(t, ok)
-	require.Equal(t, usage.ModelTotals{Tokens: usage.Tokens{Input: 10, Output: 1, CacheCreation: 1, CacheRead: 20}, CostUSD: 0.125}, impl.Models["opus"])
+	require.Equal(t, task.ModelTotals{Tokens: task.Tokens{Input: 10, Output: 1, CacheCreation: 1, CacheRead: 20}, CostUSD: 0.125}, impl.Models["opus"])
 
 	// One unpriced addend makes the sum unpriced.
 	require.NoError(t, b.st.EventAppend(b.ctx, b.usageEvent(t, other.ID, task.PhasePlan, "opus", 1, 0, false)))
@@ -137,8 +135,8 @@ func testTaskSummaries(t *testing.T, b *bundle) {
 	for _, s := range []store.Session{s1, s2, s3, s4} {
 		require.NoError(t, b.st.SessionInsert(b.ctx, s))
 	}
-	red := verify.Verdict{Status: verify.StatusIncomplete, Command: "go test ./...", Passed: 1, Failed: 2, Counted: true, At: b.at(time.Minute)}
-	green := verify.Verdict{Status: verify.StatusOK, Command: "go test ./...", ExitCode: 0, Passed: 3, Skipped: 1, Counted: true,
+	red := task.Verdict{Status: task.VerdictIncomplete, Command: "go test ./...", Passed: 1, Failed: 2, Counted: true, At: b.at(time.Minute)}
+	green := task.Verdict{Status: task.VerdictOK, Command: "go test ./...", ExitCode: 0, Passed: 3, Skipped: 1, Counted: true,
 		Tail: "ok  \tcalc\t0.01s\n", OutputBytes: 4096, Detail: "after a retry", Duration: 1500 * time.Millisecond,
 		At: b.at(2*time.Minute + 123456789)}
 	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: first.ID, Phase: task.PhasePlan, Verdict: red}))
@@ -165,8 +163,8 @@ func testTaskSummaries(t *testing.T, b *bundle) {
 func testTaskStatusList(t *testing.T, b *bundle) {
 	first := b.insertTask(t)
 	second := b.insertTask(t)
-	red := verify.Verdict{Status: verify.StatusIncomplete, Command: "go test ./...", Passed: 1, Failed: 2, Counted: true, At: b.at(time.Minute)}
-	broken := verify.Verdict{Status: verify.StatusError, Command: "go test ./...", Detail: "timed out after 5m0s", At: b.at(2 * time.Minute)}
+	red := task.Verdict{Status: task.VerdictIncomplete, Command: "go test ./...", Passed: 1, Failed: 2, Counted: true, At: b.at(time.Minute)}
+	broken := task.Verdict{Status: task.VerdictError, Command: "go test ./...", Detail: "timed out after 5m0s", At: b.at(2 * time.Minute)}
 	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: first.ID, Phase: task.PhasePlan, Verdict: red}))
 	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: first.ID, Phase: task.PhasePlan, Verdict: broken}))
 	require.NoError(t, b.st.VerdictInsert(b.ctx, store.VerdictRecord{TaskID: second.ID, Phase: task.PhasePlan, Verdict: red}))
