@@ -41,6 +41,7 @@ func (t *Terminal) printASCII(b []byte) {
 		for i, c := range b[:n] {
 			cells[i] = Cell{R: rune(c), Style: st, Width: 1}
 		}
+		l.wrote(x + n)
 		t.cur.x += n
 		t.lastRune = rune(b[n-1])
 		b = b[n:]
@@ -90,12 +91,14 @@ func (t *Terminal) put(r rune, w int) {
 		if c := l.cells[t.cols-1]; c.Width == 2 {
 			l.cells[t.cols-1] = blankCell(0)
 		}
+		l.wrote(t.cols) // tmux moves the rest of the row: all of it counts as written
 	}
 	t.fixWide(l, x, w)
 	l.cells[x] = Cell{R: r, Style: t.cur.styleID, Width: uint8(w)}
 	if w == 2 {
 		l.cells[x+1] = Cell{Style: t.cur.styleID}
 	}
+	l.wrote(x + w)
 	t.cur.x += w
 	if t.cur.x == t.cols && !t.autowrap {
 		t.cur.x = t.cols - 1
