@@ -24,8 +24,12 @@ func (t *Terminal) csi(cmd ansi.Cmd, params ansi.Params) {
 	switch cmd {
 	case 'A':
 		t.cursorUp(n)
-	case 'B', 'e':
+	case 'B':
 		t.cursorDown(n)
+	case 'e':
+		// VPR is a cursor position, not CUD: it leaves a scroll region
+		// unless origin mode keeps the cursor in it (xterm's CursorSet).
+		t.moveTo(t.cur.x, t.cur.y+n-t.originTop())
 	case 'C', 'a':
 		t.cur.x = min(min(t.cur.x, t.cols-1)+n, t.cols-1)
 	case 'D':
@@ -49,11 +53,13 @@ func (t *Terminal) csi(cmd ansi.Cmd, params ansi.Params) {
 	case 'K':
 		t.eraseLine(paramsOr(params, 0))
 	case 'L':
+		t.endPendingWrap() // outside the region too, as xterm
 		if t.cur.y >= t.top && t.cur.y <= t.bottom {
 			t.insertLines(n)
 			t.cur.x = 0
 		}
 	case 'M':
+		t.endPendingWrap()
 		if t.cur.y >= t.top && t.cur.y <= t.bottom {
 			t.deleteLines(n)
 			t.cur.x = 0
@@ -63,7 +69,8 @@ func (t *Terminal) csi(cmd ansi.Cmd, params ansi.Params) {
 	case 'P':
 		t.deleteChars(n)
 	case 'X':
-		x := min(t.cur.x, t.cols-1)
+		t.endPendingWrap()
+		x := t.cur.x
 		l := t.scr.line(t.cur.y)
 		end := min(x+n, t.cols)
 		t.fixWide(l, x, end-x)
@@ -156,6 +163,14 @@ func (t *Terminal) cursorDown(n int) {
 	}
 	t.cur.y = min(t.cur.y+n, lim)
 	t.cur.x = min(t.cur.x, t.cols-1)
+}
+
+// originTop is the row CUP counts from: the top margin in origin mode.
+func (t *Terminal) originTop() int {
+	if t.cur.origin {
+		return t.top
+	}
+	return 0
 }
 
 // moveTo places the cursor at column x, row y, relative to the scroll
@@ -297,7 +312,8 @@ func (t *Terminal) deleteLines(n int) {
 }
 
 func (t *Terminal) insertChars(n int) {
-	x := min(t.cur.x, t.cols-1)
+	t.endPendingWrap()
+	x := t.cur.x
 	l := t.scr.line(t.cur.y)
 	n = min(n, t.cols-x)
 	t.fixWide(l, x, 1)
@@ -312,7 +328,8 @@ func (t *Terminal) insertChars(n int) {
 }
 
 func (t *Terminal) deleteChars(n int) {
-	x := min(t.cur.x, t.cols-1)
+	t.endPendingWrap()
+	x := t.cur.x
 	l := t.scr.line(t.cur.y)
 	n = min(n, t.cols-x)
 	t.fixWide(l, x, n)
@@ -433,6 +450,7 @@ func (t *Terminal) esc(cmd ansi.Cmd) {
 		t.restoreCursor(t.saved)
 	case 'D':
 		t.linefeed()
+		t.endPendingWrap()
 	case 'E':
 		t.linefeed()
 		t.cur.x = 0

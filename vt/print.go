@@ -45,8 +45,10 @@ func (t *Terminal) printASCII(b []byte) {
 		t.cur.x += n
 		t.lastRune = rune(b[n-1])
 		b = b[n:]
+		t.atMargin = 0
 		if t.cur.x == t.cols && !t.autowrap {
 			t.cur.x = t.cols - 1
+			t.atMargin = t.cur.y + 1
 		}
 	}
 }
@@ -74,6 +76,10 @@ func (t *Terminal) printRune(r rune) {
 	if t.cur.x+w > t.cols {
 		if t.autowrap {
 			t.wrap()
+		} else if w > 1 && t.cur.x >= t.cols-1 {
+			// Without autowrap a wide character that no longer fits is
+			// dropped, as in xterm.
+			return
 		} else {
 			t.cur.x = t.cols - w
 		}
@@ -100,8 +106,10 @@ func (t *Terminal) put(r rune, w int) {
 	}
 	l.wrote(x + w)
 	t.cur.x += w
+	t.atMargin = 0
 	if t.cur.x == t.cols && !t.autowrap {
 		t.cur.x = t.cols - 1
+		t.atMargin = t.cur.y + 1
 	}
 }
 
@@ -120,6 +128,9 @@ func (t *Terminal) fixWide(l *line, x, w int) {
 // selector, a joiner) to the character before the cursor, as tmux does.
 func (t *Terminal) combine(r rune) {
 	x := min(t.cur.x, t.cols) - 1
+	if !t.autowrap && t.atMargin == t.cur.y+1 && t.cur.x == t.cols-1 {
+		x = t.cols - 1 // the character printed last is under the cursor
+	}
 	if x < 0 {
 		return
 	}

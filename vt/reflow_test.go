@@ -79,6 +79,9 @@ func TestReflowAgainstTmux(t *testing.T) {
 	}
 	for _, tc := range torture {
 		t.Run("torture/"+tc.name, func(t *testing.T) {
+			if why := tortureFollowsXterm[tc.name]; why != "" {
+				t.Skipf("follows xterm, not tmux: %s", why)
+			}
 			checkStepsAgainstTmux(t, 20, 12, []byte(tc.data), resizeSeq(20, 12))
 		})
 	}

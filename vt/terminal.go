@@ -82,6 +82,10 @@ type Terminal struct {
 	// hscrolled is how many of the newest history lines scrolled there
 	// (not cleared there): a taller screen pulls back only those.
 	hscrolled int
+	// atMargin is 1 + the row of a character just printed in the last
+	// column without autowrap (the cursor stays on it), else 0: a
+	// combining mark then belongs to it, not to the one before.
+	atMargin int
 
 	p       *ansi.Parser
 	params  [parser.MaxParamsSize]int
@@ -380,6 +384,7 @@ func (t *Terminal) linefeed() {
 }
 
 func (t *Terminal) reverseIndex() {
+	t.endPendingWrap()
 	switch {
 	case t.cur.y == t.top:
 		t.scrollDown(1)
@@ -393,8 +398,14 @@ func (t *Terminal) execute(b byte) {
 	switch b {
 	case ansi.BS:
 		switch {
-		case t.cur.x > 0: // from a pending wrap too: to the last column
-			t.cur.x--
+		case t.cur.x > 0:
+			// From a pending wrap the cursor is in the last column, so BS
+			// goes to the one before it, as in xterm (tmux stays in the
+			// last column).
+			t.cur.x = min(t.cur.x, t.cols-1)
+			if t.cur.x > 0 {
+				t.cur.x--
+			}
 		case t.cur.y > 0 && t.scr.line(t.cur.y-1).wrapped:
 			// tmux moves back over a wrap.
 			t.cur.y--
@@ -404,6 +415,7 @@ func (t *Terminal) execute(b byte) {
 		t.tab(1)
 	case ansi.LF, ansi.VT, ansi.FF:
 		t.linefeed()
+		t.endPendingWrap()
 	case ansi.CR:
 		t.cur.x = 0
 	case ansi.SO:
@@ -412,6 +424,11 @@ func (t *Terminal) execute(b byte) {
 		t.cur.gl = 0
 	}
 }
+
+// endPendingWrap puts a cursor waiting to wrap back in the last column:
+// in xterm a line feed, an index, a reverse index and the character
+// insertions and erasures all end the wait (tmux keeps it).
+func (t *Terminal) endPendingWrap() { t.cur.x = min(t.cur.x, t.cols-1) }
 
 // tab moves to the n-th next tab stop (backwards for negative n).
 func (t *Terminal) tab(n int) {

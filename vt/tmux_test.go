@@ -97,7 +97,12 @@ func tmuxEachStep(t testing.TB, cols, rows int, steps []step) []refScreen {
 		script += fmt.Sprintf("cat %q; printf '\\030\\033]2;vtdiff-%d\\033\\\\'; tmux wait-for go%d; ", in, i, i)
 	}
 	script += "exec sleep 100000"
-	if out, err := tm("new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "-s", "d", "sh", "-c", script); err != nil {
+	// A file, not -c: a run of many steps is longer than a tmux command.
+	scriptFile := filepath.Join(dir, "script.sh")
+	if err := os.WriteFile(scriptFile, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tm("new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "-s", "d", "sh", scriptFile); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
 	waitFor := func(format, want string) {
