@@ -181,3 +181,23 @@ func TestPendingWrapAgainstXterm(t *testing.T) {
 	}
 	t.Logf("%d cases compared with xterm.js, %d of them through an xterm rule", len(cases), byRule)
 }
+
+// TestPendingWrapMixedAgainstXterm is the screen of the issue that found
+// the difference: letters at the right margin, each followed in the
+// pending-wrap state by one of BS, TAB, CR, LF and cursor moves, in turn,
+// then another letter, down a whole screen and scrolling it.
+func TestPendingWrapMixedAgainstXterm(t *testing.T) {
+	const cols, rows = 40, 24
+	ctl := []string{"\b", "\t", "\r", "\n", "\x1b[C", "\x1b[D", "\x1bD", "\b\t"}
+	var b strings.Builder
+	for i := range 60 {
+		fmt.Fprintf(&b, "\x1b[%d;%dH%c%s%c", i%rows+1, cols, 'a'+i%26, ctl[i%len(ctl)], 'A'+i%26)
+	}
+	data := []byte(b.String())
+	ref := xtermScreens(t, cols, rows, [][]byte{data})[0]
+	term := New(cols, rows, 100, nil)
+	_, _ = term.Write(data)
+	if d := diffXterm(term, ref); len(d) > 0 {
+		t.Errorf("%d differences from xterm.js:\n%s\nours:\n%s", len(d), strings.Join(d, "\n"), term.Text())
+	}
+}

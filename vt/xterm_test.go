@@ -22,12 +22,14 @@ import (
 // or skips: the tests need node and the package.
 func xtermPrefix(t testing.TB) string {
 	t.Helper()
-	node, err := exec.LookPath("node")
-	if err != nil {
+	named := os.Getenv("ORCHESTRA_XTERM_HEADLESS")
+	if _, err := exec.LookPath("node"); err != nil {
+		if named != "" {
+			t.Fatal("ORCHESTRA_XTERM_HEADLESS is set but node is not installed")
+		}
 		t.Skip("node is not installed; the xterm.js reference needs it")
 	}
-	_ = node
-	prefix := os.Getenv("ORCHESTRA_XTERM_HEADLESS")
+	prefix := named
 	if prefix == "" {
 		cache := os.Getenv("XDG_CACHE_HOME")
 		if cache == "" {
@@ -37,6 +39,9 @@ func xtermPrefix(t testing.TB) string {
 		prefix = filepath.Join(cache, "orchestra-tui", "_xterm_headless_"+xtermVersion)
 	}
 	if _, err := os.Stat(filepath.Join(prefix, "node_modules", "@xterm", "headless", "package.json")); err != nil {
+		if named != "" { // CI names what .ci/install-xterm.sh installed
+			t.Fatalf("ORCHESTRA_XTERM_HEADLESS=%s has no @xterm/headless: %v", named, err)
+		}
 		t.Skipf("@xterm/headless is not installed under %s (bash .ci/install-xterm.sh installs it)", prefix)
 	}
 	return prefix
