@@ -52,6 +52,7 @@ func (t *Terminal) compactStyles() {
 		e := t.hist.ent(i)
 		scratch.cells = scratch.cells[:0]
 		scratch.wrapped = e.wrapped
+		scratch.used = int(e.used)
 		t.hist.each(e, t.clusters, func(c Cell, w int) {
 			c.Style = get(c.Style)
 			scratch.cells = append(scratch.cells, c)

@@ -24,8 +24,12 @@ func (t *Terminal) csi(cmd ansi.Cmd, params ansi.Params) {
 	switch cmd {
 	case 'A':
 		t.cursorUp(n)
-	case 'B', 'e':
+	case 'B':
 		t.cursorDown(n)
+	case 'e':
+		// VPR is a cursor position, not CUD: it leaves a scroll region
+		// unless origin mode keeps the cursor in it (xterm's CursorSet).
+		t.moveTo(t.cur.x, t.cur.y+n-t.originTop())
 	case 'C', 'a':
 		t.cur.x = min(min(t.cur.x, t.cols-1)+n, t.cols-1)
 	case 'D':
@@ -49,13 +53,15 @@ func (t *Terminal) csi(cmd ansi.Cmd, params ansi.Params) {
 	case 'K':
 		t.eraseLine(paramsOr(params, 0))
 	case 'L':
+		t.endPendingWrap() // outside the region too, as xterm
 		if t.cur.y >= t.top && t.cur.y <= t.bottom {
-			t.scr.scrollDown(t.cur.y, t.bottom, n, t.blank())
+			t.insertLines(n)
 			t.cur.x = 0
 		}
 	case 'M':
+		t.endPendingWrap()
 		if t.cur.y >= t.top && t.cur.y <= t.bottom {
-			t.scr.scrollUp(t.cur.y, t.bottom, n, t.blank(), nil)
+			t.deleteLines(n)
 			t.cur.x = 0
 		}
 	case '@':
@@ -63,7 +69,8 @@ func (t *Terminal) csi(cmd ansi.Cmd, params ansi.Params) {
 	case 'P':
 		t.deleteChars(n)
 	case 'X':
-		x := min(t.cur.x, t.cols-1)
+		t.endPendingWrap()
+		x := t.cur.x
 		l := t.scr.line(t.cur.y)
 		end := min(x+n, t.cols)
 		t.fixWide(l, x, end-x)
@@ -71,7 +78,7 @@ func (t *Terminal) csi(cmd ansi.Cmd, params ansi.Params) {
 	case 'S':
 		t.scrollUp(n)
 	case 'T':
-		t.scr.scrollDown(t.top, t.bottom, n, t.blank())
+		t.scrollDown(n)
 	case 'b':
 		if t.lastRune != 0 {
 			for range min(n, t.cols*t.rows) {
@@ -158,6 +165,14 @@ func (t *Terminal) cursorDown(n int) {
 	t.cur.x = min(t.cur.x, t.cols-1)
 }
 
+// originTop is the row CUP counts from: the top margin in origin mode.
+func (t *Terminal) originTop() int {
+	if t.cur.origin {
+		return t.top
+	}
+	return 0
+}
+
 // moveTo places the cursor at column x, row y, relative to the scroll
 // region in origin mode.
 func (t *Terminal) moveTo(x, y int) {
@@ -171,52 +186,134 @@ func (t *Terminal) moveTo(x, y int) {
 
 func (t *Terminal) eraseDisplay(mode int) {
 	b := t.blank()
+	x, y := t.cur.x, t.cur.y
 	switch mode {
 	case 0:
-		t.eraseLine(0)
-		for y := t.cur.y + 1; y < t.rows; y++ {
-			t.scr.line(y).clear(0, t.cols, b)
-			t.scr.line(y).wrapped = false
+		if x == 0 && y == 0 && t.scrollsOnClear() {
+			t.clearIntoHistory(b)
+			return
 		}
+		t.clearCells(x, t.cols, b)
+		t.emptyRows(y+1, t.rows-y-1, b)
 	case 1:
-		t.eraseLine(1)
-		for y := 0; y < t.cur.y; y++ {
-			t.scr.line(y).clear(0, t.cols, b)
-			t.scr.line(y).wrapped = false
-		}
+		t.emptyRows(0, y, b)
+		t.clearCells(0, min(x+1, t.cols), b)
 	case 2:
-		for y := 0; y < t.rows; y++ {
-			t.scr.line(y).clear(0, t.cols, b)
-			t.scr.line(y).wrapped = false
+		if t.scrollsOnClear() {
+			t.clearIntoHistory(b)
+			return
 		}
+		t.emptyRows(0, t.rows, b)
 	case 3:
 		t.hist.clear()
+		t.hscrolled = 0
 	}
+}
+
+// scrollsOnClear says an erased screen goes to the history first, as
+// tmux's scroll-on-clear (on by default) does on the main screen.
+func (t *Terminal) scrollsOnClear() bool { return t.scr == t.main && t.hist.limit > 0 }
+
+// clearIntoHistory pushes the rows down to the last one written into the
+// history and blanks the screen (tmux's grid_view_clear_history); a taller
+// screen does not pull them back.
+func (t *Terminal) clearIntoHistory(b Cell) {
+	last := 0
+	for y := range t.rows {
+		if t.scr.line(y).used != 0 {
+			last = y + 1
+		}
+	}
+	if last > 0 {
+		t.scr.scrollUp(0, t.rows-1, last, b, t.evict)
+	}
+	t.emptyRows(0, t.rows-last, b)
+	t.hscrolled = 0
+}
+
+// emptyRows blanks n rows from y and unwraps the row above them, as tmux
+// does when it clears whole lines.
+func (t *Terminal) emptyRows(y, n int, b Cell) {
+	if n <= 0 {
+		return
+	}
+	for i := y; i < y+n; i++ {
+		t.scr.line(i).empty(b)
+	}
+	t.unwrapAbove(y)
+}
+
+// unwrapAbove clears the wrapped mark of the row above row y, which is the
+// newest history line for row 0.
+func (t *Terminal) unwrapAbove(y int) {
+	switch {
+	case y > 0:
+		t.scr.line(y - 1).wrapped = false
+	case t.hist.n > 0:
+		t.hist.ent(t.hist.n - 1).wrapped = false
+	}
+}
+
+// clearCells blanks columns from..to of the cursor's row; the whole row is
+// emptied as a line.
+func (t *Terminal) clearCells(from, to int, b Cell) {
+	if from >= to {
+		return
+	}
+	if from == 0 && to == t.cols {
+		t.emptyRows(t.cur.y, 1, b)
+		return
+	}
+	l := t.scr.line(t.cur.y)
+	t.fixWide(l, from, to-from)
+	l.clear(from, to, b)
 }
 
 func (t *Terminal) eraseLine(mode int) {
 	l := t.scr.line(t.cur.y)
 	x := min(t.cur.x, t.cols)
 	b := t.blank()
-	switch mode {
-	case 0:
-		if x < t.cols {
-			t.fixWide(l, x, t.cols-x)
+	switch {
+	case mode == 2 || (mode == 0 && x == 0) || (mode == 1 && x >= t.cols-1):
+		// tmux leaves a line never written alone, the row above included.
+		if l.used == 0 && b == blankCell(0) && l.cells[0] == b && l.cells[t.cols-1] == b {
+			return
 		}
-		l.clear(x, t.cols, b)
-		l.wrapped = false
-	case 1:
-		end := min(x+1, t.cols)
-		t.fixWide(l, 0, end)
-		l.clear(0, end, b)
-	case 2:
-		l.clear(0, t.cols, b)
-		l.wrapped = false
+		t.emptyRows(t.cur.y, 1, b)
+	case mode == 0:
+		t.clearCells(x, t.cols, b)
+	case mode == 1:
+		t.clearCells(0, x+1, b)
+	}
+}
+
+// insertLines is IL: n blank rows at the cursor's, within the region.
+func (t *Terminal) insertLines(n int) {
+	y := t.cur.y
+	n = min(n, t.bottom+1-y)
+	t.scr.scrollDown(y, t.bottom, n, t.blank())
+	// tmux's line move unwraps the row above and the last row moved.
+	t.unwrapAbove(y)
+	if y+2*n-1 <= t.bottom {
+		t.scr.line(y + 2*n - 1).wrapped = false
+	}
+}
+
+// deleteLines is DL: n rows from the cursor's go, blanks come in at the
+// bottom of the region.
+func (t *Terminal) deleteLines(n int) {
+	y := t.cur.y
+	n = min(n, t.bottom+1-y)
+	t.scr.scrollUp(y, t.bottom, n, t.blank(), nil)
+	t.unwrapAbove(y)
+	if kept := t.bottom + 1 - y - n; kept > 0 && n >= kept {
+		t.scr.line(y + kept - 1).wrapped = false
 	}
 }
 
 func (t *Terminal) insertChars(n int) {
-	x := min(t.cur.x, t.cols-1)
+	t.endPendingWrap()
+	x := t.cur.x
 	l := t.scr.line(t.cur.y)
 	n = min(n, t.cols-x)
 	t.fixWide(l, x, 1)
@@ -225,15 +322,22 @@ func (t *Terminal) insertChars(n int) {
 	if l.cells[t.cols-1].Width == 2 {
 		l.cells[t.cols-1] = blankCell(0)
 	}
+	if x < t.cols-1 {
+		l.wrote(t.cols) // tmux counts the moved rest of the row as written
+	}
 }
 
 func (t *Terminal) deleteChars(n int) {
-	x := min(t.cur.x, t.cols-1)
+	t.endPendingWrap()
+	x := t.cur.x
 	l := t.scr.line(t.cur.y)
 	n = min(n, t.cols-x)
 	t.fixWide(l, x, n)
 	copy(l.cells[x:], l.cells[x+n:])
 	l.clear(t.cols-n, t.cols, t.blank())
+	if t.cols-x-n > 0 {
+		l.wrote(t.cols - n)
+	}
 }
 
 func (t *Terminal) setANSIMode(params ansi.Params, on bool) {
@@ -304,11 +408,7 @@ func (t *Terminal) altOn(saveCursor bool) {
 		t.alt = newScreen(t.cols, t.rows)
 	}
 	t.scr = t.alt
-	b := t.blank()
-	for y := range t.rows {
-		t.alt.line(y).clear(0, t.cols, b)
-		t.alt.line(y).wrapped = false
-	}
+	t.emptyRows(0, t.rows, t.blank())
 }
 
 func (t *Terminal) altOff(restoreCursor bool) {
@@ -317,8 +417,18 @@ func (t *Terminal) altOff(restoreCursor bool) {
 	}
 	t.scr = t.main
 	if restoreCursor {
-		t.restoreCursor(t.savedAlt)
+		t.cur = t.savedAlt
+		t.cur.styleID = t.styles.intern(t.cur.style)
 	}
+	// The main screen kept its size while the alternate one was up: it
+	// takes the terminal's now, from the cursor the program comes back to.
+	s := t.main
+	if s.cols != t.cols || s.rows != t.rows {
+		cx, cy := min(t.cur.x, s.cols), min(max(t.cur.y, 0), s.rows-1)
+		t.cur.x, t.cur.y = t.resizeMain(cx, cy)
+	}
+	t.cur.x = min(t.cur.x, t.cols-1)
+	t.cur.y = min(max(t.cur.y, 0), t.rows-1)
 }
 
 func (t *Terminal) softReset() {
@@ -340,6 +450,7 @@ func (t *Terminal) esc(cmd ansi.Cmd) {
 		t.restoreCursor(t.saved)
 	case 'D':
 		t.linefeed()
+		t.endPendingWrap()
 	case 'E':
 		t.linefeed()
 		t.cur.x = 0
@@ -367,6 +478,7 @@ func (t *Terminal) esc(cmd ansi.Cmd) {
 		t.top, t.bottom = 0, t.rows-1
 		for y := range t.rows {
 			t.scr.line(y).clear(0, t.cols, Cell{R: 'E', Width: 1})
+			t.scr.line(y).wrote(t.cols)
 		}
 		t.moveTo(0, 0)
 	}

@@ -27,6 +27,7 @@ type history struct {
 // hent locates one line's encoding in the ring.
 type hent struct {
 	off, size uint32
+	used      uint16 // the line's written cells (line.used)
 	wrapped   bool
 }
 
@@ -56,16 +57,24 @@ func (h *history) push(l *line, clusters []string) {
 		return
 	}
 	h.scratch, h.text, h.runs = encodeLine(h.scratch[:0], h.text, h.runs, l, clusters)
+	h.pushEncoded(h.scratch, l.wrapped, l.used)
+}
+
+// pushEncoded appends a line already in the compact form.
+func (h *history) pushEncoded(enc []byte, wrapped bool, used int) {
+	if h.limit <= 0 {
+		return
+	}
 	if h.n == h.limit {
 		h.dropOldest()
 	}
-	off := h.place(len(h.scratch))
-	copy(h.buf[off:], h.scratch)
-	h.head = off + len(h.scratch)
+	off := h.place(len(enc))
+	copy(h.buf[off:], enc)
+	h.head = off + len(enc)
 	if h.n == len(h.ents) {
 		h.growEnts()
 	}
-	*h.ent(h.n) = hent{off: uint32(off), size: uint32(len(h.scratch)), wrapped: l.wrapped}
+	*h.ent(h.n) = hent{off: uint32(off), size: uint32(len(enc)), used: uint16(min(used, 1<<16-1)), wrapped: wrapped}
 	h.n++
 }
 
@@ -139,19 +148,21 @@ func (h *history) pop(l *line, clusters []string) bool {
 	e := *h.ent(h.n - 1)
 	h.n--
 	h.head = int(e.off)
+	cols := len(l.cells)
 	l.wrapped = e.wrapped
-	x := 0
+	l.used = int(e.used)
+	l.cells = l.cells[:0]
 	h.each(&e, clusters, func(c Cell, w int) {
-		if x+w > len(l.cells) {
-			return
-		}
-		l.cells[x] = c
+		l.cells = append(l.cells, c)
 		if w == 2 {
-			l.cells[x+1] = Cell{Style: c.Style}
+			l.cells = append(l.cells, Cell{Style: c.Style})
 		}
-		x += w
 	})
-	l.clear(min(x, len(l.cells)), len(l.cells), blankCell(0))
+	for len(l.cells) < l.used {
+		l.cells = append(l.cells, blankCell(0))
+	}
+	l.hidden = 0
+	resizeLine(l, cols)
 	return true
 }
 
@@ -166,13 +177,14 @@ func (h *history) setLimit(n int) {
 // encodeLine appends the compact form of l to b, using text and runs as
 // scratch (returned for reuse).
 func encodeLine(b, text []byte, runs []run, l *line, clusters []string) ([]byte, []byte, []run) {
-	end := len(l.cells)
-	for end > 0 && l.cells[end-1] == blankCell(0) {
+	cells := l.held()
+	end := len(cells)
+	for end > 0 && cells[end-1] == blankCell(0) {
 		end--
 	}
 	text, runs = text[:0], runs[:0]
 	st, start := uint32(0), 0
-	for i, c := range l.cells[:end] {
+	for i, c := range cells[:end] {
 		if c.Style != st || i == 0 {
 			if len(text) > start {
 				runs = append(runs, run{style: st, bytes: uint32(len(text) - start)})
@@ -210,7 +222,11 @@ type run struct {
 // marks after a character belong to its cell; a cluster no longer in the
 // table comes back as its first character.
 func (h *history) each(e *hent, clusters []string, f func(c Cell, w int)) {
-	b := h.buf[e.off : e.off+e.size]
+	eachEncoded(h.buf[e.off:e.off+e.size], clusters, f)
+}
+
+// eachEncoded is each for a line's compact form b.
+func eachEncoded(b []byte, clusters []string, f func(c Cell, w int)) {
 	nruns, k := binary.Uvarint(b)
 	b = b[k:]
 	runs := b
@@ -256,3 +272,7 @@ func findCluster(clusters []string, b []byte, first rune) rune {
 	}
 	return first
 }
+
+// encoded returns line e's compact form, which stays valid only until the
+// history changes.
+func (h *history) encoded(e *hent) []byte { return h.buf[e.off : e.off+e.size] }

@@ -41,11 +41,14 @@ func (t *Terminal) printASCII(b []byte) {
 		for i, c := range b[:n] {
 			cells[i] = Cell{R: rune(c), Style: st, Width: 1}
 		}
+		l.wrote(x + n)
 		t.cur.x += n
 		t.lastRune = rune(b[n-1])
 		b = b[n:]
+		t.atMargin = 0
 		if t.cur.x == t.cols && !t.autowrap {
 			t.cur.x = t.cols - 1
+			t.atMargin = t.cur.y + 1
 		}
 	}
 }
@@ -73,6 +76,10 @@ func (t *Terminal) printRune(r rune) {
 	if t.cur.x+w > t.cols {
 		if t.autowrap {
 			t.wrap()
+		} else if w > 1 && t.cur.x >= t.cols-1 {
+			// Without autowrap a wide character that no longer fits is
+			// dropped, as in xterm.
+			return
 		} else {
 			t.cur.x = t.cols - w
 		}
@@ -90,15 +97,19 @@ func (t *Terminal) put(r rune, w int) {
 		if c := l.cells[t.cols-1]; c.Width == 2 {
 			l.cells[t.cols-1] = blankCell(0)
 		}
+		l.wrote(t.cols) // tmux moves the rest of the row: all of it counts as written
 	}
 	t.fixWide(l, x, w)
 	l.cells[x] = Cell{R: r, Style: t.cur.styleID, Width: uint8(w)}
 	if w == 2 {
 		l.cells[x+1] = Cell{Style: t.cur.styleID}
 	}
+	l.wrote(x + w)
 	t.cur.x += w
+	t.atMargin = 0
 	if t.cur.x == t.cols && !t.autowrap {
 		t.cur.x = t.cols - 1
+		t.atMargin = t.cur.y + 1
 	}
 }
 
@@ -117,6 +128,9 @@ func (t *Terminal) fixWide(l *line, x, w int) {
 // selector, a joiner) to the character before the cursor, as tmux does.
 func (t *Terminal) combine(r rune) {
 	x := min(t.cur.x, t.cols) - 1
+	if !t.autowrap && t.atMargin == t.cur.y+1 && t.cur.x == t.cols-1 {
+		x = t.cols - 1 // the character printed last is under the cursor
+	}
 	if x < 0 {
 		return
 	}

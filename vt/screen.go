@@ -16,10 +16,35 @@ type Cell struct {
 func blankCell(st uint32) Cell { return Cell{R: ' ', Style: st, Width: 1} }
 
 // line is one row of cells; wrapped says the text continues on the next row
-// because it reached the right margin.
+// because it reached the right margin. used is how many cells from the left
+// were written since the row was last emptied, spaces included (tmux's
+// cellused): a reflow carries that much of the row, so a prompt padded
+// with written spaces re-wraps as in tmux.
 type line struct {
 	cells   []Cell
+	used    int
 	wrapped bool
+	// hidden, when past len(cells), is how far the cells kept beyond a
+	// margin that moved left reach in cells' backing array.
+	hidden int
+}
+
+// held is the line's cells, those beyond the margin included.
+func (l *line) held() []Cell { return l.cells[:max(len(l.cells), l.hidden)] }
+
+// empty blanks the whole row in c and forgets what was written on it.
+func (l *line) empty(c Cell) {
+	l.clear(0, len(l.cells), c)
+	l.used = 0
+	l.wrapped = false
+	l.hidden = 0
+}
+
+// wrote records that cells up to end (exclusive) were written.
+func (l *line) wrote(end int) {
+	if end > l.used {
+		l.used = end
+	}
 }
 
 func (l *line) clear(from, to int, c Cell) {
@@ -90,8 +115,7 @@ func (s *screen) scrollUp(top, bottom, n int, c Cell, evict func(*line)) {
 			if evict != nil {
 				evict(l)
 			}
-			l.clear(0, s.cols, c)
-			l.wrapped = false
+			l.empty(c)
 			s.top++
 			if s.top == s.rows {
 				s.top = 0
@@ -112,8 +136,7 @@ func (s *screen) scrollUp(top, bottom, n int, c Cell, evict func(*line)) {
 		s.setLine(y, s.line(y+n))
 	}
 	for i, l := range gone {
-		l.clear(0, s.cols, c)
-		l.wrapped = false
+		l.empty(c)
 		s.setLine(bottom-n+1+i, l)
 	}
 }
@@ -134,8 +157,7 @@ func (s *screen) scrollDown(top, bottom, n int, c Cell) {
 		s.setLine(y, s.line(y-n))
 	}
 	for i, l := range gone {
-		l.clear(0, s.cols, c)
-		l.wrapped = false
+		l.empty(c)
 		s.setLine(top+i, l)
 	}
 }
@@ -149,18 +171,20 @@ func (s *screen) resizeCols(cols int) {
 }
 
 func resizeLine(l *line, cols int) {
-	old := len(l.cells)
-	if cols <= cap(l.cells) {
-		l.cells = l.cells[:cols]
-	} else {
-		l.cells = append(l.cells, make([]Cell, cols-old)...)
+	// Cells past a narrower margin are kept out of sight, as tmux keeps
+	// them, and come back when the screen widens again.
+	held := max(len(l.cells), l.hidden)
+	full := l.cells[:cap(l.cells)]
+	if cols > len(full) {
+		full = append(full, make([]Cell, cols-len(full))...)
 	}
-	if cols > old {
-		l.clear(old, cols, blankCell(0))
+	l.cells = full[:cols]
+	if cols > held {
+		l.clear(held, cols, blankCell(0))
 	}
-	// A wide character cut in half by the new margin becomes a blank.
-	if cols > 0 && cols < old && l.cells[cols-1].Width == 2 {
-		l.cells[cols-1] = blankCell(0)
+	l.hidden = 0
+	if held > cols {
+		l.hidden = held
 	}
 }
 

@@ -79,6 +79,13 @@ type Terminal struct {
 	modes        Modes
 	tabs         []bool
 	lastRune     rune
+	// hscrolled is how many of the newest history lines scrolled there
+	// (not cleared there): a taller screen pulls back only those.
+	hscrolled int
+	// atMargin is 1 + the row of a character just printed in the last
+	// column without autowrap (the cursor stays on it), else 0: a
+	// combining mark then belongs to it, not to the one before.
+	atMargin int
 
 	p       *ansi.Parser
 	params  [parser.MaxParamsSize]int
@@ -339,16 +346,31 @@ func (t *Terminal) blank() Cell {
 }
 
 // evict is where a line leaving the top of the main screen goes.
-func (t *Terminal) evict(l *line) { t.hist.push(l, t.clusters) }
+func (t *Terminal) evict(l *line) {
+	t.hist.push(l, t.clusters)
+	t.hscrolled = min(t.hscrolled+1, t.hist.len())
+}
 
-// scrollUp scrolls the region up n lines; lines leaving the top of the main
-// screen go to the history.
+// scrollUp scrolls the region up n lines; lines leaving the top of the
+// region on the main screen go to the history, as in tmux 3.3 even when
+// the region starts lower down.
 func (t *Terminal) scrollUp(n int) {
-	var ev func(*line)
-	if t.scr == t.main && t.top == 0 {
-		ev = t.evict
+	if t.scr == t.main && t.hist.limit > 0 {
+		t.scr.scrollUp(t.top, t.bottom, n, t.blank(), t.evict)
+		return
 	}
-	t.scr.scrollUp(t.top, t.bottom, n, t.blank(), ev)
+	t.scr.scrollUp(t.top, t.bottom, n, t.blank(), nil)
+	t.unwrapAbove(t.top)
+}
+
+// scrollDown scrolls the region down n lines. The rows it moves lose
+// their wrapped mark, as tmux's line moves do.
+func (t *Terminal) scrollDown(n int) {
+	t.scr.scrollDown(t.top, t.bottom, n, t.blank())
+	for y := t.top; y <= min(t.top+n, t.bottom); y++ {
+		t.scr.line(y).wrapped = false
+	}
+	t.unwrapAbove(t.top)
 }
 
 // linefeed moves the cursor down, scrolling at the bottom of the region.
@@ -362,9 +384,10 @@ func (t *Terminal) linefeed() {
 }
 
 func (t *Terminal) reverseIndex() {
+	t.endPendingWrap()
 	switch {
 	case t.cur.y == t.top:
-		t.scr.scrollDown(t.top, t.bottom, 1, t.blank())
+		t.scrollDown(1)
 	case t.cur.y > 0:
 		t.cur.y--
 	}
@@ -375,10 +398,14 @@ func (t *Terminal) execute(b byte) {
 	switch b {
 	case ansi.BS:
 		switch {
-		case t.cur.x >= t.cols:
-			t.cur.x = t.cols - 1
 		case t.cur.x > 0:
-			t.cur.x--
+			// From a pending wrap the cursor is in the last column, so BS
+			// goes to the one before it, as in xterm (tmux stays in the
+			// last column).
+			t.cur.x = min(t.cur.x, t.cols-1)
+			if t.cur.x > 0 {
+				t.cur.x--
+			}
 		case t.cur.y > 0 && t.scr.line(t.cur.y-1).wrapped:
 			// tmux moves back over a wrap.
 			t.cur.y--
@@ -388,6 +415,7 @@ func (t *Terminal) execute(b byte) {
 		t.tab(1)
 	case ansi.LF, ansi.VT, ansi.FF:
 		t.linefeed()
+		t.endPendingWrap()
 	case ansi.CR:
 		t.cur.x = 0
 	case ansi.SO:
@@ -396,6 +424,11 @@ func (t *Terminal) execute(b byte) {
 		t.cur.gl = 0
 	}
 }
+
+// endPendingWrap puts a cursor waiting to wrap back in the last column:
+// in xterm a line feed, an index, a reverse index and the character
+// insertions and erasures all end the wait (tmux keeps it).
+func (t *Terminal) endPendingWrap() { t.cur.x = min(t.cur.x, t.cols-1) }
 
 // tab moves to the n-th next tab stop (backwards for negative n).
 func (t *Terminal) tab(n int) {

@@ -67,6 +67,14 @@ type step struct {
 // reads the pane back at the end.
 func tmuxSteps(t testing.TB, cols, rows int, steps []step) refScreen {
 	t.Helper()
+	all := tmuxEachStep(t, cols, rows, steps)
+	return all[len(all)-1]
+}
+
+// tmuxEachStep runs the steps through a fresh tmux pane of cols x rows and
+// reads the pane back after each step (after its resize, if any).
+func tmuxEachStep(t testing.TB, cols, rows int, steps []step) []refScreen {
+	t.Helper()
 	dir := t.TempDir()
 	sock := fmt.Sprintf("vtdiff-%d-%d", os.Getpid(), tmuxSeq.Add(1))
 	tm := func(args ...string) (string, error) {
@@ -89,7 +97,12 @@ func tmuxSteps(t testing.TB, cols, rows int, steps []step) refScreen {
 		script += fmt.Sprintf("cat %q; printf '\\030\\033]2;vtdiff-%d\\033\\\\'; tmux wait-for go%d; ", in, i, i)
 	}
 	script += "exec sleep 100000"
-	if out, err := tm("new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "-s", "d", "sh", "-c", script); err != nil {
+	// A file, not -c: a run of many steps is longer than a tmux command.
+	scriptFile := filepath.Join(dir, "script.sh")
+	if err := os.WriteFile(scriptFile, []byte(script), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := tm("new-session", "-d", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "-s", "d", "sh", scriptFile); err != nil {
 		t.Fatalf("tmux new-session: %v: %s", err, out)
 	}
 	waitFor := func(format, want string) {
@@ -105,6 +118,7 @@ func tmuxSteps(t testing.TB, cols, rows int, steps []step) refScreen {
 			time.Sleep(10 * time.Millisecond) // polling a condition, not waiting a guess
 		}
 	}
+	var screens []refScreen
 	for i, st := range steps {
 		waitFor("#{pane_title}", fmt.Sprintf("vtdiff-%d", i))
 		if st.cols > 0 {
@@ -114,26 +128,27 @@ func tmuxSteps(t testing.TB, cols, rows int, steps []step) refScreen {
 			waitFor("#{pane_width}x#{pane_height}", fmt.Sprintf("%dx%d", st.cols, st.rows))
 			cols, rows = st.cols, st.rows
 		}
+		out, err := tm("capture-pane", "-p", "-e", "-N", "-t", "d")
+		if err != nil {
+			t.Fatalf("capture-pane: %v: %s", err, out)
+		}
+		ref := refScreen{}
+		ref.cells, ref.used = parseCapture(out, cols, rows)
+		pos, err := tm("display", "-p", "-t", "d", "#{cursor_x} #{cursor_y}")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := fmt.Sscan(pos, &ref.cx, &ref.cy); err != nil {
+			t.Fatalf("cursor %q: %v", pos, err)
+		}
+		screens = append(screens, ref)
 		if i < len(steps)-1 {
 			if out, err := tm("wait-for", "-S", fmt.Sprintf("go%d", i)); err != nil {
 				t.Fatalf("wait-for: %v: %s", err, out)
 			}
 		}
 	}
-	out, err := tm("capture-pane", "-p", "-e", "-N", "-t", "d")
-	if err != nil {
-		t.Fatalf("capture-pane: %v: %s", err, out)
-	}
-	ref := refScreen{}
-	ref.cells, ref.used = parseCapture(out, cols, rows)
-	pos, err := tm("display", "-p", "-t", "d", "#{cursor_x} #{cursor_y}")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := fmt.Sscan(pos, &ref.cx, &ref.cy); err != nil {
-		t.Fatalf("cursor %q: %v", pos, err)
-	}
-	return ref
+	return screens
 }
 
 // parseCapture reads capture-pane -p -e -N output into cells.
