@@ -212,23 +212,24 @@ func RetryTask(ctx context.Context, st store.Store, id task.ID, author string, m
 	if err != nil {
 		return task.Task{}, err
 	}
-	to, err := task.Apply(t.State, task.ActRetry)
-	if err != nil {
+	if _, err := task.Apply(t.State, task.ActRetry); err != nil {
 		return task.Task{}, task.Refuse(task.ReasonIllegalTransition, "%v", err)
 	}
 	des, err := st.DeadEndList(ctx, id)
 	if err != nil {
 		return task.Task{}, err
 	}
-	next := t
-	next.State, next.UpdatedAt = to, now
-	retryEdit(&next)
+	token, err := st.TaskToken(ctx, id)
+	if err != nil {
+		return task.Task{}, err
+	}
 	ev := task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvTaskRetried, At: now,
 		Text: retryText(t, author, maxAttempts, len(des))}
-	if err := st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, Events: []task.Event{ev}}); err != nil {
+	res, err := st.TaskTransition(ctx, store.Retry(id, t.State, token, now, ev))
+	if err != nil {
 		return task.Task{}, fmt.Errorf("retry task %s: %w", id.Short(), err)
 	}
-	return next, nil
+	return res.Task, nil
 }
 
 // retry is the loop's side of CmdRetry.
@@ -335,16 +336,18 @@ func ApproveTask(ctx context.Context, st store.Store, r *repo.Repo, id task.ID, 
 	if err != nil {
 		return task.Task{}, "", err
 	}
-	to, err := task.Apply(t.State, task.ActApprove)
-	if err != nil {
+	if _, err := task.Apply(t.State, task.ActApprove); err != nil {
 		return task.Task{}, "", fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), t.State)
 	}
+	token, err := st.TaskToken(ctx, id)
+	if err != nil {
+		return task.Task{}, "", err
+	}
 	sentence := DescribeBranch(r, t).Sentence(id)
-	next := t
-	next.State, next.UpdatedAt = to, now
 	ev := task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvTaskCompleted, At: now, Text: "Approved by " + author + ". " + sentence}
-	if err := st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, Events: []task.Event{ev}}); err != nil {
+	res, err := st.TaskTransition(ctx, store.Approve(id, token, now, ev))
+	if err != nil {
 		return task.Task{}, "", fmt.Errorf("approve task %s: %w", id.Short(), err)
 	}
-	return next, sentence, nil
+	return res.Task, sentence, nil
 }
