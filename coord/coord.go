@@ -536,25 +536,21 @@ func (c *Coordinator) orphan(ctx context.Context, t task.Task, token int64, hold
 // record that says so when it has none (a holder that died captured none).
 func (c *Coordinator) orphanWhy(ctx context.Context, t task.Task, token int64, why string) error {
 	if t.State.Live() {
-		next := t
-		next.State = task.StateQueued
-		next.Reason = string(task.ReasonLeaseOrphaned)
-		next.UpdatedAt = c.now()
 		detail := why
 		// The engine or the machine stopped, not the agent: the attempt
-		// in progress is not counted, so restarts never fail a task.
-		if next.Attempt > 0 {
-			next.Attempt--
+		// in progress is not counted (store.Orphan), so restarts never
+		// fail a task.
+		if t.Attempt > 0 {
 			detail += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
 		}
 		ev := c.refusalEvent(t.ID, "", task.ReasonLeaseOrphaned, detail)
-		if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, ExpectToken: token, Events: []task.Event{ev}}); err != nil {
+		res, err := c.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, c.now(), ev))
+		if err != nil {
 			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
 		}
-		c.tasks[t.ID] = next
+		c.tasks[t.ID] = res.Task
 		c.hub.event(ev)
-	}
-	if token > 0 {
+	} else if token > 0 {
 		if err := c.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("delete orphaned lease of %s: %w", t.ID, err)
 		}

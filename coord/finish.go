@@ -204,33 +204,6 @@ func retryText(t task.Task, author string, maxAttempts, deadEnds int) string {
 		author, t.Phase, plural(maxAttempts, "attempt"), plural(deadEnds, "dead end"))
 }
 
-// RetryTask requeues a failed or cancelled task straight in the store, for
-// the CLI when no console runs: the same transition and event text the
-// coordinator uses.
-func RetryTask(ctx context.Context, st store.Store, id task.ID, author string, maxAttempts int, now time.Time) (task.Task, error) {
-	t, err := st.TaskGet(ctx, id)
-	if err != nil {
-		return task.Task{}, err
-	}
-	to, err := task.Apply(t.State, task.ActRetry)
-	if err != nil {
-		return task.Task{}, task.Refuse(task.ReasonIllegalTransition, "%v", err)
-	}
-	des, err := st.DeadEndList(ctx, id)
-	if err != nil {
-		return task.Task{}, err
-	}
-	next := t
-	next.State, next.UpdatedAt = to, now
-	retryEdit(&next)
-	ev := task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvTaskRetried, At: now,
-		Text: retryText(t, author, maxAttempts, len(des))}
-	if err := st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, Events: []task.Event{ev}}); err != nil {
-		return task.Task{}, fmt.Errorf("retry task %s: %w", id.Short(), err)
-	}
-	return next, nil
-}
-
 // retry is the loop's side of CmdRetry.
 func (c *Coordinator) retry(ctx context.Context, t task.Task, cmd Command) cmdReply {
 	if _, err := task.Apply(t.State, task.ActRetry); err != nil {
@@ -324,27 +297,4 @@ func (c *Coordinator) refusalFrom(id task.ID, err error) task.Event {
 		return c.refusalEvent(id, "", ref.Reason, ref.Detail)
 	}
 	return c.refusalEvent(id, "", task.ReasonMergeRefused, err.Error())
-}
-
-// ApproveTask approves a task awaiting review straight in the store, for
-// the CLI when no console runs (no session runs for such a task), with the
-// same event text the coordinator writes. It returns the approved task and
-// the sentence saying where its work is.
-func ApproveTask(ctx context.Context, st store.Store, r *repo.Repo, id task.ID, author string, now time.Time) (task.Task, string, error) {
-	t, err := st.TaskGet(ctx, id)
-	if err != nil {
-		return task.Task{}, "", err
-	}
-	to, err := task.Apply(t.State, task.ActApprove)
-	if err != nil {
-		return task.Task{}, "", fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), t.State)
-	}
-	sentence := DescribeBranch(r, t).Sentence(id)
-	next := t
-	next.State, next.UpdatedAt = to, now
-	ev := task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvTaskCompleted, At: now, Text: "Approved by " + author + ". " + sentence}
-	if err := st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, Events: []task.Event{ev}}); err != nil {
-		return task.Task{}, "", fmt.Errorf("approve task %s: %w", id.Short(), err)
-	}
-	return next, sentence, nil
 }

@@ -135,8 +135,9 @@ func TestRetryAFailedTaskFinishesGreenOnAFixedScript(t *testing.T) {
 	require.ErrorContains(t, err, "only a failed or cancelled task can be retried")
 }
 
-// The offline retry (no console) uses the same transition and text.
-func TestRetryTaskOfflineWritesTheSameTransition(t *testing.T) {
+// The offline retry (no console) goes through the coordinator's own
+// command code: the same transition and text.
+func TestRetryOfflineWritesTheSameTransition(t *testing.T) {
 	t.Parallel()
 	b := setup(t, agent.Script{}, func(c *config.Config) { c.Lease.MaxAttempts = 1 })
 	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
@@ -144,14 +145,20 @@ func TestRetryTaskOfflineWritesTheSameTransition(t *testing.T) {
 	b.stop()
 
 	ctx := context.Background()
-	tk, err := RetryTask(ctx, b.st, id, "ana", 3, time.Now())
+	cfg := b.cfg
+	cfg.Lease.MaxAttempts = 3
+	c, err := New(Params{Store: b.st, Repo: b.repo, Config: cfg})
+	require.NoError(t, err)
+	_, err = c.ApplyOffline(ctx, Command{Kind: CmdRetry, TaskID: id, Author: "ana"})
+	require.NoError(t, err)
+	tk, err := b.st.TaskGet(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, task.StateQueued, tk.State)
 	require.Zero(t, tk.Attempt)
 	evs := b.ledger(t, id, kindIs(task.EvTaskRetried))
 	require.Len(t, evs, 1)
 	require.Equal(t, "Retried by ana: queued for phase implement with a fresh budget of 3 attempts; 1 dead end kept for the brief.", evs[0].Text)
-	_, err = RetryTask(ctx, b.st, id, "ana", 3, time.Now())
+	_, err = c.ApplyOffline(ctx, Command{Kind: CmdRetry, TaskID: id, Author: "ana"})
 	require.ErrorContains(t, err, "only a failed or cancelled task can be retried")
 }
 

@@ -125,36 +125,33 @@ func ExitText(code int) string {
 	return fmt.Sprintf("exit %d", code)
 }
 
-// move applies action a to the task r ran, fenced by r's lease token, and
-// releases the lease. It returns false when the guard refused the write.
+// move applies action a to the task, fenced by the lease token, in the
+// store's one transition (which releases the lease when the task leaves
+// the live states). It returns false when the store refused the write.
 func (c *Coordinator) move(ctx context.Context, id task.ID, token int64, a task.Action, edit func(*task.Task), ev task.Event) bool {
 	t := c.tasks[id]
-	to, err := task.Apply(t.State, a)
-	if err != nil {
+	if _, err := task.Apply(t.State, a); err != nil {
 		c.record(ctx, c.refusalEvent(id, ev.SessionID, task.ReasonIllegalTransition, err.Error()))
 		return false
 	}
-	next := t
-	next.State, next.UpdatedAt = to, c.now()
-	if edit != nil {
-		edit(&next)
-	}
-	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, ExpectToken: token, Events: []task.Event{ev}}); err != nil {
+	return c.transition(ctx, store.Move(id, t.State, a, token, c.now(), edit, ev), ev)
+}
+
+// transition writes p, whose events are ev, and takes the task as written
+// into the loop's view; a refusal is recorded and the view reread.
+func (c *Coordinator) transition(ctx context.Context, p store.TaskTransitionParams, ev task.Event) bool {
+	res, err := c.st.TaskTransition(ctx, p)
+	if err != nil {
 		reason := task.ReasonIllegalTransition
 		if errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrConflict) {
 			reason = task.ReasonStaleLeaseToken
 		}
-		c.record(ctx, c.refusalEvent(id, ev.SessionID, reason, err.Error()))
-		c.reloadTask(ctx, id)
+		c.record(ctx, c.refusalEvent(p.TaskID, ev.SessionID, reason, err.Error()))
+		c.reloadTask(ctx, p.TaskID)
 		return false
 	}
-	c.tasks[id] = next
+	c.tasks[p.TaskID] = res.Task
 	c.hub.event(ev)
-	if token > 0 && !to.Live() {
-		if err := c.st.LeaseDelete(ctx, id, token); err != nil && !errors.Is(err, store.ErrNotFound) {
-			c.record(ctx, c.refusalEvent(id, "", task.ReasonStaleLeaseToken, "Lease release: "+err.Error()))
-		}
-	}
 	c.poke()
 	return true
 }

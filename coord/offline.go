@@ -9,6 +9,7 @@ import (
 // applied while no engine runs.
 var offlineKinds = map[CommandKind]bool{
 	CmdAdd: true, CmdCorrect: true, CmdPark: true, CmdCancel: true, CmdUnpark: true,
+	CmdApprove: true, CmdRetry: true, CmdMerge: true,
 }
 
 // ApplyOffline applies an operator command while no engine runs, through
@@ -28,5 +29,31 @@ func (c *Coordinator) ApplyOffline(ctx context.Context, cmd Command) (Result, er
 		return Result{}, err
 	}
 	rep := c.handleCommand(ctx, cmd)
+	// A command that completes off the loop (approve and merge run git)
+	// hands its result back as the loop would take it; with no loop
+	// running, this is the loop.
+	for rep.later != nil {
+		select {
+		case apply := <-c.back:
+			apply()
+		case rep = <-rep.later:
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+	}
+	// What the command started besides (an approved branch's push) lands
+	// before the caller gives up the engine lock.
+	for c.inflight.Load() > 0 {
+		select {
+		case apply := <-c.back:
+			apply()
+		case <-c.idle:
+		case <-ctx.Done():
+			return rep.res, ctx.Err()
+		}
+	}
+	for len(c.back) > 0 {
+		(<-c.back)()
+	}
 	return rep.res, rep.err
 }

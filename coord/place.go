@@ -164,9 +164,8 @@ func (c *Coordinator) slotFor(t task.Task) (*slot, string) {
 func (c *Coordinator) claim(ctx context.Context, cands []task.ID, s *slot) (task.ID, bool) {
 	now := c.now()
 	var leased task.Event
-	t, l, err := c.st.LeaseClaim(ctx, store.LeaseClaimParams{
-		Candidates: cands, Holder: c.holder, GrantedAt: now, Deadline: now.Add(c.policy.Length),
-		Events: func(t task.Task) []task.Event {
+	res, err := c.st.LeaseClaim(ctx, store.Claim(cands, c.holder, now, now.Add(c.policy.Length),
+		func(t task.Task) []task.Event {
 			where := "slot " + s.Name
 			if c.fleet.shared {
 				where += " on " + c.fleet.host
@@ -174,8 +173,7 @@ func (c *Coordinator) claim(ctx context.Context, cands []task.ID, s *slot) (task
 			leased = c.event(t.ID, "", task.EvTaskLeased,
 				fmt.Sprintf("Leased to %s for phase %s, attempt %d.", where, t.Phase, t.Attempt+1))
 			return []task.Event{leased}
-		},
-	})
+		}))
 	if errors.Is(err, store.ErrNotFound) {
 		for _, id := range cands {
 			c.rereadTask(ctx, id)
@@ -187,25 +185,21 @@ func (c *Coordinator) claim(ctx context.Context, cands []task.ID, s *slot) (task
 		c.reloadTask(ctx, cands[0])
 		return "", false
 	}
+	t := res.Task
 	c.hub.event(leased)
 	delete(c.foreign, t.ID)
-	c.tasks[t.ID] = t // as the store had it: another engine may have moved it since this view was read
-	c.launch(ctx, t, s, l)
+	c.tasks[t.ID] = t // as the store wrote it: another engine may have moved it since this view was read
+	c.launch(ctx, t, s, res.Lease)
 	return t.ID, true
 }
 
-// launch records the attempt of a task just leased and starts the
-// session's preparation off the loop.
+// launch starts the session's preparation, off the loop, for a task the
+// claim just leased: the claim's one transaction moved it to leased and
+// counted the attempt.
 func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.Lease) {
-	attempt := t.Attempt + 1
+	attempt := t.Attempt
 	now := c.now()
 	next := t
-	next.State, next.Attempt, next.Reason, next.UpdatedAt = task.StateLeased, attempt, "", now
-	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: task.StateLeased, ExpectToken: l.Token}); err != nil {
-		c.unlease(ctx, t, l.Token, err)
-		return
-	}
-	c.tasks[t.ID] = next
 
 	h := harnessOf(t)
 	vars := map[string]string{"model": t.Model}
@@ -334,30 +328,6 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 		r.brief = brief // read by the loop only after this closure returns
 	}
 	return dir, w, v, nil
-}
-
-// unlease undoes a grant whose attempt could not be recorded on the task.
-// The grant already made the task leased; with no run and no lease clock
-// nothing would ever move it again. So the task goes back to queued, as it
-// was (the attempt never started), and the lease is released; the next
-// placement tries again.
-func (c *Coordinator) unlease(ctx context.Context, t task.Task, token int64, cause error) {
-	back := t
-	back.UpdatedAt = c.now()
-	err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: back, ExpectState: task.StateLeased, ExpectToken: token})
-	if err == nil {
-		err = c.st.LeaseDelete(ctx, t.ID, token)
-	}
-	if err != nil {
-		c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonIllegalTransition, fmt.Sprintf(
-			"Recording attempt %d failed (%v), and so did releasing its lease (%v). The task is left leased with no session; restart the console to requeue it.",
-			t.Attempt+1, cause, err)))
-		c.reloadTask(ctx, t.ID)
-		return
-	}
-	c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonIllegalTransition, fmt.Sprintf(
-		"Recording attempt %d failed: %v. The lease was released and the task stays queued.", t.Attempt+1, cause)))
-	c.tasks[t.ID] = back
 }
 
 // launchFailed records why a launch did not happen and requeues or fails.

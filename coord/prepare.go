@@ -40,15 +40,13 @@ func Prepare(t task.Task, r *repo.Repo, now time.Time) (task.Task, error) {
 	if t.Repo == "" {
 		t.Repo = "."
 	}
-	t.State = task.StateQueued
+	t.Begin(now)
 	if t.Phase == "" {
 		t.Phase = t.Pipeline.First()
 	}
 	if !t.Pipeline.Has(t.Phase) {
 		return task.Task{}, fmt.Errorf("phase %q is not in the pipeline %s", t.Phase, t.Pipeline)
 	}
-	t.Attempt = 0
-	t.CreatedAt, t.UpdatedAt = now, now
 	return t, nil
 }
 

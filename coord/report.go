@@ -175,16 +175,14 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 // confirm moves r's task from leased to running, fenced by r's token, and
 // marks the session confirmed. It reports whether the write was made.
 func (c *Coordinator) confirm(ctx context.Context, r *run, text string) bool {
-	t := c.tasks[r.taskID]
-	next := t
-	next.State, next.UpdatedAt = task.StateRunning, c.now()
 	ev := c.event(r.taskID, r.sessionID, task.EvSessionConfirmed, text)
-	if err := c.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: task.StateLeased, ExpectToken: r.token, Events: []task.Event{ev}}); err != nil {
+	res, err := c.st.TaskTransition(ctx, store.Confirm(r.taskID, r.token, c.now(), ev))
+	if err != nil {
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, err.Error()))
 		c.reloadTask(ctx, r.taskID)
 		return false
 	}
-	c.tasks[r.taskID] = next
+	c.tasks[r.taskID] = res.Task
 	c.hub.event(ev)
 	r.confirmed = true
 	// The agent's own clock starts now: how long its CLI took to start is

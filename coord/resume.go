@@ -17,10 +17,10 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// resumeMu serialises resumes: handoff.Resume checks that no task works on
-// the handed-off branch and then imports one, and two resumes of the same
-// file must not both pass the check. Resumes are rare operator actions, so
-// one lock for the process costs nothing.
+// resumeMu serialises this process's resumes, so two of the same file do
+// not both create and then undo its branch; the store's live-branch
+// constraint is what refuses the second task, across processes too.
+// Resumes are rare operator actions, so one lock costs nothing.
 var resumeMu sync.Mutex
 
 // resumeCommand creates a task from a handoff file, as `run --resume` does

@@ -29,7 +29,10 @@ const ImportHolder = "handoff"
 //   - a branch head (or base) missing here is fetched from this checkout's
 //     origin when it has one; still missing, it is a *MissingCommitError
 //     with the fetch to run;
-//   - no task here may already work on the branch;
+//   - no task here may already work on the branch: one that has not ended
+//     is refused by the store's live-branch constraint when the task is
+//     imported (so two resumes at once cannot both pass), an ended one by
+//     a look first (prune would remove the branch under the new task);
 //   - the task branch is created at the handed-off head if missing (an
 //     existing branch must contain that head);
 //   - the task, the previous machine's sessions (the last one carrying the
@@ -73,6 +76,12 @@ func Resume(ctx context.Context, st store.Store, r *repo.Repo, d Document, harne
 	if err := st.TaskImport(ctx, p); err != nil {
 		if created {
 			_, _ = git(r.Root, "branch", "-D", t.Branch)
+		}
+		var bt *store.BranchTakenError
+		if errors.As(err, &bt) && bt.Holder != "" {
+			if holder, gerr := st.TaskGet(ctx, bt.Holder); gerr == nil {
+				return task.Task{}, branchWorked(holder, t.Branch, err)
+			}
 		}
 		return task.Task{}, fmt.Errorf("resume task %s: %w", d.Task.ID, err)
 	}
@@ -126,22 +135,34 @@ func resumedTask(d Document, harness, model string, now time.Time) task.Task {
 	}
 }
 
-// checkBranchFree refuses a resume onto a branch a task here already works
-// on: two tasks on one branch would fight over its worktree. It is also
-// what stops the same file being resumed twice.
+// checkBranchFree refuses a resume onto the branch of a task here that has
+// ended: pruning it would remove the branch under the resumed task, and it
+// is what stops a file whose task ended here being resumed again. A task
+// that has not ended holds its branch by the store's constraint instead,
+// checked in the import's own transaction.
 func checkBranchFree(ctx context.Context, st store.Store, branch string) error {
-	ts, err := st.TaskList(ctx, store.TaskListParams{})
+	ts, err := st.TaskList(ctx, store.TaskListParams{States: store.EndedStates})
 	if err != nil {
 		return fmt.Errorf("resume: list tasks: %w", err)
 	}
 	for _, t := range ts {
 		if t.Branch == branch {
-			return fmt.Errorf("resume: task %s (%s, %s) already works on branch %s in this checkout; "+
-				"go on with that task instead (`orchestra-tui retry %s` if it failed or was cancelled), or resume this file in another checkout",
-				t.ID, t.Title, t.State, branch, t.ID.Short())
+			return branchWorked(t, branch, nil)
 		}
 	}
 	return nil
+}
+
+// branchWorked is the refusal of a resume onto the branch task t works on;
+// cause, when set, is the store's refusal it explains.
+func branchWorked(t task.Task, branch string, cause error) error {
+	err := fmt.Errorf("resume: task %s (%s, %s) already works on branch %s in this checkout; "+
+		"go on with that task instead (`orchestra-tui retry %s` if it failed or was cancelled), or resume this file in another checkout",
+		t.ID, t.Title, t.State, branch, t.ID.Short())
+	if cause != nil {
+		return fmt.Errorf("%w (%w)", err, store.ErrBranchTaken)
+	}
+	return err
 }
 
 // ensureBranch makes the local task branch exist at the handed-off head. An

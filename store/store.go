@@ -142,7 +142,9 @@ type TaskListParams struct {
 
 // TaskUpdateParams is a guarded write of a task's coordinator-owned fields
 // (State, Phase, Attempt, BaseCommit, Branch, Reason, UpdatedAt; the
-// operator's fields are left as stored). The write succeeds only if the
+// operator's fields are left as stored). It writes the State given without
+// task.Apply, so the engine never changes a state with it (its state
+// changes are TaskTransitions); tests use it to stage a task in a state. The write succeeds only if the
 // stored task is in ExpectState (else ErrConflict) and, when ExpectToken is
 // non-zero, the task's current lease token equals it (else ErrStaleToken or
 // ErrConflict). Events are appended in the same transaction; a refused write
@@ -190,6 +192,9 @@ type LeaseClaimParams struct {
 	// Events returns the events appended with the grant, given the task
 	// as stored before it.
 	Events func(task.Task) []task.Event
+	// Edit sets the coordinator-owned fields of the leased task (Claim
+	// counts the attempt); the state is task.Apply's (ActLease).
+	Edit func(*task.Task)
 }
 
 // LeaseUpdateParams writes a renewed or annotated lease, fenced by Token.
@@ -319,6 +324,10 @@ type Store interface {
 	TaskList(ctx context.Context, p TaskListParams) ([]task.Task, error)
 	// TaskUpdate is the guarded write; see TaskUpdateParams.
 	TaskUpdate(ctx context.Context, p TaskUpdateParams) error
+	// TaskTransition is the one state change: task.Apply, the edit, the
+	// events and the lease grant, rewrite or release in one transaction,
+	// fenced by the lease token; see TaskTransitionParams.
+	TaskTransition(ctx context.Context, p TaskTransitionParams) (TaskTransitionResult, error)
 	// TaskToken returns the task's current lease token (0 before any grant).
 	TaskToken(ctx context.Context, id task.ID) (int64, error)
 	// TaskImport stores a new task with its history, all or nothing; see
@@ -375,10 +384,12 @@ type Store interface {
 	// LeaseGrant assigns the next token, stores the lease and moves the task
 	// to leased, guarded by ExpectState.
 	LeaseGrant(ctx context.Context, p LeaseGrantParams) (lease.Lease, error)
-	// LeaseClaim grants a lease on the first claimable candidate; see
+	// LeaseClaim grants a lease on the first claimable candidate through
+	// the same transition as TaskTransition (ActLease); see
 	// LeaseClaimParams. It returns the task as it was before the grant
-	// (queued), and ErrNotFound when no candidate is queued any more.
-	LeaseClaim(ctx context.Context, p LeaseClaimParams) (task.Task, lease.Lease, error)
+	// (queued) and as written (leased), and ErrNotFound when no candidate
+	// is queued any more.
+	LeaseClaim(ctx context.Context, p LeaseClaimParams) (TaskTransitionResult, error)
 	LeaseGet(ctx context.Context, taskID task.ID) (lease.Lease, error)
 	// LeaseUpdate writes a lease; ErrStaleToken if its token is not current,
 	// ErrNotFound if the lease was deleted.

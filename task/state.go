@@ -1,6 +1,9 @@
 package task
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // State is where a task is in its lifecycle. Only the coordinator moves a task
 // between states, and only through Apply.
@@ -92,6 +95,12 @@ func Apply(s State, a Action) (State, error) {
 		return next, nil
 	}
 	return s, &TransitionError{From: s, Action: a}
+}
+
+// Begin makes t a new task: queued at attempt 0, created now. A task's
+// life starts here, the one state set outside Apply (no state precedes it).
+func (t *Task) Begin(now time.Time) {
+	t.State, t.Attempt, t.CreatedAt, t.UpdatedAt = StateQueued, 0, now, now
 }
 
 // Allowed lists the actions legal from s, for help text and the UI.

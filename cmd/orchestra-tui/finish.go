@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,117 +10,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
-
-// offlineOps are the operator commands that work with no console running:
-// none of them touches a live session.
-var offlineOps = map[string]bool{"approve": true, "retry": true, "merge": true}
-
-// offlineOp runs an operator command straight on the store and the
-// repository when no console runs, through the same transition code and
-// event texts the coordinator uses.
-func offlineOp(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout, stderr io.Writer) int {
-	cfg, err := config.Load(r.Root)
-	if err != nil {
-		return fail(stderr, err)
-	}
-	st, err := openStore(ctx, r)
-	if err != nil {
-		return fail(stderr, err)
-	}
-	defer st.Close()
-	id, err := resolveOffline(ctx, st, string(cmd.TaskID))
-	if err != nil {
-		return fail(stderr, err)
-	}
-	now := time.Now()
-	switch cmd.Kind {
-	case coord.CmdRetry:
-		t, err := coord.RetryTask(ctx, st, id, cmd.Author, cfg.Lease.MaxAttempts, now)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		fmt.Fprintf(stdout, "queued again for phase %s with a fresh attempt budget; it runs when a console or `run --headless` starts\n", t.Phase)
-	case coord.CmdApprove:
-		t, sentence, err := coord.ApproveTask(ctx, st, r, id, cmd.Author, now)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		fmt.Fprintln(stdout, "approved. "+sentence)
-		if cfg.Finalise.Push {
-			return publishOffline(ctx, st, r, cfg, t, stdout, stderr)
-		}
-	case coord.CmdMerge:
-		t, err := st.TaskGet(ctx, id)
-		if err != nil {
-			return fail(stderr, err)
-		}
-		ev, err := coord.MergeTask(r, cfg, t, now)
-		if err != nil {
-			recordRefusal(ctx, st, id, err, now)
-			return fail(stderr, err)
-		}
-		if err := st.EventAppend(ctx, ev); err != nil {
-			return fail(stderr, err)
-		}
-		fmt.Fprintln(stdout, ev.Text)
-	default:
-		return fail(stderr, fmt.Errorf("%s needs a running console (it owns the sessions); start one with `orchestra-tui` or `orchestra-tui run --headless`", cmd.Kind))
-	}
-	return 0
-}
-
-// publishOffline pushes an approved task's branch (and opens its pull
-// request) with no console running.
-func publishOffline(ctx context.Context, st store.Store, r *repo.Repo, cfg config.Config, t task.Task, stdout, stderr io.Writer) int {
-	verdict := ""
-	if vs, err := st.VerdictList(ctx, t.ID); err == nil && len(vs) > 0 {
-		verdict = vs[len(vs)-1].Verdict.Line()
-	}
-	evs, _ := st.EventList(ctx, store.EventListParams{TaskID: t.ID})
-	now := time.Now()
-	ev, err := coord.PublishTask(ctx, r, cfg, t, verdict, evs, now)
-	if err != nil {
-		recordRefusal(ctx, st, t.ID, err, now)
-		return fail(stderr, err)
-	}
-	if err := st.EventAppend(ctx, ev); err != nil {
-		return fail(stderr, err)
-	}
-	fmt.Fprintln(stdout, ev.Text)
-	return 0
-}
-
-// recordRefusal writes a refused merge or push to the task's ledger, so the
-// console shows it later as it would have shown it live.
-func recordRefusal(ctx context.Context, st store.Store, id task.ID, err error, now time.Time) {
-	reason, detail := task.ReasonMergeRefused, err.Error()
-	var ref *task.Refusal
-	if errors.As(err, &ref) {
-		reason, detail = ref.Reason, ref.Detail
-	}
-	_ = st.EventAppend(ctx, task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvRefusal, Reason: reason,
-		Text: reason.Sentence() + " " + detail, At: now})
-}
-
-// resolveOffline finds a task id from what the operator typed, reading the
-// store.
-func resolveOffline(ctx context.Context, st store.Store, ref string) (task.ID, error) {
-	ts, err := st.TaskList(ctx, store.TaskListParams{})
-	if err != nil {
-		return "", err
-	}
-	ids := make([]task.ID, len(ts))
-	for i, t := range ts {
-		ids[i] = t.ID
-	}
-	return coord.ResolveID(ids, ref)
-}
 
 // pruneCmd removes the worktrees and branches of tasks that have ended.
 func pruneCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {

@@ -76,11 +76,9 @@ func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 	if !errors.Is(err, errNoEngine) {
 		return fail(stderr, err)
 	}
-	if offlineOps[name] {
-		return offlineOp(ctx, r, cmd, stdout, stderr)
-	}
 	// The engine owns the sessions; without one, the commands that need no
-	// session run through the coordinator's own command code.
+	// session (approve, retry and merge among them) run through the
+	// coordinator's own command code, under the engine lock.
 	res, err = applyOffline(ctx, r.Root, cmd)
 	if err != nil {
 		return fail(stderr, err)

@@ -66,10 +66,11 @@ func BenchmarkLeaseClaimFourEngines(b *testing.B) {
 				for len(view) > 0 {
 					cands := view[:min(claimBatch, len(view))]
 					at := time.Now()
-					tk, _, err := s.LeaseClaim(ctx, store.LeaseClaimParams{Candidates: cands, Holder: holder, GrantedAt: at, Deadline: at.Add(time.Minute),
-						Events: func(t task.Task) []task.Event {
+					res, err := s.LeaseClaim(ctx, store.Claim(cands, holder, at, at.Add(time.Minute),
+						func(t task.Task) []task.Event {
 							return []task.Event{{TaskID: t.ID, Kind: task.EvTaskLeased, Text: "leased to " + holder, At: at}}
-						}})
+						}))
+					tk := res.Before
 					if errors.Is(err, store.ErrNotFound) {
 						view = view[len(cands):]
 						continue

@@ -17,89 +17,46 @@ const leaseColumns = `task_id, holder, token, granted_at, deadline, renewals, ba
 last_progress_at, last_decision, last_reason`
 
 // LeaseGrant gives the task the next fencing token, stores the lease and
-// moves the task to leased, all in one transaction guarded by p.ExpectState.
+// moves the task to leased: the ActLease transition, guarded by
+// p.ExpectState. The new lease counts its progress clock from the grant.
 func (s *Store) LeaseGrant(ctx context.Context, p store.LeaseGrantParams) (lease.Lease, error) {
-	l := lease.Lease{
-		TaskID:         p.TaskID,
-		Holder:         p.Holder,
-		GrantedAt:      p.GrantedAt.UTC(),
-		Deadline:       p.Deadline.UTC(),
-		Baseline:       p.Baseline,
-		LastProgressAt: p.GrantedAt.UTC(),
-	}
-	l.Baseline.At = l.Baseline.At.UTC()
-	err := s.write(ctx, func(tx pgx.Tx) error {
-		state, token, err := taskGuard(ctx, tx, p.TaskID)
-		if err != nil {
-			return err
-		}
-		if state != p.ExpectState {
-			return fmt.Errorf("lease task %s: expected it %s but it is %s: %w", p.TaskID, p.ExpectState, state, store.ErrConflict)
-		}
-		l.Token = token + 1
-		if _, err := tx.Exec(ctx, `UPDATE tasks SET state = $1, token = $2, updated_at = $3 WHERE id = $4`,
-			string(task.StateLeased), l.Token, l.GrantedAt, string(p.TaskID)); err != nil {
-			return fmt.Errorf("lease task %s: %w", p.TaskID, err)
-		}
-		if err := upsertLease(ctx, tx, l); err != nil {
-			return err
-		}
-		return appendEvents(ctx, tx, p.Events)
-	})
+	res, err := s.TaskTransition(ctx, p.Transition())
 	if err != nil {
 		return lease.Lease{}, err
 	}
-	return l, nil
+	return res.Lease, nil
 }
 
 // LeaseClaim grants a lease on the first of p.Candidates still queued. The
 // row is taken FOR UPDATE SKIP LOCKED: a task another transaction holds is
 // passed over, never waited for.
-func (s *Store) LeaseClaim(ctx context.Context, p store.LeaseClaimParams) (task.Task, lease.Lease, error) {
+func (s *Store) LeaseClaim(ctx context.Context, p store.LeaseClaimParams) (store.TaskTransitionResult, error) {
 	if len(p.Candidates) == 0 {
-		return task.Task{}, lease.Lease{}, fmt.Errorf("claim a task: no candidates: %w", store.ErrNotFound)
+		return store.TaskTransitionResult{}, fmt.Errorf("claim a task: no candidates: %w", store.ErrNotFound)
 	}
 	ids := make([]string, len(p.Candidates))
 	for i, id := range p.Candidates {
 		ids[i] = string(id)
 	}
-	var (
-		t     task.Task
-		l     lease.Lease
-		token int64
-	)
+	var res store.TaskTransitionResult
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		var err error
+		var token int64
 		// The candidates are joined as a table (a hash join), not tested
 		// with = ANY on every queued row, which costs queued × candidates.
-		t, err = scanTaskToken(tx.QueryRow(ctx, `SELECT `+prefixed("tasks.", taskColumns)+`, tasks.token
+		t, err := scanTaskToken(tx.QueryRow(ctx, `SELECT `+prefixed("tasks.", taskColumns)+`, tasks.token
 FROM tasks JOIN unnest($1::text[]) WITH ORDINALITY AS c(id, n) ON tasks.id = c.id
 WHERE tasks.state = $2 ORDER BY c.n LIMIT 1 FOR UPDATE OF tasks SKIP LOCKED`,
 			ids, string(task.StateQueued)), &token)
 		if err != nil {
 			return notFound(err, "claim a task: none of the candidates is queued")
 		}
-		l = lease.Lease{
-			TaskID: t.ID, Holder: p.Holder, Token: token + 1,
-			GrantedAt: p.GrantedAt.UTC(), Deadline: p.Deadline.UTC(),
-			Baseline: lease.Progress{At: p.GrantedAt.UTC()}, LastProgressAt: p.GrantedAt.UTC(),
-		}
-		if _, err := tx.Exec(ctx, `UPDATE tasks SET state = $1, token = $2, updated_at = $3 WHERE id = $4`,
-			string(task.StateLeased), l.Token, l.GrantedAt, string(t.ID)); err != nil {
-			return fmt.Errorf("lease task %s: %w", t.ID, err)
-		}
-		if err := upsertLease(ctx, tx, l); err != nil {
-			return err
-		}
-		if p.Events == nil {
-			return nil
-		}
-		return appendEvents(ctx, tx, p.Events(t))
+		res, err = transition(ctx, tx, p.Transition(t.ID), t, token)
+		return err
 	})
 	if err != nil {
-		return task.Task{}, lease.Lease{}, err
+		return store.TaskTransitionResult{}, err
 	}
-	return t, l, nil
+	return res, nil
 }
 
 // LeaseGet returns the task's lease, or store.ErrNotFound when it has none.

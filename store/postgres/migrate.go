@@ -172,6 +172,12 @@ CREATE TABLE engines (
 ALTER TABLE engines ADD COLUMN ssh text NOT NULL DEFAULT '';
 ALTER TABLE engines ADD COLUMN bin text NOT NULL DEFAULT '';
 `,
+	// 5: live branch: two tasks that have not ended never share a branch
+	// (store.EndedStates; branchTaken names the holder).
+	`
+CREATE UNIQUE INDEX tasks_live_branch ON tasks (branch)
+WHERE branch <> '' AND state NOT IN ('completed', 'failed', 'cancelled');
+`,
 }
 
 // migrate brings the schema to version target in one transaction under the

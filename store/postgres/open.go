@@ -112,7 +112,8 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		return fmt.Errorf("store %s: take the write lock: %w", s.where, err)
 	}
 	if err := fn(tx); err != nil {
-		return err
+		_ = tx.Rollback(context.WithoutCancel(ctx))
+		return s.holder(ctx, err)
 	}
 	// Delivered to every listening engine when, and only if, this commits.
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, channel); err != nil {

@@ -43,7 +43,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $
 		string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
 		t.CreatedAt.UTC(), t.UpdatedAt.UTC())
 	if err != nil {
-		return fmt.Errorf("insert task %s: %w", t.ID, err)
+		return branchTaken(t, fmt.Errorf("insert task %s: %w", t.ID, err))
 	}
 	return nil
 }
@@ -103,7 +103,7 @@ branch = $5, reason = $6, updated_at = $7 WHERE id = $8`,
 			string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
 			t.UpdatedAt.UTC(), string(t.ID))
 		if err != nil {
-			return fmt.Errorf("update task %s: %w", t.ID, err)
+			return branchTaken(t, fmt.Errorf("update task %s: %w", t.ID, err))
 		}
 		return appendEvents(ctx, tx, p.Events)
 	})

@@ -16,57 +16,26 @@ const leaseColumns = `task_id, holder, token, granted_at, deadline, renewals, ba
 last_progress_at, last_decision, last_reason`
 
 // LeaseGrant gives the task the next fencing token, stores the lease and
-// moves the task to leased, all in one transaction guarded by p.ExpectState.
-// The new lease counts its progress clock from the grant.
+// moves the task to leased: the ActLease transition, guarded by
+// p.ExpectState. The new lease counts its progress clock from the grant.
 func (s *Store) LeaseGrant(ctx context.Context, p store.LeaseGrantParams) (lease.Lease, error) {
-	l := lease.Lease{
-		TaskID:         p.TaskID,
-		Holder:         p.Holder,
-		GrantedAt:      p.GrantedAt.UTC(),
-		Deadline:       p.Deadline.UTC(),
-		Baseline:       p.Baseline,
-		LastProgressAt: p.GrantedAt.UTC(),
-	}
-	l.Baseline.At = l.Baseline.At.UTC()
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		state, token, err := taskGuard(ctx, tx, p.TaskID)
-		if err != nil {
-			return err
-		}
-		if state != p.ExpectState {
-			return fmt.Errorf("lease task %s: expected it %s but it is %s: %w", p.TaskID, p.ExpectState, state, store.ErrConflict)
-		}
-		l.Token = token + 1
-		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = ?, token = ?, updated_at = ? WHERE id = ?`,
-			string(task.StateLeased), l.Token, timeText(l.GrantedAt), string(p.TaskID)); err != nil {
-			return fmt.Errorf("lease task %s: %w", p.TaskID, err)
-		}
-		// A lease row left by an earlier grant (expired, never deleted) is
-		// replaced: its token is stale from this moment on.
-		if err := upsertLease(ctx, tx, l); err != nil {
-			return err
-		}
-		return s.appendEvents(ctx, tx, p.Events)
-	})
+	res, err := s.TaskTransition(ctx, p.Transition())
 	if err != nil {
 		return lease.Lease{}, err
 	}
-	return l, nil
+	return res.Lease, nil
 }
 
-// LeaseClaim grants a lease on the first of p.Candidates still queued.
-// SQLite has one writer at a time, so the claim is simply the first queued
-// candidate read inside the write transaction.
-func (s *Store) LeaseClaim(ctx context.Context, p store.LeaseClaimParams) (task.Task, lease.Lease, error) {
-	var (
-		t task.Task
-		l lease.Lease
-	)
+// LeaseClaim grants a lease on the first of p.Candidates still queued,
+// through the same transition as TaskTransition. SQLite has one writer at
+// a time, so the claim is simply the first queued candidate read inside the
+// write transaction.
+func (s *Store) LeaseClaim(ctx context.Context, p store.LeaseClaimParams) (store.TaskTransitionResult, error) {
+	var res store.TaskTransitionResult
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		found := false
-		var token int64
 		for _, id := range p.Candidates {
-			got, err := scanTaskToken(tx.QueryRowContext(ctx, `SELECT `+taskColumns+`, token FROM tasks WHERE id = ? AND state = ?`,
+			var token int64
+			t, err := scanTaskToken(tx.QueryRowContext(ctx, `SELECT `+taskColumns+`, token FROM tasks WHERE id = ? AND state = ?`,
 				string(id), string(task.StateQueued)), &token)
 			if errors.Is(err, sql.ErrNoRows) {
 				continue
@@ -74,33 +43,15 @@ func (s *Store) LeaseClaim(ctx context.Context, p store.LeaseClaimParams) (task.
 			if err != nil {
 				return fmt.Errorf("claim task %s: %w", id, err)
 			}
-			t, found = got, true
-			break
-		}
-		if !found {
-			return fmt.Errorf("claim a task: none of the candidates is queued: %w", store.ErrNotFound)
-		}
-		l = lease.Lease{
-			TaskID: t.ID, Holder: p.Holder, Token: token + 1,
-			GrantedAt: p.GrantedAt.UTC(), Deadline: p.Deadline.UTC(),
-			Baseline: lease.Progress{At: p.GrantedAt.UTC()}, LastProgressAt: p.GrantedAt.UTC(),
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET state = ?, token = ?, updated_at = ? WHERE id = ?`,
-			string(task.StateLeased), l.Token, timeText(l.GrantedAt), string(t.ID)); err != nil {
-			return fmt.Errorf("lease task %s: %w", t.ID, err)
-		}
-		if err := upsertLease(ctx, tx, l); err != nil {
+			res, err = s.transition(ctx, tx, p.Transition(id), t, token)
 			return err
 		}
-		if p.Events == nil {
-			return nil
-		}
-		return s.appendEvents(ctx, tx, p.Events(t))
+		return fmt.Errorf("claim a task: none of the candidates is queued: %w", store.ErrNotFound)
 	})
 	if err != nil {
-		return task.Task{}, lease.Lease{}, err
+		return store.TaskTransitionResult{}, err
 	}
-	return t, l, nil
+	return res, nil
 }
 
 // LeaseGet returns the task's lease, or store.ErrNotFound when it has none.

@@ -181,6 +181,12 @@ CREATE TABLE engines (
 ALTER TABLE engines ADD COLUMN ssh TEXT NOT NULL DEFAULT '';
 ALTER TABLE engines ADD COLUMN bin TEXT NOT NULL DEFAULT '';
 `,
+	// 9: live branch: two tasks that have not ended never share a branch
+	// (store.EndedStates; branchTaken names the holder).
+	`
+CREATE UNIQUE INDEX tasks_live_branch ON tasks (branch)
+WHERE branch <> '' AND state NOT IN ('completed', 'failed', 'cancelled');
+`,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

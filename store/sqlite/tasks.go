@@ -44,7 +44,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
 		timeText(t.CreatedAt), timeText(t.UpdatedAt))
 	if err != nil {
-		return fmt.Errorf("insert task %s: %w", t.ID, err)
+		return branchTaken(ctx, tx, t, fmt.Errorf("insert task %s: %w", t.ID, err))
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ branch = ?, reason = ?, updated_at = ? WHERE id = ?`,
 			string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
 			timeText(t.UpdatedAt), string(t.ID))
 		if err != nil {
-			return fmt.Errorf("update task %s: %w", t.ID, err)
+			return branchTaken(ctx, tx, t, fmt.Errorf("update task %s: %w", t.ID, err))
 		}
 		return s.appendEvents(ctx, tx, p.Events)
 	})

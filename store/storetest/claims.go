@@ -21,9 +21,8 @@ var claimCases = []testCase{
 
 // claim claims the first claimable of ids for holder.
 func (b *bundle) claim(holder string, ids []task.ID, events func(task.Task) []task.Event) (task.Task, lease.Lease, error) {
-	return b.st.LeaseClaim(b.ctx, store.LeaseClaimParams{
-		Candidates: ids, Holder: holder, GrantedAt: b.at(time.Second), Deadline: b.at(time.Minute), Events: events,
-	})
+	res, err := b.st.LeaseClaim(b.ctx, store.Claim(ids, holder, b.at(time.Second), b.at(time.Minute), events))
+	return res.Before, res.Lease, err
 }
 
 func testLeaseClaimFirst(t *testing.T, b *bundle) {
@@ -46,7 +45,9 @@ func testLeaseClaimFirst(t *testing.T, b *bundle) {
 	}, l)
 	stored, err := b.st.TaskGet(b.ctx, first.ID)
 	require.NoError(t, err)
-	require.Equal(t, task.StateLeased, stored.State)
+	want := first
+	want.State, want.Attempt, want.Reason, want.UpdatedAt = task.StateLeased, first.Attempt+1, "", b.at(time.Second)
+	require.Equal(t, want, stored, "leased, its attempt counted, in the claim's one transaction")
 	gotLease, err := b.st.LeaseGet(b.ctx, first.ID)
 	require.NoError(t, err)
 	require.Equal(t, l, gotLease, "the lease names its holder")

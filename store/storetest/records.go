@@ -179,10 +179,11 @@ func testArtifactSeal(t *testing.T, b *bundle) {
 		SHA256: hex.EncodeToString(sum[:]), Session: "sess-1", At: b.at(time.Second)}
 	require.Equal(t, want, a)
 
-	// A newer grant makes the first token stale: the old session's seal is
-	// refused and leaves no trace.
+	// A newer grant (after a requeue) makes the first token stale: the old
+	// session's seal is refused and leaves no trace.
+	b.requeue(t, tk.ID)
 	_, err = b.st.LeaseGrant(b.ctx, store.LeaseGrantParams{
-		TaskID: tk.ID, Holder: "slot-2", ExpectState: task.StateLeased, GrantedAt: b.at(time.Minute), Deadline: b.at(2 * time.Minute),
+		TaskID: tk.ID, Holder: "slot-2", ExpectState: task.StateQueued, GrantedAt: b.at(time.Minute), Deadline: b.at(2 * time.Minute),
 	})
 	require.NoError(t, err)
 	_, err = b.st.ArtifactSeal(b.ctx, store.ArtifactSealParams{
