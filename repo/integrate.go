@@ -245,3 +245,21 @@ func (r *Repo) Land(in Integration, reason string) (Landed, error) {
 	}
 	return l, nil
 }
+
+// MergeInto merges commit into the branch checked out in the worktree dir.
+// A clean merge is committed; a conflicted one is left in progress, its
+// markers in the files it returns, for whoever works in dir to resolve
+// (the next commit there concludes it).
+func MergeInto(dir, commit, message string) ([]string, error) {
+	if err := checkArg("commit", commit); err != nil {
+		return nil, fmt.Errorf("merge into %s: %w", dir, err)
+	}
+	args := append(identityArgs(dir), "merge", "--quiet", "--no-edit", "--no-ff", "--no-verify", "-m", message, commit)
+	if _, err := run(dir, args...); err != nil {
+		if files := unmerged(dir); len(files) > 0 {
+			return files, nil
+		}
+		return nil, fmt.Errorf("merge %s into %s: %w", Abbrev(commit), dir, err)
+	}
+	return nil, nil
+}

@@ -40,6 +40,9 @@ func offlineOp(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout, std
 		return fail(stderr, err)
 	}
 	now := time.Now()
+	if cfg.Finalise.Queue && (cmd.Kind == coord.CmdApprove || cmd.Kind == coord.CmdMerge) {
+		return queueOffline(ctx, st, id, cmd, stdout, stderr)
+	}
 	switch cmd.Kind {
 	case coord.CmdRetry:
 		t, err := coord.RetryTask(ctx, st, id, cmd.Author, cfg.Lease.MaxAttempts, now)
