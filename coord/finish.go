@@ -316,7 +316,11 @@ func (c *Coordinator) merge(ctx context.Context, t task.Task) cmdReply {
 				later <- cmdReply{err: err}
 				return
 			}
-			c.record(ctx, ev)
+			// The task says it is merged now; recorded as an event
+			// only when something else moved it meanwhile.
+			if c.tasks[t.ID].State != task.StateCompleted || !c.move(ctx, t.ID, 0, task.ActLand, nil, ev) {
+				c.record(ctx, ev)
+			}
 			later <- cmdReply{res: Result{TaskID: t.ID, Message: ev.Text}}
 		}
 	})

@@ -8,6 +8,7 @@ package task
 // transition function.
 //
 //	awaiting-review ──approve ([finalise] queue)──▶ merge-queued ──integrate──▶ integrating ──land──▶ merged
+//	completed ──land (merge without the queue)──▶ merged
 //	completed ──queue-merge (merge)──▶ merge-queued         integrating ──return──▶ queued (implement, no attempt charged)
 //	integrating ──unqueue──▶ merge-queued (the engine stopped mid-way, or the base moved under it)
 //	integrating ──hold──▶ awaiting-review (git failed, not the work: the operator decides)
@@ -48,7 +49,7 @@ const (
 func init() {
 	add := map[State]map[Action]State{
 		StateAwaitingReview: {ActQueueMerge: StateMergeQueued},
-		StateCompleted:      {ActQueueMerge: StateMergeQueued},
+		StateCompleted:      {ActQueueMerge: StateMergeQueued, ActLand: StateMerged},
 		StateMergeQueued:    {ActIntegrate: StateIntegrating, ActCancel: StateCancelled},
 		StateIntegrating:    {ActLand: StateMerged, ActReturn: StateQueued, ActUnqueue: StateMergeQueued, ActHold: StateAwaitingReview, ActCancel: StateCancelled},
 	}

@@ -38,7 +38,7 @@ func TestEveryStateHasAWayOutUnlessTerminal(t *testing.T) {
 			}
 			if s == StateCompleted {
 				// Approved, not yet merged: the merge queue takes it.
-				want = []Action{ActQueueMerge}
+				want = []Action{ActQueueMerge, ActLand}
 			}
 			require.Equal(t, want, Allowed(s), s)
 			continue

@@ -69,7 +69,13 @@ func offlineOp(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout, std
 			recordRefusal(ctx, st, id, err, now)
 			return fail(stderr, err)
 		}
-		if err := st.EventAppend(ctx, ev); err != nil {
+		to, err := task.Apply(t.State, task.ActLand)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		next := t
+		next.State, next.UpdatedAt = to, now
+		if err := st.TaskUpdate(ctx, store.TaskUpdateParams{Task: next, ExpectState: t.State, Events: []task.Event{ev}}); err != nil {
 			return fail(stderr, err)
 		}
 		fmt.Fprintln(stdout, ev.Text)
@@ -185,7 +191,7 @@ func pruneCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		// Uncommitted work in the worktree of a task that did not finish
 		// is unmerged work too.
-		if it.ahead == 0 && it.worktree != "" && t.State != task.StateCompleted {
+		if it.ahead == 0 && it.worktree != "" && t.State != task.StateCompleted && t.State != task.StateMerged {
 			if files, err := repo.Changed(it.worktree, "HEAD"); err == nil && len(files) > 0 {
 				it.ahead = -len(files)
 			}
