@@ -127,6 +127,18 @@ type Finalise struct {
 	// the GitHub CLI (gh) is installed, opens a pull request.
 	Push   bool   `toml:"push"`
 	Remote string `toml:"remote"`
+
+	// Queue, when set, makes approve (and merge) hand the task to the
+	// merge queue: it integrates one task at a time onto Base in a
+	// scratch worktree, re-runs the task's verify command there and moves
+	// Base only when that is green.
+	Queue bool `toml:"queue"`
+	// Integrate is how the queue brings a branch onto the base: "merge"
+	// (as Merge says) or "rebase".
+	Integrate string `toml:"integrate"`
+	// Base is the branch the queue lands work on; empty means the branch
+	// checked out in the main checkout when the queue takes the task.
+	Base string `toml:"base"`
 }
 
 // Fork configures the keep-warm / let-expire / retrain policy of trained
@@ -211,7 +223,7 @@ func Default() Config {
 			ExpectedGap:   Duration{Duration: 15 * time.Minute},
 			PingLead:      Duration{Duration: 30 * time.Second},
 		},
-		Finalise: Finalise{Merge: "ff", Remote: "origin"},
+		Finalise: Finalise{Merge: "ff", Remote: "origin", Integrate: "merge"},
 		Notify:   Notify{Bell: true, Desktop: true},
 		Fleet:    Fleet{Heartbeat: Duration{Duration: 10 * time.Second}, TTL: Duration{Duration: 30 * time.Second}},
 		Limits:   DefaultLimits(),
@@ -372,6 +384,14 @@ func (c Config) Validate(name string) error {
 	case "ff", "ff-only", "no-ff":
 	default:
 		errs = append(errs, fmt.Errorf("%s: finalise.merge is %q; want \"ff\", \"ff-only\" or \"no-ff\"", name, c.Finalise.Merge))
+	}
+	switch c.Finalise.Integrate {
+	case "merge", "rebase":
+	default:
+		errs = append(errs, fmt.Errorf("%s: finalise.integrate is %q; want \"merge\" or \"rebase\"", name, c.Finalise.Integrate))
+	}
+	if strings.HasPrefix(c.Finalise.Base, "-") || strings.ContainsAny(c.Finalise.Base, " \t") {
+		errs = append(errs, fmt.Errorf("%s: finalise.base must name a branch (or be left out for the checked-out one)", name))
 	}
 	if strings.TrimSpace(c.Finalise.Remote) == "" || strings.HasPrefix(c.Finalise.Remote, "-") {
 		errs = append(errs, fmt.Errorf("%s: finalise.remote must name a git remote (default \"origin\")", name))

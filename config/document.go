@@ -74,10 +74,13 @@ var keyDocs = map[string]string{
 	"fork.expected_gap":   "How long after a base's last use the next fork is expected.",
 	"fork.ping_lead":      "How long before the cache expires a keep-warm ping is sent.",
 
-	"finalise":        "The end of the loop: what happens to an approved task's branch.",
-	"finalise.merge":  `How merge brings the branch in: "ff" (fast-forward, else a merge commit), "ff-only" or "no-ff".`,
-	"finalise.push":   "Push the branch on approve and, where gh is installed, open a pull request.",
-	"finalise.remote": "The remote to push to.",
+	"finalise":           "The end of the loop: what happens to an approved task's branch.",
+	"finalise.merge":     `How merge brings the branch in: "ff" (fast-forward, else a merge commit), "ff-only" or "no-ff".`,
+	"finalise.push":      "Push the branch on approve and, where gh is installed, open a pull request.",
+	"finalise.remote":    "The remote to push to.",
+	"finalise.queue":     "Approve hands the task to the merge queue: merged onto the base in a scratch worktree, its tests re-run there, the base moved only when green.",
+	"finalise.integrate": `How the merge queue brings a branch onto the base: "merge" or "rebase".`,
+	"finalise.base":      "The branch the merge queue lands work on; empty: the branch checked out when the queue takes the task.",
 
 	"limits":                  "Bounds on what operators and agents can make the console hold.",
 	"limits.correction_bytes": "The largest correction accepted.",

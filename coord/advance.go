@@ -119,6 +119,9 @@ func (c *Coordinator) gateFailed(ctx context.Context, r *run, v verify.Verdict) 
 
 // recordVerdict stores a verdict and its event and keeps it for the UI.
 func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID string, p task.Phase, v verify.Verdict, prefix string) {
+	if sessionID == "" && strings.HasPrefix(prefix, "Baseline") && v.Status != verify.StatusError {
+		v.Detail = verify.BaselineDetail
+	}
 	ev := c.event(id, sessionID, task.EvVerifyFinished, prefix+v.Line())
 	if v.Status == verify.StatusError {
 		ev.Reason = task.ReasonVerifyError

@@ -99,6 +99,8 @@ type Coordinator struct {
 	strandTried map[task.ID]int64
 	// fleet is what sharing the store with other engines takes (fleet.go).
 	fleet fleetState
+	// mq is the merge queue's state (mergequeue.go).
+	mq mergeQueue
 
 	// inflight counts async work not yet handed back; idle is signalled
 	// when it drops to zero, so shutdown can apply every result.
@@ -339,6 +341,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			// snapshot when Do returns sees it.
 			c.tickForks(work)
 			c.place(work)
+			c.tickMerge(work)
 			c.publish()
 			req.reply <- rep
 			continue
@@ -367,6 +370,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		}
 		c.tickForks(work)
 		c.place(work)
+		c.tickMerge(work)
 		c.checkStranded(work)
 		c.publish()
 	}
@@ -413,6 +417,10 @@ func (c *Coordinator) quietTick(ctx context.Context) bool {
 	}
 	c.tickForks(ctx)
 	changed := c.place(ctx)
+	if c.mq.busy == "" && c.cfg.Finalise.Queue {
+		c.tickMerge(ctx)
+		changed = changed || c.mq.busy != ""
+	}
 	if changed || len(c.runs) > 0 || c.hub.pending() {
 		c.publish()
 	}

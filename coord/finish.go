@@ -233,6 +233,10 @@ func (c *Coordinator) approve(ctx context.Context, t task.Task, cmd Command) cmd
 		info := DescribeBranch(r, t)
 		return func() {
 			id := t.ID
+			if c.cfg.Finalise.Queue {
+				later <- c.approveIntoQueue(ctx, id, cmd, info)
+				return
+			}
 			sentence := info.Sentence(id)
 			ev := c.event(id, "", task.EvTaskCompleted, "Approved by "+authorOf(cmd)+". "+sentence)
 			if !c.move(ctx, id, 0, task.ActApprove, nil, ev) {
@@ -272,6 +276,9 @@ func (c *Coordinator) publishBranch(ctx context.Context, t task.Task) {
 // merge is the loop's side of CmdMerge: git works off the loop; the event
 // is recorded on it.
 func (c *Coordinator) merge(ctx context.Context, t task.Task) cmdReply {
+	if c.cfg.Finalise.Queue {
+		return c.mergeThroughQueue(ctx, t)
+	}
 	later := make(chan cmdReply, 1)
 	r, cfg := c.p.Repo, c.cfg
 	c.async(func() func() {
@@ -282,7 +289,11 @@ func (c *Coordinator) merge(ctx context.Context, t task.Task) cmdReply {
 				later <- cmdReply{err: err}
 				return
 			}
-			c.record(ctx, ev)
+			// The task says it is merged now; recorded as an event
+			// only when something else moved it meanwhile.
+			if c.tasks[t.ID].State != task.StateCompleted || !c.move(ctx, t.ID, 0, task.ActLand, nil, ev) {
+				c.record(ctx, ev)
+			}
 			later <- cmdReply{res: Result{TaskID: t.ID, Message: ev.Text}}
 		}
 	})

@@ -120,7 +120,7 @@ func summary(w io.Writer, p *Printer, s coord.Snapshot) int {
 			line = tv.Verdict.Line()
 		}
 		green := tv.Verdict != nil && tv.Verdict.Status == verify.StatusOK &&
-			(tv.Task.State == task.StateAwaitingReview || tv.Task.State == task.StateCompleted)
+			(tv.Task.State == task.StateAwaitingReview || tv.Task.State == task.StateCompleted || tv.Task.State == task.StateMerged || tv.Task.State.InMergeQueue())
 		if !green {
 			status = 1
 		}

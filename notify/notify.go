@@ -24,6 +24,7 @@ const (
 	KindStuck          = "stuck"           // its pane stopped changing mid-phase
 	KindRefused        = "refused"         // the engine refused something only a human can fix
 	KindFailed         = "failed"          // it used its attempts; only a human can retry it
+	KindReturned       = "returned"        // the merge queue sent it back to implement (a conflict, or red on the base)
 )
 
 // Notice is one "a task needs you", as the command receives it (JSON on
@@ -68,6 +69,8 @@ func For(ev task.Event) (Notice, bool) {
 		n.Kind = KindAwaitingReview
 	case ev.Kind == task.EvTaskFailed:
 		n.Kind = KindFailed
+	case ev.Kind == task.EvMergeReturned:
+		n.Kind = KindReturned
 	case ev.Kind == task.EvRefusal && ev.Reason == task.ReasonStuck:
 		n.Kind = KindStuck
 	case ev.Kind == task.EvRefusal && humanRefusals[ev.Reason]:
@@ -85,6 +88,7 @@ func (n Notice) Headline() string {
 		KindStuck:          "is stuck",
 		KindRefused:        "was refused",
 		KindFailed:         "failed",
+		KindReturned:       "was sent back by the merge queue",
 	}[n.Kind]
 	name := n.TaskID.Short()
 	if n.Title != "" {

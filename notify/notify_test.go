@@ -29,6 +29,10 @@ func TestForPicksTheEventsThatNeedAHuman(t *testing.T) {
 		case task.EvTaskFailed:
 			require.True(t, ok)
 			require.Equal(t, KindFailed, n.Kind)
+		case task.EvMergeReturned:
+			// The queue sent it back by itself: the operator is told.
+			require.True(t, ok)
+			require.Equal(t, KindReturned, n.Kind)
 		default:
 			require.False(t, ok, "%s alone does not need a human", k)
 		}

@@ -39,7 +39,7 @@ var States = []State{StateQueued, StateLeased, StateRunning, StateParked, StateA
 // nothing but the operator's retry (of a failed or cancelled task) moves it
 // out of s again.
 func (s State) Terminal() bool {
-	return s == StateCompleted || s == StateFailed || s == StateCancelled
+	return s == StateCompleted || s == StateFailed || s == StateCancelled || s == StateMerged
 }
 
 // Live reports whether a session may be running for a task in s.
@@ -106,7 +106,7 @@ func (t *Task) Begin(now time.Time) {
 // Allowed lists the actions legal from s, for help text and the UI.
 func Allowed(s State) []Action {
 	var out []Action
-	for _, a := range []Action{ActLease, ActConfirm, ActRequeue, ActPark, ActUnpark, ActAwait, ActApprove, ActFail, ActCancel, ActRetry} {
+	for _, a := range append([]Action{ActLease, ActConfirm, ActRequeue, ActPark, ActUnpark, ActAwait, ActApprove, ActFail, ActCancel, ActRetry}, mergeActions...) {
 		if _, ok := transitions[s][a]; ok {
 			out = append(out, a)
 		}

@@ -33,8 +33,12 @@ func TestEveryStateHasAWayOutUnlessTerminal(t *testing.T) {
 			// An ended task moves only when the operator retries it, and
 			// an approved one not even then.
 			want := []Action{ActRetry}
-			if s == StateCompleted {
+			if s == StateMerged {
 				want = nil
+			}
+			if s == StateCompleted {
+				// Approved, not yet merged: the merge queue takes it.
+				want = []Action{ActQueueMerge, ActLand}
 			}
 			require.Equal(t, want, Allowed(s), s)
 			continue

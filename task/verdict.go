@@ -35,10 +35,26 @@ type Verdict struct {
 	At          time.Time     `json:"at"`
 }
 
+// BaselineDetail is the Detail of a baseline verdict: the tests run before
+// a task changed anything. Kept in Detail, which every store keeps with a
+// task's latest verdict, so a list read back from the store still tells a
+// baseline from the task's own result.
+const BaselineDetail = "baseline: the tests before any change"
+
+// Baseline reports whether v is a baseline verdict, not a task's result.
+func (v Verdict) Baseline() bool { return v.Detail == BaselineDetail }
+
 // Line renders the verdict on one line for panes, lists and briefs:
 // "✓ ok · tests green (12 passed)", "✗ incomplete · tests failing
 // (3 passed, 1 failed)", "✗ error · timed out after 5m0s; …".
 func (v Verdict) Line() string {
+	if v.Baseline() && v.Status != VerdictError {
+		// Not the task's result: the tests as they were before it began.
+		if v.Status == VerdictOK {
+			return "baseline · tests green before any change" + v.counts()
+		}
+		return "baseline · tests failing before any change" + v.counts()
+	}
 	switch v.Status {
 	case VerdictOK:
 		return "✓ ok · tests green" + v.counts()

@@ -267,6 +267,10 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 	case key.Matches(msg, k.retry):
 		return m.do(coord.Command{Kind: coord.CmdRetry, TaskID: id})
 	case key.Matches(msg, k.merge):
+		if why := noMerge(tv); why != "" {
+			m.setStatus(why, false)
+			return nil
+		}
 		prompt := fmt.Sprintf("Merge task %s's branch %s into the checked-out branch? y/n", id.Short(), tv.Task.Branch)
 		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdMerge, TaskID: id}) })
 	case key.Matches(msg, k.cancel):

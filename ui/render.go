@@ -218,6 +218,8 @@ func (m *Model) taskHints() []string {
 		return []string{"a approve"}
 	case task.StateCompleted:
 		return []string{"M merge"}
+	case task.StateMerged, task.StateMergeQueued, task.StateIntegrating:
+		return nil // the merge queue has it, or it is merged: nothing to press
 	case task.StateFailed, task.StateCancelled:
 		return []string{"R retry"}
 	case task.StateParked:

@@ -338,11 +338,17 @@ var titles = map[task.State]string{
 	task.StateCancelled:      "experiment: switch to gRPC",
 }
 
+// fixtureStates are the states everyState shows, one task each: the
+// lifecycle's own; the merge queue's have their fixture in
+// mergequeue_test.go.
+var fixtureStates = []task.State{task.StateQueued, task.StateLeased, task.StateRunning, task.StateParked,
+	task.StateAwaitingReview, task.StateCompleted, task.StateFailed, task.StateCancelled}
+
 // everyState fills the engine with one task per state; the running one has
 // a live coloured pane and a full detail.
 func everyState(e *stubEngine) {
 	now := e.snap.At
-	for i, s := range task.States {
+	for i, s := range fixtureStates {
 		t := task.Task{
 			ID: fixtureID(i), Title: titles[s], Goal: "goal", Verify: "go test ./...",
 			Pipeline: task.DefaultPipeline(), State: s, Phase: task.PhaseImplement, Attempt: 1,

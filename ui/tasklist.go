@@ -385,13 +385,13 @@ func (m *Model) taskRow(tv coord.TaskView, c listColumns) string {
 		marker += " "
 	}
 	b.WriteString(marker)
-	b.WriteString(verdictGlyph(tv.Verdict) + " ")
+	b.WriteString(rowGlyph(tv) + " ")
 	b.WriteString(padRight(t.ID.Short(), 8) + " ")
 	b.WriteString(padRight(t.Title, c.titleW) + " ")
 	if c.phase {
 		b.WriteString(padRight(string(t.Phase), 9) + " ")
 	}
-	b.WriteString(padRight(stateLabel(t.State, c.shortState), stateW(c.shortState)) + " ")
+	b.WriteString(padRight(rowStateLabel(t, c.shortState), stateW(c.shortState)) + " ")
 	if c.hostW > 0 {
 		b.WriteString(padRight(tv.Host, c.hostW) + " ")
 	}

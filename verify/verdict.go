@@ -18,3 +18,6 @@ const (
 
 // Verdict is the result of one verify run.
 type Verdict = task.Verdict
+
+// BaselineDetail is the Detail of a baseline verdict (task.BaselineDetail).
+const BaselineDetail = task.BaselineDetail

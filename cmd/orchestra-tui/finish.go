@@ -74,7 +74,7 @@ func pruneCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		}
 		// Uncommitted work in the worktree of a task that did not finish
 		// is unmerged work too.
-		if it.ahead == 0 && it.worktree != "" && t.State != task.StateCompleted {
+		if it.ahead == 0 && it.worktree != "" && t.State != task.StateCompleted && t.State != task.StateMerged {
 			if files, err := repo.Changed(it.worktree, "HEAD"); err == nil && len(files) > 0 {
 				it.ahead = -len(files)
 			}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -60,7 +61,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	for _, t := range ts {
 		v := "·"
 		if t.Verdict != nil {
-			v = t.Verdict.Line()
+			v = coord.VerdictText(t.State, *t.Verdict)
 		}
 		host := ""
 		if t.State.Live() {
