@@ -172,6 +172,12 @@ CREATE TABLE engines (
 ALTER TABLE engines ADD COLUMN ssh text NOT NULL DEFAULT '';
 ALTER TABLE engines ADD COLUMN bin text NOT NULL DEFAULT '';
 `,
+	// 5: review comments: a decision's anchor in the diff (JSON or NULL)
+	// and when it was resolved (records.go).
+	`
+ALTER TABLE decisions ADD COLUMN anchor text;
+ALTER TABLE decisions ADD COLUMN resolved_at timestamptz;
+`,
 }
 
 // migrate brings the schema to version target in one transaction under the

@@ -181,6 +181,12 @@ CREATE TABLE engines (
 ALTER TABLE engines ADD COLUMN ssh TEXT NOT NULL DEFAULT '';
 ALTER TABLE engines ADD COLUMN bin TEXT NOT NULL DEFAULT '';
 `,
+	// 9: review comments: a decision's anchor in the diff (JSON or NULL)
+	// and when it was resolved (decisions.go).
+	`
+ALTER TABLE decisions ADD COLUMN anchor TEXT;
+ALTER TABLE decisions ADD COLUMN resolved_at TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE
