@@ -204,6 +204,8 @@ func (s *Server) handle(ctx context.Context, f wire.Frame) result {
 		}
 		d, err := s.Engine.Detail(ctx, q.Task, q.Query)
 		return result{v: d, err: err}
+	case opDiff:
+		return s.serveDiff(ctx, f.Body)
 	case opDo:
 		var cmd coord.Command
 		if err := json.Unmarshal(f.Body, &cmd); err != nil {

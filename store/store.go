@@ -5,8 +5,10 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
@@ -35,6 +37,35 @@ type Decision struct {
 	Text   string    `json:"text"`
 	Author string    `json:"author"`
 	At     time.Time `json:"at"`
+	// Anchor, when set, makes the decision a review comment on a line of
+	// the task's diff.
+	Anchor *Anchor `json:"anchor,omitempty"`
+	// ResolvedAt is when the operator marked a comment resolved; zero
+	// while it is open. A resolved decision no longer goes into briefs.
+	ResolvedAt time.Time `json:"resolved_at,omitzero"`
+}
+
+// Anchor is where a review comment was made: a file, a line of it, and the
+// text of the hunk that line was in, so a later diff tells whether the
+// lines it was made on changed since (the comment is then outdated).
+type Anchor struct {
+	File string `json:"file"`
+	Line int    `json:"line"`
+	// Old says Line numbers the old side (a removed line).
+	Old bool `json:"old,omitempty"`
+	// LineText is the commented line as it was; Hunk the whole hunk.
+	LineText string `json:"line_text"`
+	Hunk     string `json:"hunk"`
+}
+
+// Where is the anchor as the operator reads it: "calc.go:5" ("calc.go:5
+// (old)" for a removed line).
+func (a Anchor) Where() string {
+	s := a.File + ":" + strconv.Itoa(a.Line)
+	if a.Old {
+		s += " (old)"
+	}
+	return s
 }
 
 // Delivery records that a decision was typed into one session's pane.
@@ -360,6 +391,9 @@ type Store interface {
 
 	DecisionInsert(ctx context.Context, d Decision, events ...task.Event) error
 	DecisionList(ctx context.Context, taskID task.ID) ([]Decision, error)
+	// DecisionResolve marks a decision resolved at at, with its events;
+	// ErrNotFound when the task has no such decision.
+	DecisionResolve(ctx context.Context, taskID task.ID, id string, at time.Time, events ...task.Event) error
 	// DeliveryInsert records a delivery and its events in one transaction.
 	// It returns false, and writes nothing, when that decision was already
 	// delivered to that session.
@@ -463,4 +497,16 @@ func (p TaskImportParams) Check() error {
 		}
 	}
 	return nil
+}
+
+// ParseAnchor reads an anchor as the drivers store it (JSON); nil for "".
+func ParseAnchor(s string) (*Anchor, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var a Anchor
+	if err := json.Unmarshal([]byte(s), &a); err != nil {
+		return nil, fmt.Errorf("read a comment's anchor: %w", err)
+	}
+	return &a, nil
 }

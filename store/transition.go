@@ -39,7 +39,7 @@ func (e *BranchTakenError) Is(target error) bool { return target == ErrBranchTak
 // have not ended never share a branch: a state added to the lifecycle is
 // covered unless it ends a task, and then it needs a migration that adds
 // it to the index's predicate.
-var EndedStates = []task.State{task.StateCompleted, task.StateFailed, task.StateCancelled}
+var EndedStates = []task.State{task.StateCompleted, task.StateFailed, task.StateCancelled, task.StateMerged}
 
 // LeaseTerms are the terms of a lease a transition grants: the store
 // assigns its token (the task's previous token plus one).

@@ -60,6 +60,9 @@ func (m *Model) selectionChanged() tea.Cmd {
 	if m.mode == modeScroll {
 		m.mode = modeNormal
 	}
+	if m.tab == tabDiff {
+		return tea.Batch(m.fetchDetail(), m.fetchDiff(), m.syncPaneSizes())
+	}
 	return tea.Batch(m.fetchDetail(), m.syncPaneSizes())
 }
 

@@ -117,7 +117,7 @@ func (m *Model) readDetail(id task.ID, q coord.DetailQuery) tea.Cmd {
 }
 
 func (m *Model) handleEvent(msg eventMsg) tea.Cmd {
-	cmd := tea.Batch(m.refresh(), m.alert(msg.ev))
+	cmd := tea.Batch(m.refresh(), m.alert(msg.ev), m.diffFollow(msg.ev))
 	if msg.ev.TaskID != m.selID || m.selID == "" {
 		return cmd
 	}

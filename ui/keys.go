@@ -18,12 +18,12 @@ const extendBy = 10 * time.Minute
 // keyMap is every key of normal mode, with the help text the help screen
 // shows. Focus, scroll, form and confirm modes read keys directly.
 type keyMap struct {
-	down, up, filter, nextTab, prevTab, tab1, tab2, tab3, tab4 key.Binding
-	grid, top, bottom, search, focus, zoom, scroll, pageDown   key.Binding
-	add, correct, resubmit, extend, expire, cancel, park       key.Binding
-	approve, help, quit, stop                                  key.Binding
-	merge, retry                                               key.Binding
-	leave                                                      key.Binding
+	down, up, filter, nextTab, prevTab, tab1, tab2, tab3, tab4, tab5 key.Binding
+	grid, top, bottom, search, focus, zoom, scroll, pageDown         key.Binding
+	add, correct, resubmit, extend, expire, cancel, park             key.Binding
+	approve, help, quit, stop                                        key.Binding
+	merge, retry                                                     key.Binding
+	leave                                                            key.Binding
 }
 
 func newKeyMap(leave string) keyMap {
@@ -34,12 +34,13 @@ func newKeyMap(leave string) keyMap {
 		down:     b([]string{"j", "down"}, "j/↓", "select the next task"),
 		up:       b([]string{"k", "up"}, "k/↑", "select the previous task"),
 		filter:   b([]string{"f"}, "f", "cycle all/live/attention/ended"),
-		nextTab:  b([]string{"tab"}, "tab", "next tab (Live, Brief, Verdict, Events)"),
+		nextTab:  b([]string{"tab"}, "tab", "next tab (Live, Brief, Verdict, Events, Diff)"),
 		prevTab:  b([]string{"shift+tab"}, "shift+tab", "previous tab"),
 		tab1:     b([]string{"1"}, "1", "Live tab: the agent's terminal"),
 		tab2:     b([]string{"2"}, "2", "Brief tab: the exact brief the session got"),
 		tab3:     b([]string{"3"}, "3", "Verdict tab: test result, output tail, history"),
 		tab4:     b([]string{"4"}, "4", "Events tab: the task's ledger"),
+		tab5:     b([]string{"5"}, "5", "Diff tab: what the branch changed"),
 		grid:     b([]string{"g"}, "g", "grid of the live sessions"),
 		top:      b([]string{"home"}, "g g/home", "select the first task"),
 		bottom:   b([]string{"G", "end"}, "G/end", "select the last task"),
@@ -79,8 +80,9 @@ func (k keyMap) helpGroups() []helpGroup {
 			h("j/k ↓/↑", "next / previous task"),
 			h("gg/G", "first / last task (home/end)"),
 			k.filter, k.search,
-			h("tab/1-4", "Live, Brief, Verdict, Events"),
+			h("tab/1-5", "Live Brief Verdict Events Diff"),
 		}},
+		{"Diff tab", diffHelp()},
 		{"Panes", []key.Binding{k.grid, k.focus, k.zoom, k.leave, k.scroll, k.pageDown}},
 		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.merge, k.retry}},
 		{"Console", console},
@@ -112,6 +114,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.confirmKey(msg)
 	case modeSearch:
 		return m.searchKey(msg)
+	case modeDiff:
+		return m.browseKey(msg)
 	case modeHelp:
 		// Any key closes help; it should never trap the operator.
 		m.mode = modeNormal
@@ -126,6 +130,11 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	k := m.keys
 	tv, ok := m.selected()
+	if m.tab == tabDiff {
+		if cmd, took := m.diffTabKey(msg); took {
+			return cmd
+		}
+	}
 	switch {
 	case key.Matches(msg, k.down):
 		if m.moveSelection(1) {
@@ -157,6 +166,8 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.setTab(tabVerdict)
 	case key.Matches(msg, k.tab4):
 		return m.setTab(tabEvents)
+	case key.Matches(msg, k.tab5):
+		return m.setTab(tabDiff)
 	case key.Matches(msg, k.grid):
 		// g is also the first half of g g (the first task): wait a
 		// moment for a second g before toggling the grid.
@@ -283,6 +294,9 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 func (m *Model) setTab(t tab) tea.Cmd {
 	m.tab = t
 	m.refreshTabs()
+	if t == tabDiff {
+		return tea.Batch(m.fetchDiff(), m.syncPaneSizes())
+	}
 	return m.syncPaneSizes()
 }
 

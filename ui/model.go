@@ -68,6 +68,7 @@ const (
 	modeConfirm      // a y/n question
 	modeHelp         // the help screen
 	modeSearch       // the / line that filters the list by text
+	modeDiff         // browsing the Diff tab: j/k move its cursor line
 )
 
 type tab int
@@ -77,9 +78,10 @@ const (
 	tabBrief
 	tabVerdict
 	tabEvents
+	tabDiff
 )
 
-var tabNames = []string{"Live", "Brief", "Verdict", "Events"}
+var tabNames = []string{"Live", "Brief", "Verdict", "Events", "Diff"}
 
 // Model is the console's root tea.Model.
 type Model struct {
@@ -123,6 +125,8 @@ type Model struct {
 	events      viewport.Model
 
 	scrollOff int // lines above the bottom in scroll mode
+
+	dv diffView // the Diff tab (diff.go)
 
 	form    newTaskForm
 	correct textinput.Model
@@ -228,6 +232,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case detailMsg:
 		return m, m.handleDetail(msg)
+	case diffMsg:
+		return m, m.handleDiff(msg)
 	case doneMsg:
 		return m, m.handleDone(msg)
 	case inputDoneMsg:

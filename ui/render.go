@@ -141,6 +141,8 @@ func (m *Model) renderStatus(w int) string {
 		right = m.st.focus.Render(" FOCUS · " + m.opt.LeaveFocusKey + " to leave ")
 	case modeScroll:
 		right = m.st.focus.Render(" SCROLL · esc to leave ")
+	case modeDiff:
+		right = m.st.focus.Render(" DIFF · esc to leave ")
 	}
 	left := m.status
 	if m.pending > 0 && !m.opt.NoAnim {
@@ -179,12 +181,18 @@ func (m *Model) renderHints(w int) string {
 		hints = []string{"type to narrow the list", "enter keep", "esc clear"}
 	case modeConfirm:
 		hints = []string{"y yes", "n no"}
+	case modeDiff:
+		hints = diffBrowseHints
 	default:
 		// Most used first: the ones at the end give way on a narrow
 		// terminal (help and quit excepted).
 		// The selected task's own keys come early: they are what the
 		// operator most likely wants next.
-		hints = append([]string{"j/k select", "enter focus"}, m.taskHints()...)
+		first := []string{"j/k select", "enter focus"}
+		if m.tab == tabDiff {
+			first = diffTabHints()
+		}
+		hints = append(first, m.taskHints()...)
 		hints = append(hints, "c correct", "n new", "tab tabs", "g grid", "f filter", "? help", "q quit")
 	}
 	// Hints that do not fit give way from the middle: the last ones

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/diff"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -37,6 +38,8 @@ type stubEngine struct {
 	unsubbed  chan struct{}
 	result    func(coord.Command) (coord.Result, error)
 	onInput   func(id task.ID, b []byte) // called after recording typed bytes
+	// diffs are the tasks' diffs by scope (diff_test.go).
+	diffs map[task.ID]map[diff.Scope]diff.Result
 }
 
 func newStubEngine(at time.Time) *stubEngine {

@@ -46,6 +46,8 @@ func (m *Model) refreshTabs() {
 	case tabEvents:
 		m.events.SetContent(m.eventsContent(w))
 		m.events.GotoBottom()
+	case tabDiff:
+		m.rebuildDiff()
 	}
 }
 
@@ -106,13 +108,22 @@ func (m *Model) eventLine(ev task.Event) string {
 
 // renderTabBar draws the tab names with the active one highlighted.
 func (m *Model) renderTabBar(w int) string {
-	return fit(m.tabBar(), w)
+	return fit(m.tabBar(false), w)
 }
 
-func (m *Model) tabBar() string {
+// tabBar is the tab names, each padded; compact pads only the active one,
+// so five tabs leave the task's phase and state room beside them on a
+// narrow pane.
+func (m *Model) tabBar(compact bool) string {
 	var b strings.Builder
 	for i, name := range tabNames {
 		label := " " + string(rune('1'+i)) + " " + name + " "
+		if compact && tab(i) != m.tab {
+			label = string(rune('1'+i)) + " " + name
+			if i > 0 && tab(i-1) != m.tab {
+				label = " " + label
+			}
+		}
 		if tab(i) == m.tab {
 			b.WriteString(m.st.tabActive.Render(label))
 		} else {
@@ -131,11 +142,17 @@ func (m *Model) tabBar() string {
 // title the most room. When the tab bar has no room for them they follow
 // the title instead.
 func (m *Model) renderTaskTop(tv coord.TaskView, ok bool, w int) (header, tabs string) {
-	bar := m.tabBar()
+	bar := m.tabBar(false)
 	if !ok {
 		return m.st.dim.Render(fit("no task selected", w)), fit(bar, w)
 	}
 	t := tv.Task
+	// Compact tabs where the padded ones leave a running implement phase
+	// no room: chosen by width alone, so the tabs do not change as the
+	// task moves.
+	if ansi.StringWidth(bar+"  implement · running · #1 ") > w {
+		bar = m.tabBar(true)
+	}
 	where := string(t.Phase) + " · " + string(t.State)
 	if t.Attempt > 0 {
 		// "attempt N" where a running implement phase's would fit, else
@@ -266,6 +283,8 @@ func (m *Model) renderRight(l layout) []string {
 		content = block(strings.Split(m.verdicts.View(), "\n"), w, l.contentH)
 	case tabEvents:
 		content = block(strings.Split(m.events.View(), "\n"), w, l.contentH)
+	case tabDiff:
+		content = m.renderDiff(w, l.contentH)
 	}
 	out = append(out, content...)
 	return out

@@ -34,7 +34,7 @@ func (s *Store) holder(ctx context.Context, err error) error {
 	}
 	var id string
 	if s.pool.QueryRow(context.WithoutCancel(ctx), `SELECT id FROM tasks WHERE branch = $1
-AND state NOT IN ('completed', 'failed', 'cancelled') LIMIT 1`, bt.Branch).Scan(&id) == nil {
+AND state NOT IN ('completed', 'failed', 'cancelled', 'merged') LIMIT 1`, bt.Branch).Scan(&id) == nil {
 		bt.Holder = task.ID(id)
 	}
 	return err

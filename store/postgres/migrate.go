@@ -176,7 +176,13 @@ ALTER TABLE engines ADD COLUMN bin text NOT NULL DEFAULT '';
 	// (store.EndedStates; branchTaken names the holder).
 	`
 CREATE UNIQUE INDEX tasks_live_branch ON tasks (branch)
-WHERE branch <> '' AND state NOT IN ('completed', 'failed', 'cancelled');
+WHERE branch <> '' AND state NOT IN ('completed', 'failed', 'cancelled', 'merged');
+`,
+	// 6: review comments: a decision's anchor in the diff (JSON or NULL)
+	// and when it was resolved (records.go).
+	`
+ALTER TABLE decisions ADD COLUMN anchor text;
+ALTER TABLE decisions ADD COLUMN resolved_at timestamptz;
 `,
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -24,8 +25,22 @@ func (s *Store) DecisionInsert(ctx context.Context, d store.Decision, events ...
 }
 
 func insertDecision(ctx context.Context, tx pgx.Tx, d store.Decision) error {
-	_, err := tx.Exec(ctx, `INSERT INTO decisions (id, task_id, text, author, at) VALUES ($1, $2, $3, $4, $5)`,
-		d.ID, string(d.TaskID), d.Text, d.Author, d.At.UTC())
+	var anchor *string
+	if d.Anchor != nil {
+		b, err := json.Marshal(d.Anchor)
+		if err != nil {
+			return fmt.Errorf("encode the anchor of decision %s: %w", d.ID, err)
+		}
+		s := string(b)
+		anchor = &s
+	}
+	var resolved *time.Time
+	if !d.ResolvedAt.IsZero() {
+		r := d.ResolvedAt.UTC()
+		resolved = &r
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO decisions (id, task_id, text, author, at, anchor, resolved_at) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+		d.ID, string(d.TaskID), d.Text, d.Author, d.At.UTC(), anchor, resolved)
 	if err != nil {
 		return fmt.Errorf("insert decision %s for task %s: %w", d.ID, d.TaskID, err)
 	}
@@ -34,7 +49,7 @@ func insertDecision(ctx context.Context, tx pgx.Tx, d store.Decision) error {
 
 // DecisionList returns a task's decisions, oldest first.
 func (s *Store) DecisionList(ctx context.Context, taskID task.ID) ([]store.Decision, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, task_id, text, author, at FROM decisions
+	rows, err := s.pool.Query(ctx, `SELECT id, task_id, text, author, at, anchor, resolved_at FROM decisions
 WHERE task_id = $1 ORDER BY at, id`, string(taskID))
 	if err != nil {
 		return nil, fmt.Errorf("list decisions of task %s: %w", taskID, err)
@@ -42,8 +57,19 @@ WHERE task_id = $1 ORDER BY at, id`, string(taskID))
 	out, err := collect(rows, func(row pgx.Row) (store.Decision, error) {
 		var d store.Decision
 		var tid string
-		err := row.Scan(&d.ID, &tid, &d.Text, &d.Author, &d.At)
+		var anchor *string
+		var resolved *time.Time
+		if err := row.Scan(&d.ID, &tid, &d.Text, &d.Author, &d.At, &anchor, &resolved); err != nil {
+			return d, err
+		}
 		d.TaskID, d.At = task.ID(tid), d.At.UTC()
+		if resolved != nil {
+			d.ResolvedAt = resolved.UTC()
+		}
+		var err error
+		if anchor != nil {
+			d.Anchor, err = store.ParseAnchor(*anchor)
+		}
 		return d, err
 	})
 	if err != nil {
@@ -278,5 +304,19 @@ func (s *Store) TaskImport(ctx context.Context, p store.TaskImportParams) error 
 			}
 		}
 		return appendEvents(ctx, tx, p.Events)
+	})
+}
+
+// DecisionResolve marks a decision resolved, with its events.
+func (s *Store) DecisionResolve(ctx context.Context, taskID task.ID, id string, at time.Time, events ...task.Event) error {
+	return s.write(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE decisions SET resolved_at = $1 WHERE id = $2 AND task_id = $3`, at.UTC(), id, string(taskID))
+		if err != nil {
+			return fmt.Errorf("resolve decision %s of task %s: %w", id, taskID, err)
+		}
+		if tag.RowsAffected() == 0 {
+			return fmt.Errorf("resolve decision %s of task %s: %w", id, taskID, store.ErrNotFound)
+		}
+		return appendEvents(ctx, tx, events)
 	})
 }

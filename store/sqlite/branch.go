@@ -19,6 +19,6 @@ func branchTaken(ctx context.Context, tx *sql.Tx, t task.Task, err error) error 
 	}
 	var holder string
 	_ = tx.QueryRowContext(ctx, `SELECT id FROM tasks WHERE branch = ? AND id <> ?
-AND state NOT IN ('completed', 'failed', 'cancelled') LIMIT 1`, t.Branch, string(t.ID)).Scan(&holder)
+AND state NOT IN ('completed', 'failed', 'cancelled', 'merged') LIMIT 1`, t.Branch, string(t.ID)).Scan(&holder)
 	return &store.BranchTakenError{Branch: t.Branch, Holder: task.ID(holder)}
 }

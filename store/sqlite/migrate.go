@@ -185,7 +185,13 @@ ALTER TABLE engines ADD COLUMN bin TEXT NOT NULL DEFAULT '';
 	// (store.EndedStates; branchTaken names the holder).
 	`
 CREATE UNIQUE INDEX tasks_live_branch ON tasks (branch)
-WHERE branch <> '' AND state NOT IN ('completed', 'failed', 'cancelled');
+WHERE branch <> '' AND state NOT IN ('completed', 'failed', 'cancelled', 'merged');
+`,
+	// 10: review comments: a decision's anchor in the diff (JSON or NULL)
+	// and when it was resolved (decisions.go).
+	`
+ALTER TABLE decisions ADD COLUMN anchor TEXT;
+ALTER TABLE decisions ADD COLUMN resolved_at TEXT NOT NULL DEFAULT '';
 `,
 }
 

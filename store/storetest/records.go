@@ -15,6 +15,7 @@ import (
 
 var recordCases = []testCase{
 	{"DecisionInsertList", testDecisions},
+	{"CommentAnchorAndResolve", testComments},
 	{"DeliveryInsertOnce", testDeliveries},
 	{"SessionInsertUpdateGetList", testSessions},
 	{"SessionMissing", testSessionMissing},

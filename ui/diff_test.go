@@ -1,0 +1,179 @@
+package ui
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/charmbracelet/x/ansi"
+	"github.com/charmbracelet/x/exp/golden"
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/diff"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+var _ coord.Differ = (*stubEngine)(nil)
+
+func (e *stubEngine) Diff(_ context.Context, id task.ID, q coord.DiffQuery) (diff.Result, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	scope := q.Scope
+	if scope == "" {
+		scope = diff.ScopeBranch
+	}
+	r, ok := e.diffs[id][scope]
+	if !ok {
+		return diff.Result{}, fmt.Errorf("no diff for task %s", id.Short())
+	}
+	return r, nil
+}
+
+// calcPatch is what git writes for the demo's fix: calc.go's bodies
+// corrected, a notes file added, a logo replaced.
+const calcPatch = `diff --git a/calc.go b/calc.go
+index 1111111..2222222 100644
+--- a/calc.go
++++ b/calc.go
+@@ -1,9 +1,13 @@
+ package calc
+ 
+ // Add returns the sum of a and b.
+ func Add(a, b int) int {
+-	return a - b
++	return a + b
+ }
+ 
+ // Mul returns the product of a and b.
+-func Mul(a, b int) int { return a + b }
++func Mul(a, b int) int {
++	// The product, for every input.
++	return a * b
++}
+diff --git a/NOTES.md b/NOTES.md
+new file mode 100644
+index 0000000..3333333
+--- /dev/null
++++ b/NOTES.md
+@@ -0,0 +1,3 @@
++# Notes
++
++Add and Mul fixed; see calc_test.go.
+diff --git a/logo.png b/logo.png
+index 4444444..5555555 100644
+Binary files a/logo.png and b/logo.png differ
+`
+
+// withDiff is everyState with the awaiting-review task's diff: its branch
+// and its last session's change.
+func withDiff(e *stubEngine) {
+	everyState(e)
+	id := taskIn(e, task.StateAwaitingReview)
+	files := diff.Parse([]byte(calcPatch))
+	e.diffs = map[task.ID]map[diff.Scope]diff.Result{id: {
+		diff.ScopeBranch:  {Scope: diff.ScopeBranch, Base: "main @ 1a2b3c4d5e", Head: "orchestra/" + string(id) + " @ 5d6e7f8a9b", Files: files},
+		diff.ScopeSession: {Scope: diff.ScopeSession, Session: "01JQ8Z4SESSREVIEW0000000", Base: "session SREVIEW0's start @ 1a2b3c4d5e", Head: "session SREVIEW0's end @ 5d6e7f8a9b", Files: files[:1]},
+	}}
+}
+
+func taskIn(e *stubEngine, s task.State) task.ID {
+	for _, tv := range e.snap.Tasks {
+		if tv.Task.State == s {
+			return tv.Task.ID
+		}
+	}
+	panic("no task in state " + string(s))
+}
+
+var diffScenarios = []struct {
+	name  string
+	drive func(*bundle)
+}{
+	{"diff", func(b *bundle) { b.selectState(task.StateAwaitingReview).press("5") }},
+	{"diff_browse", func(b *bundle) { b.selectState(task.StateAwaitingReview).press("5", "]", "}", "enter", "j", "j", "j") }},
+	{"diff_session", func(b *bundle) { b.selectState(task.StateAwaitingReview).press("5", "v") }},
+}
+
+func TestDiffGolden(t *testing.T) {
+	t.Parallel()
+	for _, sc := range diffScenarios {
+		for _, sz := range goldenSizes {
+			t.Run(fmt.Sprintf("%s_%dx%d", sc.name, sz[0], sz[1]), func(t *testing.T) {
+				t.Parallel()
+				b := setup(t, withDiff).size(sz[0], sz[1])
+				sc.drive(b)
+				out := b.view()
+				requireFits(t, out, sz[0], sz[1])
+				golden.RequireEqual(t, out)
+			})
+		}
+	}
+}
+
+// The Diff tab lists both files with their counts, names the binary one
+// without dumping it, and colours the hunks: word-level marks on the
+// changed words. Side by side from 160 columns, unified below.
+func TestDiffTabListsFilesAndColoursHunks(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withDiff).size(120, 40).selectState(task.StateAwaitingReview).press("5")
+	out := b.view()
+	plain := ansi.Strip(out)
+	require.Contains(t, plain, "3 files changed")
+	require.Regexp(t, `M calc\.go +\+5 −2`, plain)
+	require.Regexp(t, `A NOTES\.md +\+3 −0`, plain)
+	require.Regexp(t, `M logo\.png +binary`, plain)
+	require.Contains(t, plain, "@@ -1,9 +1,13 @@")
+	require.Contains(t, out, "\x1b[", "the hunks are coloured")
+	require.Contains(t, out, "48;2;42;107;60", "the changed word has the brighter added background (#2a6b3c)")
+	lines := strings.Split(plain, "\n")
+	unified := false
+	for _, l := range lines {
+		if strings.Contains(l, "-	return a - b") || strings.Contains(l, "-    return a - b") {
+			unified = true
+		}
+	}
+	require.True(t, unified, "at 120 columns the removed line has a row of its own:\n%s", plain)
+
+	b.size(200, 50)
+	plain = ansi.Strip(b.view())
+	require.Regexp(t, `-    return a - b +│ +5 \+    return a \+ b`, plain, "at 200 columns old and new sit side by side")
+}
+
+// ]/[ jump between files and }/{ between hunks; in normal mode j/k still
+// select tasks, and enter browses the diff, where they move its cursor.
+func TestDiffKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withDiff).size(120, 40).selectState(task.StateAwaitingReview).press("5")
+	sel := b.m.selID
+	b.press("]")
+	require.Equal(t, rowFile, b.m.dv.rows[b.m.dv.cur].kind)
+	require.Equal(t, 0, b.m.dv.rows[b.m.dv.cur].file)
+	b.press("]")
+	require.Equal(t, 1, b.m.dv.rows[b.m.dv.cur].file, "] goes to the next file")
+	b.press("[")
+	require.Equal(t, 0, b.m.dv.rows[b.m.dv.cur].file, "[ goes back")
+	b.press("}")
+	require.Equal(t, rowHunk, b.m.dv.rows[b.m.dv.cur].kind)
+	b.press("enter")
+	require.Equal(t, modeDiff, b.m.mode)
+	before := b.m.dv.cur
+	b.press("j", "j")
+	require.Equal(t, before+2, b.m.dv.cur)
+	require.Equal(t, sel, b.m.selID, "in browse mode j/k move the diff's cursor, not the selection")
+	b.press("esc")
+	require.Equal(t, modeNormal, b.m.mode)
+	b.press("j")
+	require.NotEqual(t, sel, b.m.selID, "outside browse mode j selects the next task")
+}
+
+// The help lists the Diff tab's keys.
+func TestHelpListsDiffKeys(t *testing.T) {
+	t.Parallel()
+	b := setup(t, withDiff).size(120, 40).press("?")
+	plain := ansi.Strip(b.view())
+	for _, k := range []string{"]/[", "next / previous file", "}/{", "next / previous hunk", "tab/1-5", "whole branch / last session"} {
+		require.Contains(t, plain, k)
+	}
+}
