@@ -176,7 +176,6 @@ func New(e coord.Engine, o Options) *Model {
 		vp.SoftWrap = true
 	}
 	m.keys = newKeyMap(o.LeaveFocusKey)
-	m.keys.stop.SetEnabled(o.StopEngine != nil)
 	if o.Detach {
 		m.keys.quit.SetHelp("q", "detach: the agents keep running")
 	}
