@@ -99,6 +99,9 @@ type Coordinator struct {
 	strandTried map[task.ID]int64
 	// fleet is what sharing the store with other engines takes (fleet.go).
 	fleet fleetState
+	// notified holds back a repeat of the same news about the same session
+	// from the notify command (notify.go).
+	notified notified
 
 	// inflight counts async work not yet handed back; idle is signalled
 	// when it drops to zero, so shutdown can apply every result.
