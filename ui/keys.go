@@ -125,13 +125,17 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	tv, ok := m.selected()
 	switch {
 	case key.Matches(msg, k.down):
+		hold := m.holdOrder()
 		if m.moveSelection(1) {
-			return m.selectionChanged()
+			return tea.Batch(hold, m.selectionChanged())
 		}
+		return hold
 	case key.Matches(msg, k.up):
+		hold := m.holdOrder()
 		if m.moveSelection(-1) {
-			return m.selectionChanged()
+			return tea.Batch(hold, m.selectionChanged())
 		}
+		return hold
 	case key.Matches(msg, k.filter):
 		before := m.selID
 		m.filter = (m.filter + 1) % filterCount
