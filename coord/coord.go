@@ -101,6 +101,9 @@ type Coordinator struct {
 	fleet fleetState
 	// mq is the merge queue's state (mergequeue.go).
 	mq mergeQueue
+	// notified holds back a repeat of the same news about the same session
+	// from the notify command (notify.go).
+	notified notified
 
 	// inflight counts async work not yet handed back; idle is signalled
 	// when it drops to zero, so shutdown can apply every result.

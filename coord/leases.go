@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker"
@@ -107,7 +108,11 @@ func (c *Coordinator) expire(ctx context.Context, r *run, reason task.Reason, te
 func (c *Coordinator) resubmit(ctx context.Context, r *run, by string) {
 	r.resubmits++
 	r.stuck = false
-	r.w.Send(worker.Input{Kind: worker.InputResubmit, Mode: r.spec.Resubmit})
+	mode := r.spec.Resubmit
+	if mode == "" {
+		mode = session.ResubmitSubmit // what a harness that names no mode gets
+	}
+	r.w.Send(worker.Input{Kind: worker.InputResubmit, Mode: mode})
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvResubmitted,
-		fmt.Sprintf("Resubmitted session %s (%s, by %s).", short(r.sessionID), r.spec.Resubmit, by)))
+		fmt.Sprintf("Resubmitted session %s (%s, by %s).", short(r.sessionID), mode, by)))
 }

@@ -11,7 +11,9 @@ import (
 // a human, off the loop; a failure is recorded on the task, so the operator
 // learns the alert did not go out. It runs in the engine, so the command
 // fires whether or not a console is attached. The console rings its own
-// bell (package ui).
+// bell (package ui). The same news about the same session within
+// notify.DebounceWindow runs it once: a pane stuck three times in a minute
+// is one alert.
 func (c *Coordinator) notify(ev task.Event) {
 	argv := c.cfg.Notify.Command
 	if len(argv) == 0 {
@@ -20,6 +22,12 @@ func (c *Coordinator) notify(ev task.Event) {
 	n, ok := notify.For(ev)
 	if !ok {
 		return
+	}
+	if c.notified.d == nil {
+		c.notified.d = notify.NewDebouncer(notify.DebounceWindow)
+	}
+	if !c.notified.d.Allow(n, c.now()) {
+		return // the operator was just told this about this session
 	}
 	n.Title = c.tasks[ev.TaskID].Title
 	dir, environ := c.p.Repo.Root, c.p.Environ
@@ -39,3 +47,7 @@ func (c *Coordinator) notify(ev task.Event) {
 		}
 	})
 }
+
+// notified is the coordinator's memory of the alerts it sent, made on the
+// first one.
+type notified struct{ d *notify.Debouncer }

@@ -24,7 +24,12 @@ func stuckScript() agent.Script {
 // UI shows); the operator's resubmit re-pokes it and the task finishes.
 func TestStuckPaneIsFlaggedAndResubmitRepokesIt(t *testing.T) {
 	t.Parallel()
-	b := setup(t, stuckScript(), func(cfg *config.Config) { cfg.Stuck.After.Duration = 500 * time.Millisecond })
+	b := setup(t, stuckScript(), func(cfg *config.Config) {
+		cfg.Stuck.After.Duration = 500 * time.Millisecond
+		h := cfg.Harness["scripted"]
+		h.Resubmit = "" // a harness of the operator's that names no mode
+		cfg.Harness["scripted"] = h
+	})
 	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
 	brief := b.waitEvent(t, 30*time.Second, kindIs(task.EvBriefDelivered))
 	stuck := b.waitEvent(t, 10*time.Second, refusalOf(task.ReasonStuck))
@@ -39,7 +44,7 @@ func TestStuckPaneIsFlaggedAndResubmitRepokesIt(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, brief.SessionID, res.SessionID)
 	again := b.waitEvent(t, 10*time.Second, kindIs(task.EvResubmitted))
-	require.Contains(t, again.Text, "by ana")
+	require.Contains(t, again.Text, "(submit, by ana)", "the event names the mode the pane got")
 	last := b.waitEvent(t, 60*time.Second, ended)
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 	require.Len(t, b.inputsOf(t, agent.InputOther), 1, "one bare submit re-poked the pane")

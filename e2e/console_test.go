@@ -137,7 +137,8 @@ func TestConsoleCorrectionResubmitQuit(t *testing.T) {
 	tm.keys("q")
 	tm.waitText(5*time.Second, "1 session is running", "requeues")
 	tm.keys("y")
-	tm.waitText(20*time.Second, "console exited with status 0")
+	shell := tm.waitText(20*time.Second, "console exited with status 0")
+	require.NotContains(t, shell, "engine: ", "the in-process engine logs to engine.log, not onto the shell:\n%s", shell)
 
 	// What the screen showed is what happened: the agent got the correction
 	// once, and the quit requeued the task for its next console.

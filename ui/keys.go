@@ -71,10 +71,7 @@ func newKeyMap(leave string) keyMap {
 // and its whole description fit at 80x24.
 func (k keyMap) helpGroups() []helpGroup {
 	h := func(keys, desc string) key.Binding { return key.NewBinding(key.WithHelp(keys, desc)) }
-	console := []key.Binding{k.help, k.quit}
-	if k.stop.Enabled() {
-		console = append(console, k.stop)
-	}
+	console := []key.Binding{k.help, k.quit, k.stop}
 	return []helpGroup{
 		{"Navigate", []key.Binding{
 			h("j/k ↓/↑", "next / previous task"),
@@ -137,13 +134,17 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.down):
+		hold := m.holdOrder()
 		if m.moveSelection(1) {
-			return m.selectionChanged()
+			return tea.Batch(hold, m.selectionChanged())
 		}
+		return hold
 	case key.Matches(msg, k.up):
+		hold := m.holdOrder()
 		if m.moveSelection(-1) {
-			return m.selectionChanged()
+			return tea.Batch(hold, m.selectionChanged())
 		}
+		return hold
 	case key.Matches(msg, k.filter):
 		before := m.selID
 		m.filter = (m.filter + 1) % filterCount
@@ -228,6 +229,9 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.quit):
 		return m.askQuit()
 	case key.Matches(msg, k.stop):
+		if m.opt.StopEngine == nil {
+			return m.askQuit() // in-process, quitting is what stops the engine and its agents
+		}
 		return m.askStop()
 	default:
 		return m.actionKey(msg, tv, ok)

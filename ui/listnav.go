@@ -65,11 +65,12 @@ func (m *Model) selectEdge(last bool) tea.Cmd {
 	if last {
 		id = vis[len(vis)-1].Task.ID
 	}
+	hold := m.holdOrder()
 	if id == m.selID {
-		return nil
+		return hold
 	}
 	m.selID = id
-	return m.selectionChanged()
+	return tea.Batch(hold, m.selectionChanged())
 }
 
 // newSearchInput is the `/` line.

@@ -146,6 +146,9 @@ type Model struct {
 	paneCache  map[task.ID]paneCacheEntry
 	leaseArmed bool
 	spinArmed  bool
+	// holdUntil is when the list may re-sort again after the operator's
+	// last move through it (listhold.go).
+	holdUntil time.Time
 
 	// tick schedules a timer message; tests replace it so a synchronous
 	// driver never waits on a real clock.
@@ -180,7 +183,6 @@ func New(e coord.Engine, o Options) *Model {
 		vp.SoftWrap = true
 	}
 	m.keys = newKeyMap(o.LeaveFocusKey)
-	m.keys.stop.SetEnabled(o.StopEngine != nil)
 	if o.Detach {
 		m.keys.quit.SetHelp("q", "detach: the agents keep running")
 	}
@@ -245,6 +247,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, nil
 	case gTimeoutMsg:
 		return m, m.handleGTimeout(msg)
+	case holdEndMsg:
+		return m, m.endHold(msg)
 	case BannerMsg:
 		before := len(m.renderBanner(m.width))
 		m.banner = msg

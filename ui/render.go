@@ -334,6 +334,42 @@ func (m *Model) helpColumns(groups []helpGroup, keyW, colW, rows, n int) [][]str
 }
 
 // wrap breaks plain text into lines of at most w cells at word boundaries.
+// A hyphen does not end a word here (ansi.Wrap breaks after every one), and
+// a `quoted command` is one word: a command such as `orchestra-tui merge ID`
+// or a harness such as opencode-run must stay whole to be read or copied.
+// A word longer than w is still cut.
 func wrap(s string, w int) []string {
-	return strings.Split(ansi.Wrap(s, w, ""), "\n")
+	var b strings.Builder
+	quoted := false
+	for _, r := range s {
+		switch {
+		case r == '`':
+			quoted = !quoted
+		case r == '-':
+			r = nbHyphen
+		case r == ' ' && quoted:
+			r = nbSpace
+		}
+		b.WriteRune(r)
+	}
+	out := strings.Split(ansi.Wrap(b.String(), w, ""), "\n")
+	for i, l := range out {
+		out[i] = strings.Map(func(r rune) rune {
+			switch r {
+			case nbHyphen:
+				return '-'
+			case nbSpace:
+				return ' '
+			}
+			return r
+		}, l)
+	}
+	return out
 }
+
+// Stand-ins that ansi.Wrap does not break at, one cell wide like the hyphen
+// and the space they replace while wrap runs.
+const (
+	nbHyphen = '\u2011' // non-breaking hyphen
+	nbSpace  = '\u00a0' // no-break space
+)

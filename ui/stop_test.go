@@ -14,7 +14,6 @@ import (
 // detaches, Q stops the engine through stop.
 func attached(b *bundle, stop func(context.Context) error) *bundle {
 	b.m.opt.Detach, b.m.opt.StopEngine = true, stop
-	b.m.keys.stop.SetEnabled(true)
 	return b
 }
 
@@ -43,9 +42,26 @@ func TestStopKeyAsksThenStopsTheEngineAndQuits(t *testing.T) {
 	require.True(t, b.quit)
 }
 
-func TestStopKeyDoesNothingInAnInProcessConsole(t *testing.T) {
+// In-process, the engine lives as long as the console: Q asks what q asks
+// (quitting stops the running sessions), and quits on yes.
+func TestStopKeyInAnInProcessConsoleQuitsAsQDoes(t *testing.T) {
 	t.Parallel()
 	b := setup(t, everyState).size(120, 40)
 	b.press("Q")
-	require.NotContains(t, ansi.Strip(b.view()), "Stop the engine")
+	require.Contains(t, ansi.Strip(b.view()), "quitting stops")
+	require.False(t, b.quit, "nothing stops before the answer")
+	b.press("y")
+	require.True(t, b.quit)
+}
+
+// ? lists Q in an attached console and in an in-process one alike.
+func TestHelpListsTheStopKey(t *testing.T) {
+	t.Parallel()
+	for name, b := range map[string]*bundle{
+		"in-process": setup(t, everyState),
+		"attached":   attached(setup(t, everyState), func(context.Context) error { return nil }),
+	} {
+		s := ansi.Strip(b.size(80, 24).press("?").view())
+		require.Contains(t, s, "Q       stop engine and agents (asks)", "%s:\n%s", name, s)
+	}
 }

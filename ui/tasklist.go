@@ -100,7 +100,8 @@ func (m *Model) setSnap(s coord.Snapshot) {
 //
 // The list's order: by rank; live tasks in creation order, so rows (and
 // grid cells) do not jump while they run; the others by most recent
-// activity first, so last night's history reads from the top.
+// activity first, so last night's history reads from the top. While the
+// operator moves through the list the rows keep their order (listhold.go).
 func (m *Model) rebuildList() {
 	m.listGen = 0 // set again by setSnap when it is a snapshot's whole rebuild
 	// The sort moves small keys, not the views (hundreds of bytes each):
@@ -111,6 +112,7 @@ func (m *Model) rebuildList() {
 		id   task.ID
 		i    int
 	}
+	held := m.heldPositions() // read before m.list is rebuilt in place
 	keys := make([]key, 0, len(m.snap.Tasks))
 	for i, tv := range m.snap.Tasks {
 		if m.filter.match(tv) && m.search.match(tv) {
@@ -131,6 +133,7 @@ func (m *Model) rebuildList() {
 		}
 		return cmp.Compare(a.id, b.id)
 	})
+	keepHeld(keys, func(k key) task.ID { return k.id }, held)
 	out := slices.Grow(m.list[:0], len(keys))
 	for _, k := range keys {
 		out = append(out, m.snap.Tasks[k.i])

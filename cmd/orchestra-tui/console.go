@@ -49,7 +49,12 @@ func console(args []string, stdout, stderr io.Writer) int {
 		return attachRemote(*remote, *remoteBin, opts, stdout, stderr)
 	}
 	if *inProcess {
-		e, err := engine.Start(context.Background(), engine.Params{Dir: *dir, Version: version()})
+		lg, closeLog, err := inProcessLog(*dir)
+		if err != nil {
+			return fail(stderr, err)
+		}
+		defer closeLog()
+		e, err := engine.Start(context.Background(), engine.Params{Dir: *dir, Version: version(), Log: lg})
 		if err != nil {
 			var le *engine.LockedError
 			if errors.As(err, &le) {

@@ -111,8 +111,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "orchestra-tui", version())
 		return 0
 	default:
-		fmt.Fprintf(stderr, "orchestra-tui: unknown command %q\n\n%s", cmd, usage)
-		return 2
+		return unknownCommand(stderr, cmd)
 	}
 }
 

@@ -83,6 +83,17 @@ func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	fmt.Fprintln(stdout, res.Message+" (no engine runs; `orchestra-tui` starts one)")
+	fmt.Fprintln(stdout, res.Message+offlineNote(cmd.Kind))
 	return 0
+}
+
+// offlineNote is what the answer of a command applied with no engine adds:
+// that no engine runs, and the way to start one only where the command's
+// effect waits for one (a correction for its next brief, an unparked task
+// to be placed). A cancelled task waits for nothing.
+func offlineNote(k coord.CommandKind) string {
+	if k == coord.CmdCancel {
+		return " (no engine runs)"
+	}
+	return " (no engine runs; `orchestra-tui` starts one)"
 }

@@ -142,9 +142,28 @@ func ProofBanner(o Outcome, closing bool) ui.BannerMsg {
 		case pr.Err != nil:
 			mark = "✗ "
 		}
-		b.Lines = append(b.Lines, mark+pr.Claim)
+		b.Lines = append(b.Lines, mark+bannerClaim(pr.Claim))
 	}
 	return b
+}
+
+// bannerClaims say each proof's claim in a line that fits 80 columns with
+// its mark: the banner cuts its lines at the width, and the whole claims
+// (printed after the console closes) run to 180 characters.
+var bannerClaims = map[string]string{
+	ClaimContinuity: "continuity: the relaunched brief holds attempt 1's files and the correction",
+	ClaimDirect:     "direct: the tests pass when the demo runs them itself on the branch",
+	ClaimGate:       "gate: the console's own verify gate ran the tests last, green",
+	ClaimBeats:      "beats: stuck, refused, corrected, expired, red → green, approved, in order",
+	ClaimUsage:      "usage: the tokens recorded are the model server's, token for token",
+}
+
+// bannerClaim is claim as the banner shows it.
+func bannerClaim(claim string) string {
+	if short, ok := bannerClaims[claim]; ok {
+		return short
+	}
+	return claim
 }
 
 // act gives one command through the engine and says so in the banner. A

@@ -303,7 +303,8 @@ func CheckBeats(evs []task.Event) error {
 
 // listRecordings lists every session's pane recording. With Record set they
 // are copied next to it; otherwise they stay in the demo directory, kept
-// only with Keep.
+// only with Keep: without either only their number is said, since they go
+// with the directory.
 func (s *Scenario) listRecordings(ctx context.Context, w io.Writer, id task.ID, rename func(string) string) {
 	sessions, err := s.Opened.Store.SessionList(ctx, id)
 	if err != nil {
@@ -316,24 +317,29 @@ func (s *Scenario) listRecordings(ctx context.Context, w io.Writer, id task.ID, 
 	case s.opts.Keep:
 		fmt.Fprintln(w, "pane recordings:")
 	default:
-		fmt.Fprintln(w, "pane recordings (removed with the demo directory; --keep keeps them, --record F.cast copies them next to F.cast):")
+		// They go with the demo directory as the demo ends: a list of
+		// their paths would name files already deleted.
+		n := 0
+		for _, se := range sessions {
+			if se.CastPath != "" {
+				n++
+			}
+		}
+		fmt.Fprintf(w, "pane recordings: %d, removed with the demo directory (--keep keeps them, --record F.cast copies them next to F.cast)\n", n)
+		return
 	}
 	for _, se := range sessions {
 		if se.CastPath == "" {
 			continue
 		}
-		where := rename(filepath.ToSlash(se.CastPath))
 		src := filepath.Join(s.Project, filepath.FromSlash(se.CastPath))
-		switch {
-		case s.opts.Record != "":
+		where := src // kept
+		if s.opts.Record != "" {
 			dst := strings.TrimSuffix(s.opts.Record, ".cast") + fmt.Sprintf("-%s-%d.cast", se.Phase, se.Attempt)
+			where = dst
 			if err := copyFile(src, dst); err != nil {
-				where = "not copied: " + err.Error()
-			} else {
-				where = dst
+				where = "not copied: " + rename(err.Error())
 			}
-		case s.opts.Keep:
-			where = src
 		}
 		fmt.Fprintf(w, "  %-9s attempt %d  %s\n", se.Phase, se.Attempt, where)
 	}
@@ -344,7 +350,8 @@ func copyFile(src, dst string) error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(dst, data, 0o644)
+	return os.WriteFile(dst, data, 0o600) // as private as the console's own cast
+
 }
 
 func lastLines(s string, n int) string {
