@@ -84,6 +84,9 @@ type Coordinator struct {
 	// retry holds the backoff of tasks whose launch failed for a reason of
 	// the machine's, not the task's (infra.go).
 	infraRetry infraRetry
+	// programs caches whether each harness's program is installed here
+	// (program.go).
+	programs programs
 	// sw watches the store; a failure stops placement (storewatch.go).
 	sw       storeWatch
 	disk     diskMeter        // each task's disk use, measured off the loop
