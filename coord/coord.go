@@ -173,6 +173,9 @@ type run struct {
 	finishing bool // the phase finished; verify or advance in progress
 	stopping  bool // the coordinator is stopping it; its exit is expected
 	stuck     bool
+	// needsYou is the dialog the session waits at for the operator, ""
+	// for none (needsyou.go).
+	needsYou  string
 	resubmits int
 	errors    []string // refusal and error sentences of this attempt, newest kept (addError)
 	dropped   int      // errors of this attempt dropped from errors
