@@ -84,6 +84,9 @@ type Coordinator struct {
 	// retry holds the backoff of tasks whose launch failed for a reason of
 	// the machine's, not the task's (infra.go).
 	infraRetry infraRetry
+	// programs caches whether each harness's program is installed here
+	// (program.go).
+	programs programs
 	// sw watches the store; a failure stops placement (storewatch.go).
 	sw       storeWatch
 	disk     diskMeter        // each task's disk use, measured off the loop
@@ -175,6 +178,9 @@ type run struct {
 	finishing bool // the phase finished; verify or advance in progress
 	stopping  bool // the coordinator is stopping it; its exit is expected
 	stuck     bool
+	// needsYou is the dialog the session waits at for the operator, ""
+	// for none (needsyou.go).
+	needsYou  string
 	resubmits int
 	errors    []string // refusal and error sentences of this attempt, newest kept (addError)
 	dropped   int      // errors of this attempt dropped from errors

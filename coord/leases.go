@@ -25,7 +25,10 @@ func (c *Coordinator) tickLeases(ctx context.Context) {
 		}
 		sample := r.w.Sample()
 		d := lease.Decide(r.lease, c.policy, sample, started, c.now())
-		if d.Action == lease.ActionExpire && !r.confirmed && !r.launched.IsZero() && started.Before(r.launched.Add(r.spec.LaunchLimit())) {
+		// A launch within its timeout, or one stopped at a dialog that
+		// waits for the operator, holds its lease.
+		launching := !r.launched.IsZero() && (r.needsYou != "" || started.Before(r.launched.Add(r.spec.LaunchLimit())))
+		if d.Action == lease.ActionExpire && !r.confirmed && launching {
 			d = launchingRenewal(r, c.policy, sample, started)
 		}
 		switch d.Action {

@@ -53,10 +53,17 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 			continue
 		}
 		s, why := c.slotFor(t)
+		flag, reason := why, task.ReasonUnplaceable
+		if why == "" {
+			if why = c.programMissing(t); why != "" {
+				flag = FlagProgramMissing + why + " The task starts once it is found; no attempt is counted."
+				reason = task.ReasonProgramMissing
+			}
+		}
 		if why != "" {
-			if c.flags[t.ID] != why {
-				c.flags[t.ID] = why
-				c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonUnplaceable, why))
+			if c.flags[t.ID] != flag {
+				c.flags[t.ID] = flag
+				c.record(ctx, c.refusalEvent(t.ID, "", reason, why))
 				changed = true
 			}
 			continue

@@ -50,6 +50,8 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 			return // a sealed artifact confirmed it already
 		}
 		c.confirmed(ctx, r)
+	case worker.NeedsYou, worker.Answered:
+		c.noteDialog(ctx, r, rep)
 	case worker.LaunchRefused:
 		r.stopping = true
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason, rep.Refusal.Detail))

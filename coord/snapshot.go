@@ -19,7 +19,7 @@ func (c *Coordinator) publish() {
 		// the snapshot shares them, so publishing allocates per task
 		// nothing but its view.
 		ms := c.models[id]
-		tv := TaskView{Task: t, Flag: c.flags[id], Gate: c.gating[id] != nil, Usage: c.taskUsage(id),
+		tv := TaskView{Task: t, Flag: c.flagOf(id), Gate: c.gating[id] != nil, Usage: c.taskUsage(id),
 			Models: ms[:len(ms):len(ms)], Verdict: c.verdicts[id], Disk: c.disk.use[id]}
 		if c.fleet.shared {
 			tv.Host = c.hostOf(id)

@@ -84,14 +84,17 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 }
 
 // AtRest reports whether no task can move without a human: each is waiting
-// for review, ended, parked, or queued but unplaceable.
+// for review, ended, parked, or queued but unplaceable or waiting for its
+// harness's program to be installed.
 func AtRest(s coord.Snapshot) bool {
 	for _, tv := range s.Tasks {
 		switch tv.Task.State {
 		case task.StateLeased, task.StateRunning:
 			return false
 		case task.StateQueued:
-			if !strings.HasPrefix(tv.Flag, "Unplaceable") {
+			// A task waiting for its program waits for a human who
+			// installs it, as an unplaceable one waits for a new slot.
+			if !strings.HasPrefix(tv.Flag, "Unplaceable") && !strings.HasPrefix(tv.Flag, coord.FlagProgramMissing) {
 				return false
 			}
 		}

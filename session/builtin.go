@@ -44,6 +44,7 @@ func DefaultSpecs() map[string]Spec {
 		s.SetEnv = maps.Clone(s.SetEnv)
 		s.Volatile = slices.Clone(s.Volatile)
 		s.Capabilities = slices.Clone(s.Capabilities)
+		s.Dialogs = slices.Clone(s.Dialogs)
 		out[name] = s
 	}
 	return out

@@ -19,6 +19,19 @@ var claudeSetEnv = map[string]string{
 // the lower rule.
 const claudePending = `(?m)^─{3,}[^\n]*\n❯[ \x{a0}](?:[^\s\x{a0}T]|T[^r\n]|Tr[^y\n]|Try[^ \n])[^\n]*\n(?:  [^\n]*\n)*─{3,}`
 
+// claudeDialogs are the screens Claude Code stops at before its prompt,
+// each matched on text found in 2.1.332's own binary; the API key and the
+// trust dialogs were seen in a pane (ANTHROPIC_API_KEY not yet approved,
+// a folder not yet trusted).
+var claudeDialogs = []Dialog{
+	{Name: "API key", Match: `Detected a custom API key in your environment`},
+	{Name: "trust this folder", Match: `Is this a project you created or one you trust`},
+	{Name: "login", Match: `Select login method`},
+	{Name: "theme", Match: `Choose the text style`},
+	{Name: "update", Match: `Update available`},
+	{Name: "no connection", Match: `Unable to connect to Anthropic services`},
+}
+
 // claudeTested is the oldest and the newest Claude Code release the claude
 // harnesses are proven against (the demo and the e2e tests in CI).
 var claudeTested = []string{"2.1.197", "2.1.332"}
@@ -56,6 +69,7 @@ func init() {
 		},
 		Capabilities: []string{"code"},
 		Usage:        UsageClaudeTranscript,
+		Dialogs:      claudeDialogs,
 		Tested:       claudeTested,
 	})
 	// `claude -p BRIEF` runs one turn and exits. It shows nothing until it

@@ -110,6 +110,9 @@ type Spec struct {
 	// Usage names where the program reports the tokens it spent; "" means
 	// it reports none the console can read.
 	Usage UsageSource `toml:"usage"`
+	// Dialogs are the screens the program may stop at for the operator
+	// (dialog.go).
+	Dialogs []Dialog `toml:"dialogs"`
 	// Tested is the oldest and the newest version of the program this
 	// harness's settings were proven against; `harness check` says whether
 	// the installed one is in that range.
@@ -185,6 +188,7 @@ func (s Spec) Validate() error {
 	if len(s.Tested) != 0 && len(s.Tested) != 2 {
 		bad("tested", "give the oldest and the newest version tested, as two strings")
 	}
+	s.validateDialogs(bad)
 	if s.SubmitRetries < 0 {
 		bad("submit_retries", "is negative")
 	}

@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -40,15 +41,28 @@ func (s *Session) WaitReady(ctx context.Context) error {
 	quiet.Stop()
 	defer quiet.Stop()
 	var (
-		matched bool
-		settled string // fingerprint when the quiet period last restarted
+		matched  bool
+		settled  string // fingerprint when the quiet period last restarted
+		inDialog bool   // a dialog shows: the deadline stands still
 	)
 	for {
 		changed := s.changeSignal() // before reading, so no change is missed
 		text := s.term.Text()
 		fp := s.fingerprint(text)
+		ready := s.ready.MatchString(text)
+		// A dialog waits for the operator, who may take minutes: the
+		// launch's clock runs again, whole, once it is answered.
+		if _, _, dialog := s.spec.DialogOn(text); dialog {
+			if !inDialog {
+				inDialog = true
+				deadline.Stop()
+			}
+		} else if inDialog {
+			inDialog = false
+			deadline.Reset(timeout)
+		}
 		switch {
-		case !s.ready.MatchString(text):
+		case !ready:
 			if matched {
 				matched = false
 				quiet.Stop()
@@ -71,9 +85,32 @@ func (s *Session) WaitReady(ctx context.Context) error {
 			if matched {
 				detail = "its ready marker %q appeared but the screen kept changing for %s."
 			}
-			return task.Refuse(task.ReasonLaunchNotConfirmed, "Harness %q: "+detail, s.spec.Name, s.spec.Ready, timeout)
+			return task.Refuse(task.ReasonLaunchNotConfirmed, "Harness %q: "+detail+"%s", s.spec.Name, s.spec.Ready, timeout, screenQuote(s.term.Text()))
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
+}
+
+// quoteLines bounds the screen a launch-not-confirmed refusal quotes.
+const quoteLines = 15
+
+// screenQuote returns " The screen showed:" and the last non-blank lines
+// of text, indented, so the refusal says what the agent showed instead of
+// its prompt; "" for a blank screen.
+func screenQuote(text string) string {
+	var lines []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.TrimRight(l, " ")
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, "  "+l)
+		}
+	}
+	if len(lines) == 0 {
+		return " The screen was blank."
+	}
+	if len(lines) > quoteLines {
+		lines = lines[len(lines)-quoteLines:]
+	}
+	return " The screen showed:\n" + strings.Join(lines, "\n")
 }

@@ -236,7 +236,7 @@ func (m *Model) harnessLines(w int) []string {
 			if h.Name == chosen {
 				known = true
 				if !h.Found {
-					warn = "⚠ " + chosen + "'s program is not installed here: the launch will be refused."
+					warn = "⚠ " + chosen + "'s program is not installed here: the task will wait, with no attempt counted, until it is."
 				}
 			}
 		}

@@ -130,11 +130,15 @@ func (r *Run) sampleLoop(ctx context.Context) {
 	worktreeWait := r.p.WorktreeEvery
 	screenAtWorktree := lastScreen
 	stuck := false
+	dialog := "" // the dialog reported as needing the operator
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		}
+		if r.briefedAt.Load() == 0 && !r.finished.Load() {
+			dialog = r.noteDialog(dialog)
 		}
 		prev := r.Sample()
 		now := r.p.Now()
@@ -261,4 +265,22 @@ func (r *Run) checkOwnWork() error {
 		return task.Refuse(task.ReasonArtifactStale, "process(es) %v of an older session were alive in the worktree and were stopped; write %s again.", older, rel)
 	}
 	return nil
+}
+
+// noteDialog reports a dialog of the CLI's that the screen shows before
+// the brief is delivered (NeedsYou, once per dialog text), and its end
+// (Answered). It returns the dialog now reported, "" for none.
+func (r *Run) noteDialog(was string) string {
+	d, said, ok := r.p.Spec.DialogOn(r.sess.View().Text())
+	now := ""
+	if ok {
+		now = d.Name + ": " + said
+	}
+	switch {
+	case now != "" && now != was:
+		r.report(Report{Kind: NeedsYou, Text: now})
+	case now == "" && was != "":
+		r.report(Report{Kind: Answered})
+	}
+	return now
 }

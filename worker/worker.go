@@ -52,6 +52,8 @@ const (
 	Stuck          ReportKind = "stuck"           // the screen has not changed for StuckAfter
 	Unstuck        ReportKind = "unstuck"         // it changed again
 	Exited         ReportKind = "exited"          // the process ended
+	NeedsYou       ReportKind = "needs-you"       // the launch stopped at a dialog of the CLI's; Text quotes it
+	Answered       ReportKind = "answered"        // the dialog is gone
 )
 
 // Report is what a run tells the coordinator. Token fences it: a report
@@ -71,6 +73,7 @@ type Report struct {
 	// (ExitCode is then its status).
 	AfterExit bool
 	Idle      time.Duration // for Stuck: how long the screen has been still
+	Text      string        // for NeedsYou: the dialog's name and its own text
 	At        time.Time
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -104,6 +106,15 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 			return usageError(stderr, "add", "--harness: no harness named %q is configured (known: %s); define [harness.%s] in %s to add one",
 				t.Harness, strings.Join(harnessNames(cfg), ", "), t.Harness, config.FileName)
 		}
+	}
+	// The machine's fault, said before it costs a night: the engine does
+	// not lease the task until the program is found.
+	h := t.Harness
+	if h == "" {
+		h = coord.DefaultHarness
+	}
+	if why := session.ProgramMissing(cfg.Harness[h].Expand(harnessVars(t.Model)), os.Environ(), r.Root); why != "" {
+		fmt.Fprintf(stderr, "warning: %s The task is added and waits, with no attempt counted, until it is found.\n", why)
 	}
 	if t.Harness == "" {
 		// Said once, where the choice is made: a task with no harness runs

@@ -203,6 +203,13 @@ func signal(c chan struct{}) {
 // Confirm reports that the agent's prompt showed and settled.
 func (f *Fake) Confirm() { f.report(worker.Report{Kind: worker.Confirmed}) }
 
+// NeedsYou reports that the launch stopped at a dialog of the CLI's,
+// quoting it as text; Answered reports that it is gone.
+func (f *Fake) NeedsYou(text string) { f.report(worker.Report{Kind: worker.NeedsYou, Text: text}) }
+
+// Answered reports that the dialog NeedsYou reported is gone.
+func (f *Fake) Answered() { f.report(worker.Report{Kind: worker.Answered}) }
+
 // RefuseLaunch reports that the launch did not confirm, with why.
 func (f *Fake) RefuseLaunch(why *task.Refusal) {
 	f.report(worker.Report{Kind: worker.LaunchRefused, Refusal: why})

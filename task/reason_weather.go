@@ -1,0 +1,24 @@
+package task
+
+// Reasons of the "waiting" conditions (DESIGN.md): a task held without
+// blame, for a fault of the machine's or the provider's, or for the
+// operator. They live in a file of their own so the list in reason.go
+// stays one block; init adds them to Reasons and their sentences, so the
+// tests that enumerate reasons see them like any other.
+const (
+	// ReasonProgramMissing: the harness's program is not installed where
+	// the engine would run it; the task stays queued and no attempt is
+	// counted.
+	ReasonProgramMissing Reason = "program-missing"
+)
+
+var weatherSentences = map[Reason]string{
+	ReasonProgramMissing: "The agent program is not installed on this machine; the task waits, with no attempt counted, until it is.",
+}
+
+func init() {
+	for _, r := range []Reason{ReasonProgramMissing} {
+		Reasons = append(Reasons, r)
+		sentences[r] = weatherSentences[r]
+	}
+}
