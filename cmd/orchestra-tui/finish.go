@@ -274,4 +274,6 @@ func plural(n int, one string, many ...string) string {
 	return fmt.Sprintf("%d %ss", n, one)
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine folds s onto one line without its escape sequences: a title
+// came from outside and is printed to the operator.
+func oneLine(s string) string { return strings.Join(strings.Fields(task.PlainText(s)), " ") }
