@@ -30,7 +30,7 @@ func offlineOp(ctx context.Context, r *repo.Repo, cmd coord.Command, stdout, std
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := openStore(ctx, r)
+	st, err := openExistingStore(ctx, r)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -142,7 +142,7 @@ func pruneCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	ctx := context.Background()
-	st, err := openStore(ctx, r)
+	st, err := openExistingStore(ctx, r)
 	if err != nil {
 		return fail(stderr, err)
 	}

@@ -56,7 +56,7 @@ func handoffCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := openStore(context.Background(), r)
+	st, err := openExistingStore(context.Background(), r)
 	if err != nil {
 		return fail(stderr, err)
 	}
