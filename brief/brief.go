@@ -118,7 +118,9 @@ type block struct {
 // opening (each marked), then the oldest decisions are left out with a line
 // saying how many and where they are, then the newest is cut; the newest
 // decision is never left out. The brief fits its budget unless the goal,
-// acceptance, phase and the newest decision's opening alone do not.
+// acceptance, phase and the newest decision's opening alone do not. Escape
+// sequences and control characters other than line breaks and tabs are
+// removed (task.PlainText).
 func Render(f Facts) string {
 	budget := f.Budget
 	if budget <= 0 {
@@ -175,7 +177,10 @@ func Render(f Facts) string {
 		decisions.text = fitDecisions(f.Decisions, room)
 		out = join(blocks, trimmed, budget)
 	}
-	return out
+	// The brief is typed into a pane or handed over as an argument: an
+	// escape sequence or a control character from a title, a goal, a
+	// decision or an earlier screen would reach the agent as keys.
+	return task.PlainText(out)
 }
 
 // join renders the blocks, separated by blank lines, and the trim note.

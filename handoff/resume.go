@@ -126,8 +126,15 @@ func resumedTask(d Document, harness, model string, now time.Time) task.Task {
 	if branch == "" {
 		branch = "orchestra/" + strings.ToLower(string(id))
 	}
+	acceptance := make([]string, len(d.Task.Acceptance))
+	for i, a := range d.Task.Acceptance {
+		acceptance[i] = task.PlainText(a)
+	}
+	// The file came from another machine: its text is printed to this
+	// operator and typed into this machine's agents, so it is stored
+	// without escape sequences or control characters.
 	return task.Task{
-		ID: id, Title: d.Task.Title, Goal: d.Task.Goal, Acceptance: slices.Clone(d.Task.Acceptance),
+		ID: id, Title: task.PlainLine(d.Task.Title), Goal: task.PlainText(d.Task.Goal), Acceptance: acceptance,
 		Verify: d.Task.Verify, Repo: ".", Pipeline: slices.Clone(d.Task.Pipeline), Harness: h, Model: m,
 		Capabilities: slices.Clone(d.Task.Capabilities),
 		State:        task.StateQueued, Phase: d.PhaseReached, BaseCommit: d.Repo.BaseCommit, Branch: branch,
@@ -198,10 +205,11 @@ func importParams(d Document, t task.Task, now time.Time) store.TaskImportParams
 			SHA256: a.SHA256, Session: prevSession, At: d.ExportedAt})
 	}
 	for _, c := range d.Decisions {
-		p.Decisions = append(p.Decisions, store.Decision{ID: c.ID, TaskID: t.ID, Text: c.Text, Author: c.Author, At: c.At})
+		p.Decisions = append(p.Decisions, store.Decision{ID: c.ID, TaskID: t.ID, Text: task.PlainText(c.Text),
+			Author: task.PlainLine(c.Author), At: c.At})
 	}
 	for _, e := range d.DeadEnds {
-		p.DeadEnds = append(p.DeadEnds, store.DeadEnd{TaskID: t.ID, Phase: e.Phase, Attempt: e.Attempt, Text: e.Text, At: e.At})
+		p.DeadEnds = append(p.DeadEnds, store.DeadEnd{TaskID: t.ID, Phase: e.Phase, Attempt: e.Attempt, Text: task.PlainText(e.Text), At: e.At})
 	}
 	data, _ := json.Marshal(ResumedData{HandoffOf: d.Task.ID, Digest: d.Digest, Exporter: d.Exporter, ExportedAt: d.ExportedAt})
 	p.Events = []task.Event{{
@@ -345,7 +353,14 @@ func sentenceOf(s string) string {
 	return s + "."
 }
 
+// continuityJSON is c as a session row stores it, its text (an earlier
+// screen, errors, how the session ended) without escape sequences or
+// control characters: it came from the other machine's file.
 func continuityJSON(c brief.Continuity) string {
+	c.Ended, c.Screen, c.Verdict = task.PlainText(c.Ended), task.PlainText(c.Screen), task.PlainText(c.Verdict)
+	for i, e := range c.Errors {
+		c.Errors[i] = task.PlainText(e)
+	}
 	b, err := json.Marshal(c)
 	if err != nil {
 		return ""

@@ -41,11 +41,31 @@ func validateHeader(d Document) *FieldError {
 
 func validateTask(d Document) *FieldError {
 	t := d.Task
+	if fe := sizeErr(t); fe != nil {
+		return fe
+	}
 	if err := t.Pipeline.Validate(); err != nil {
 		return fieldErr("task.pipeline", "%v", err)
 	}
 	if fe := phaseIn(d, "phase_reached", d.PhaseReached); fe != nil {
 		return fe
+	}
+	return nil
+}
+
+// sizeErr is the task's title, goal or acceptance criterion over its
+// limit (task.CheckSizes), named by its JSON path.
+func sizeErr(t TaskInfo) *FieldError {
+	if len(t.Title) > task.MaxTitleBytes {
+		return fieldErr("task.title", "is %d bytes, over the limit of %d bytes for a title", len(t.Title), task.MaxTitleBytes)
+	}
+	if len(t.Goal) > task.MaxGoalBytes {
+		return fieldErr("task.goal", "is %d bytes, over the limit of %d bytes for a goal", len(t.Goal), task.MaxGoalBytes)
+	}
+	for i, a := range t.Acceptance {
+		if len(a) > task.MaxGoalBytes {
+			return fieldErr(fmt.Sprintf("task.acceptance[%d]", i), "is %d bytes, over the limit of %d bytes for a criterion", len(a), task.MaxGoalBytes)
+		}
 	}
 	return nil
 }

@@ -21,8 +21,10 @@ func (s *Session) Write(b []byte) error {
 }
 
 // Paste sends text as one paste: wrapped in bracketed-paste markers if the
-// program enabled mode 2004, raw otherwise. An end marker inside text is
-// removed, so pasted text can never end the paste early and be read as keys.
+// program enabled mode 2004, raw otherwise. Escape sequences and control
+// characters but line breaks and tabs are removed from text (an end marker
+// among them), so pasted text can never end the paste early or be read as
+// keys.
 func (s *Session) Paste(text string) error {
 	if !s.spec.Types() {
 		return s.errNeverTyped()
@@ -126,11 +128,15 @@ func (s *Session) send(b []byte, user bool) error {
 	return nil
 }
 
-// pasteBytes returns text as paste input, bracketed if asked.
+// pasteBytes returns text as paste input, bracketed if asked. Text typed
+// as a paste (a brief, a correction, a refusal) came from outside: its
+// escape sequences and control characters (an ESC[201~ that would end the
+// paste early, a ^C, a ^D, a lone \r that submits) are removed first, so
+// none of it is read as keys.
 func pasteBytes(text string, bracketed bool) []byte {
+	text = task.PlainText(text)
 	if !bracketed {
 		return []byte(text)
 	}
-	text = strings.ReplaceAll(text, pasteEnd, "")
 	return []byte(pasteStart + text + pasteEnd)
 }

@@ -139,7 +139,16 @@ func TestPasteIsBracketedOnlyWhenEnabled(t *testing.T) {
 func TestPasteCannotEndBracketEarly(t *testing.T) {
 	t.Parallel()
 	require.Equal(t, "\x1b[200~ab\x1b[201~", string(pasteBytes("a\x1b[201~b", true)))
-	require.Equal(t, "a\x1b[201~b", string(pasteBytes("a\x1b[201~b", false)))
+	require.Equal(t, "ab", string(pasteBytes("a\x1b[201~b", false)))
+}
+
+// Nothing typed as a paste is read as a key: a ^C, a ^D, a lone \r, a
+// paste start and a clipboard write (OSC 52) inside the text are removed,
+// its lines and tabs kept.
+func TestPasteTypesNoControlOrEscape(t *testing.T) {
+	t.Parallel()
+	got := string(pasteBytes("stop\x03 now\x04\rnext\x1b[200~line\x1b]52;c;eA==\x07\tend\n", true))
+	require.Equal(t, "\x1b[200~stop now\nnextline\tend\n\x1b[201~", got)
 }
 
 func TestWriteReachesProgramAndIsRecorded(t *testing.T) {

@@ -84,6 +84,9 @@ func (t Task) Validate() error {
 	if err := t.Pipeline.Validate(); err != nil {
 		errs = append(errs, err)
 	}
+	if err := CheckSizes(t.Title, t.Goal, t.Acceptance); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

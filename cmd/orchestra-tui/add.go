@@ -75,6 +75,9 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 	if code := checkTaskFields(tf, *file, stderr); code != 0 {
 		return code
 	}
+	if err := task.CheckSizes(tf.Title, tf.Goal, tf.Acceptance); err != nil {
+		return fail(stderr, fmt.Errorf("add: %w", err))
+	}
 	t := task.Task{Title: tf.Title, Goal: tf.Goal, Acceptance: tf.Acceptance, Verify: tf.Verify,
 		Harness: tf.Harness, Model: tf.Model, Capabilities: tf.Capabilities}
 	spec, from := *pipeline, "--pipeline"

@@ -346,6 +346,15 @@ func applyOffline(ctx context.Context, root string, cmd coord.Command) (coord.Re
 		case <-retry.C:
 		}
 	}
+	// A command on a task needs the store that holds it: one that is not
+	// there is said so, not made anew and empty.
+	if r, err := repo.Open(root); err == nil {
+		st, err := openExistingStore(ctx, r)
+		if err != nil {
+			return coord.Result{}, err
+		}
+		st.Close()
+	}
 	o, err := coord.Open(coord.OpenParams{Dir: root})
 	if err != nil {
 		return coord.Result{}, err

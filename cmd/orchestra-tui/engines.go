@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -41,7 +42,16 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 		ttl = coord.EngineTTL
 	}
 	ctx := context.Background()
-	st, _, err := coord.OpenStore(ctx, r.Root, cfg)
+	st, err := openExisting(ctx, r, cfg)
+	var none *noStoreError
+	if errors.As(err, &none) {
+		if *asJSON {
+			fmt.Fprintln(stdout, "[]")
+			return 0
+		}
+		fmt.Fprintf(stdout, "no engines: %v\n", err)
+		return 0
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}

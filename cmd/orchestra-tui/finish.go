@@ -34,7 +34,7 @@ func pruneCmd(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	ctx := context.Background()
-	st, err := openStore(ctx, r)
+	st, err := openExistingStore(ctx, r)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -166,4 +166,6 @@ func plural(n int, one string, many ...string) string {
 	return fmt.Sprintf("%d %ss", n, one)
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+// oneLine folds s onto one line without its escape sequences: a title
+// came from outside and is printed to the operator.
+func oneLine(s string) string { return strings.Join(strings.Fields(task.PlainText(s)), " ") }

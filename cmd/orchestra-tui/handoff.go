@@ -14,6 +14,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/handoff"
+	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/jail"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -55,7 +56,7 @@ func handoffCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := openStore(context.Background(), r)
+	st, err := openExistingStore(context.Background(), r)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -91,7 +92,7 @@ func handoffCmd(args []string, stdout, stderr io.Writer) int {
 	if committed {
 		fmt.Fprintf(stdout, "Committed the worktree's uncommitted work to %s as %s.\n", t.Branch, shortSHA(sha))
 	}
-	fmt.Fprintf(stdout, "Wrote the handoff of task %s (%s) to %s (%d bytes).\n", t.ID, t.Title, path, len(data))
+	fmt.Fprintf(stdout, "Wrote the handoff of task %s (%s) to %s (%d bytes).\n", t.ID, headless.Printable(t.Title), path, len(data))
 	fmt.Fprint(stdout, describeHandoff(d))
 	if d.Repo.BranchHead != "" {
 		remote := "<remote>"
@@ -130,7 +131,7 @@ func describeHandoff(d handoff.Document) string {
 		if s.Model != "" {
 			m += " " + s.Model
 		}
-		models[m] = true
+		models[headless.Printable(m)] = true
 	}
 	names := make([]string, 0, len(models))
 	for m := range models {
@@ -139,17 +140,17 @@ func describeHandoff(d handoff.Document) string {
 	sort.Strings(names)
 	fmt.Fprintf(&sb, "  sessions: %d (%s)\n", len(d.Sessions), strings.Join(names, ", "))
 	if d.Verdict != nil {
-		fmt.Fprintf(&sb, "  verdict: %s\n", d.Verdict.Line)
+		fmt.Fprintf(&sb, "  verdict: %s\n", headless.Printable(d.Verdict.Line))
 	}
 	if len(d.FilesChanged) > 0 {
-		fmt.Fprintf(&sb, "  files changed: %s\n", strings.Join(d.FilesChanged, ", "))
+		fmt.Fprintf(&sb, "  files changed: %s\n", headless.Printable(strings.Join(d.FilesChanged, ", ")))
 	}
 	fmt.Fprintf(&sb, "  artifacts: %d, decisions: %d, dead ends: %d\n", len(d.Artifacts), len(d.Decisions), len(d.DeadEnds))
 	head := "none yet"
 	if d.Repo.BranchHead != "" {
 		head = shortSHA(d.Repo.BranchHead)
 	}
-	fmt.Fprintf(&sb, "  branch: %s at %s, base %s, root %s\n", d.Repo.Branch, head, shortSHA(d.Repo.BaseCommit), shortSHA(d.Repo.RootCommit))
+	fmt.Fprintf(&sb, "  branch: %s at %s, base %s, root %s\n", headless.Printable(d.Repo.Branch), head, shortSHA(d.Repo.BaseCommit), shortSHA(d.Repo.RootCommit))
 	return sb.String()
 }
 
@@ -187,8 +188,11 @@ func resumeInto(o *coord.Opened, file, harness, model string, stdout, stderr io.
 	if m == "" {
 		m = "its default"
 	}
+	// Every field of the file may hold escape sequences (it came from
+	// another machine); what is printed of it goes through Printable.
 	fmt.Fprintf(stdout, "Resumed task %s as %s (%s): phase %s on branch %s, harness %s, model %s.\n",
-		d.Task.ID, t.ID, t.Title, t.Phase, t.Branch, orDefault(t.Harness, coord.DefaultHarness), m)
+		headless.Printable(string(d.Task.ID)), t.ID, headless.Printable(t.Title), t.Phase, headless.Printable(t.Branch),
+		headless.Printable(orDefault(t.Harness, coord.DefaultHarness)), headless.Printable(m))
 	fmt.Fprint(stdout, describeHandoff(d))
 	return 0
 }

@@ -40,7 +40,7 @@ func TestGlobalFlagsBeforeOrAfterTheSubcommand(t *testing.T) {
 	for _, args := range [][]string{{"-C", root, "status"}, {"status", "-C", root}, {"-C=" + root, "status"}, {"--no-anim", "-C", root, "status"}} {
 		code, stdout, stderr := cli(t, args...)
 		require.Equal(t, 0, code, "%v: %s", args, stderr)
-		require.Equal(t, "no tasks: add one with `orchestra-tui add`\n", stdout, args)
+		require.Contains(t, stdout, "no tasks: no store in this repository: ", args)
 	}
 	code, stdout, stderr := cli(t, "-C", root, "add", "--title", "T", "--goal", "G", "--verify", "true")
 	require.Equal(t, 0, code, stderr)

@@ -28,7 +28,17 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	st, err := openStore(context.Background(), r)
+	st, err := openExistingStore(context.Background(), r)
+	var none *noStoreError
+	if errors.As(err, &none) {
+		// Nothing to list, as with an empty store, and said so.
+		if *asJSON {
+			fmt.Fprintln(stdout, "[]")
+			return 0
+		}
+		fmt.Fprintf(stdout, "no tasks: %v\n", err)
+		return 0
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
