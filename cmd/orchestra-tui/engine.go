@@ -348,7 +348,7 @@ func applyOffline(ctx context.Context, root string, cmd coord.Command) (coord.Re
 	}
 	// A command on a task needs the store that holds it: one that is not
 	// there is said so, not made anew and empty.
-	if r, err := repo.Open(root); err == nil {
+	if r, err := repo.Open(root); err == nil && cmd.Kind != coord.CmdAdd {
 		st, err := openExistingStore(ctx, r)
 		if err != nil {
 			return coord.Result{}, err
