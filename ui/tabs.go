@@ -104,11 +104,7 @@ func (m *Model) eventLine(ev task.Event) string {
 	return m.st.dim.Render(at) + " " + padRight(string(ev.Kind), 20) + " " + text
 }
 
-// renderTabBar draws the tab names with the active one highlighted.
-func (m *Model) renderTabBar(w int) string {
-	return fit(m.tabBar(), w)
-}
-
+// tabBar draws the tab names with the active one highlighted.
 func (m *Model) tabBar() string {
 	var b strings.Builder
 	for i, name := range tabNames {
