@@ -101,9 +101,6 @@ func (b *fakeBundle) waitEvent(t *testing.T, ok func(task.Event) bool) task.Even
 	return b.running.waitEvent(t, 24*time.Hour, ok)
 }
 
-// since is how long after the coordinator's start ev happened.
-func (b *fakeBundle) since(ev task.Event) time.Duration { return ev.At.Sub(b.began) }
-
 // barrier returns once the loop has finished every iteration begun before
 // it, and the fakes have done what that led them to.
 func (b *fakeBundle) barrier(t *testing.T) {

@@ -58,7 +58,8 @@ func (b *infraRetry) waiting(id task.ID, now time.Time) bool {
 	return ok && now.Before(u)
 }
 
-// clear forgets id's failures.
+// clear forgets id's failures: called when a launch goes live, so the next
+// machine failure of the task starts again at the first delay.
 func (b *infraRetry) clear(id task.ID) {
 	delete(b.until, id)
 	delete(b.failures, id)

@@ -42,3 +42,23 @@ func TestInfrastructureFailureIsRetriedAndNotCharged(t *testing.T) {
 	launched := b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionLaunched))
 	require.Contains(t, launched.Text, "attempt 1")
 }
+
+// The backoff doubles per failure up to its cap, and a launch that went
+// live (clear) starts it again at the first delay.
+func TestInfraRetryBacksOffAndClears(t *testing.T) {
+	t.Parallel()
+	var b infraRetry
+	now := time.Unix(1_700_000_000, 0)
+	require.Equal(t, infraFirstRetry, b.fail("t1", now))
+	require.Equal(t, 2*infraFirstRetry, b.fail("t1", now))
+	require.True(t, b.waiting("t1", now.Add(infraFirstRetry)))
+	require.False(t, b.waiting("t1", now.Add(2*infraFirstRetry)))
+	for range 10 {
+		b.fail("t1", now)
+	}
+	require.Equal(t, infraMaxRetry, b.fail("t1", now))
+
+	b.clear("t1")
+	require.False(t, b.waiting("t1", now))
+	require.Equal(t, infraFirstRetry, b.fail("t1", now), "a live launch resets the backoff")
+}

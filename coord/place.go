@@ -256,6 +256,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 				return
 			}
 			r.w = w
+			c.infraRetry.clear(next.ID)
 			if r.fetchNote != "" {
 				c.record(ctx, c.refusalEvent(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
 			}

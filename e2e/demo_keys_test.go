@@ -73,7 +73,7 @@ func TestDemoSurvivesACuriousUser(t *testing.T) {
 			}
 			if !strings.Contains(s, "demo exited with status") {
 				// The demo finished and stays open on the run: quit it.
-				s = tm.waitText(10*time.Second, "DEMO FINISHED", "every proof held", "q quits")
+				tm.waitText(10*time.Second, "DEMO FINISHED", "every proof held", "q quits")
 				quit(t, tm)
 			}
 			s = tm.waitText(2*time.Minute, "demo exited with status")

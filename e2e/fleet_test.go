@@ -10,7 +10,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +43,6 @@ type fleet struct {
 	// environ is added to every command's environment.
 	environ []string
 
-	mu      sync.Mutex
 	engines map[string]*fleetEngine
 }
 

@@ -107,12 +107,6 @@ func (tm *tmuxTerm) screen() string {
 	return tm.run("capture-pane", "-p", "-t", "main")
 }
 
-// screenANSI is the visible screen with its colours as escape sequences.
-func (tm *tmuxTerm) screenANSI() string {
-	tm.t.Helper()
-	return tm.run("capture-pane", "-e", "-p", "-t", "main")
-}
-
 // panePID is the process id of the program the pane runs.
 func (tm *tmuxTerm) panePID() int {
 	tm.t.Helper()

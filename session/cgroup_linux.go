@@ -254,11 +254,6 @@ func memberFDs(dir string, skip int) []int {
 	return fds
 }
 
-// procs returns the pids in the cgroup.
-func (c *cgroup) procs() []int {
-	return cgroupProcs(c.dir)
-}
-
 func cgroupProcs(dir string) []int {
 	data, err := os.ReadFile(filepath.Join(dir, "cgroup.procs"))
 	if err != nil {

@@ -83,14 +83,6 @@ func (m *Model) renderOneBanner(b BannerMsg, w int, wrapLines bool) []string {
 	return out
 }
 
-// showNote puts the console's own note up (the answer to approve: where
-// the work is and the command that merges it); esc or the next command
-// dismisses it.
-func (m *Model) showNote(b BannerMsg) tea.Cmd {
-	m.note = b
-	return m.relayout()
-}
-
 // dismissNote takes the note down; it reports whether there was one.
 func (m *Model) dismissNote() (tea.Cmd, bool) {
 	if m.note.Title == "" {

@@ -106,11 +106,6 @@ func (m *Model) eventLine(ev task.Event) string {
 	return m.st.dim.Render(at) + " " + padRight(string(ev.Kind), 20) + " " + text
 }
 
-// renderTabBar draws the tab names with the active one highlighted.
-func (m *Model) renderTabBar(w int) string {
-	return fit(m.tabBar(false), w)
-}
-
 // tabBar is the tab names, each padded; compact pads only the active one,
 // so five tabs leave the task's phase and state room beside them on a
 // narrow pane.

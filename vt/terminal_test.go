@@ -11,10 +11,9 @@ import (
 // UTF-8 of "✳" holds the byte 0x9C, which a parser that honours C1 ST
 // inside a string takes as the end of the title, printing the rest.
 func TestClaudeCodeTitleDoesNotLeak(t *testing.T) {
-	term := New(40, 3, 10, nil)
 	data := []byte("\x1b]0;✳ Claude Code\x07❯ \x1b]2;✳ Claude Code\x1b\\")
 	for cut := range data {
-		term = New(40, 3, 10, nil)
+		term := New(40, 3, 10, nil)
 		_, _ = term.Write(data[:cut])
 		_, _ = term.Write(data[cut:])
 		if got := strings.TrimSpace(term.Text()); got != "❯" {

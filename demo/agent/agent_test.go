@@ -40,7 +40,6 @@ type screen struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	changed chan struct{} // closed and replaced on every write
-	closed  bool          // the pty reached EOF: the agent and its output are gone
 }
 
 func (s *screen) Write(p []byte) (int, error) {

@@ -23,9 +23,7 @@ func (s *Server) messageJSON(r Reply, full bool) wireMessageOut {
 		return m
 	}
 	m.StopReason = &r.StopReason
-	for _, b := range s.blocks(r) {
-		m.Content = append(m.Content, b)
-	}
+	m.Content = append(m.Content, s.blocks(r)...)
 	return m
 }
 
