@@ -57,7 +57,8 @@ const (
 	strIgnore // DCS, SOS, PM, APC: collected and dropped
 )
 
-// Terminal is a VT emulator with tmux's behaviour.
+// Terminal is a VT emulator with tmux's behaviour, and xterm's where tmux
+// departs from xterm (what ends a pending wrap).
 type Terminal struct {
 	cols, rows int
 	main, alt  *screen
