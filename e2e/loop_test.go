@@ -163,7 +163,7 @@ func TestHeadlessJSONDrivesTheLoopFromAddToMergedBranch(t *testing.T) {
 	worktree := filepath.Join(f.root, filepath.FromSlash(repo.WorktreesDir), string(id))
 	require.DirExists(t, worktree)
 	out = f.orch(t, "prune")
-	require.Contains(t, out, "removed "+id.Short()+" "+branch+" (completed, Fix calc)")
+	require.Contains(t, out, "removed "+id.Short()+" "+branch+" (merged, Fix calc)")
 	require.NoDirExists(t, worktree)
 	branches, err := exec.Command("git", "-C", f.root, "branch", "--list", "orchestra/*").Output()
 	require.NoError(t, err)
@@ -176,5 +176,5 @@ func TestHeadlessJSONDrivesTheLoopFromAddToMergedBranch(t *testing.T) {
 	combined, err := cmd.CombinedOutput()
 	require.Error(t, err)
 	require.Equal(t, 1, cmd.ProcessState.ExitCode())
-	require.Contains(t, string(combined), "nothing to run: every task is at rest (1 awaiting-review, 1 completed)")
+	require.Contains(t, string(combined), "nothing to run: every task is at rest (1 awaiting-review, 1 merged)")
 }

@@ -89,8 +89,8 @@ func Run(ctx context.Context, c *coord.Coordinator, w io.Writer, o Options) int 
 func AtRest(s coord.Snapshot) bool {
 	for _, tv := range s.Tasks {
 		switch tv.Task.State {
-		case task.StateLeased, task.StateRunning:
-			return false
+		case task.StateLeased, task.StateRunning, task.StateMergeQueued, task.StateIntegrating:
+			return false // the engine moves them (the merge queue the last two)
 		case task.StateQueued:
 			// A task waiting for its program waits for a human who
 			// installs it, as an unplaceable one waits for a new slot.

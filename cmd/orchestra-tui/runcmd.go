@@ -90,7 +90,7 @@ func nothingToRun(ts []task.Task) error {
 	counts := map[task.State]int{}
 	for _, t := range ts {
 		switch t.State {
-		case task.StateQueued, task.StateLeased, task.StateRunning:
+		case task.StateQueued, task.StateLeased, task.StateRunning, task.StateMergeQueued, task.StateIntegrating:
 			return nil
 		}
 		counts[t.State]++
