@@ -179,7 +179,9 @@ func resumeInto(o *coord.Opened, file, harness, model string, stdout, stderr io.
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	t, err := handoff.Resume(ctx, o.Store, o.Repo, d, harness, model, time.Now())
+	// The coordinator's own import, as CmdResume does it; run holds the
+	// engine lock (engine.Serve) while it runs.
+	t, err := o.ResumeOffline(ctx, file, harness, model)
 	if err != nil {
 		return fail(stderr, fmt.Errorf("resume %s: %w", file, err))
 	}
