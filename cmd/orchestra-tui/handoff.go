@@ -179,9 +179,7 @@ func resumeInto(o *coord.Opened, file, harness, model string, stdout, stderr io.
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	// The coordinator's own import, as CmdResume does it; run holds the
-	// engine lock (engine.Serve) while it runs.
-	t, err := o.ResumeOffline(ctx, file, harness, model)
+	t, err := handoff.Resume(ctx, o.Store, o.Repo, d, harness, model, time.Now())
 	if err != nil {
 		return fail(stderr, fmt.Errorf("resume %s: %w", file, err))
 	}
