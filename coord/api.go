@@ -181,6 +181,11 @@ const (
 	// CmdMerge merges an approved task's branch into the checked-out
 	// branch ([finalise] merge says how).
 	CmdMerge CommandKind = "merge"
+	// CmdRequestChanges sends a task awaiting review back to implement
+	// with every open review comment, no attempt charged (review.go).
+	CmdRequestChanges CommandKind = "request-changes"
+	// CmdResolve marks the review comment Text (a decision id) resolved.
+	CmdResolve CommandKind = "resolve"
 	// CmdResume creates a task from a handoff file (Path) and starts it
 	// from the phase it reached, optionally on another Harness or Model.
 	CmdResume CommandKind = "resume"
@@ -211,6 +216,8 @@ type Command struct {
 	Path     string        // for resume: the handoff file
 	Harness  string        // for resume: replaces the file's harness
 	Model    string        // for resume: replaces the file's model
+	// Anchor makes a correction a review comment on a line of the diff.
+	Anchor *store.Anchor `json:",omitempty"`
 }
 
 // Result is what the coordinator did with a command, in a sentence.

@@ -32,7 +32,7 @@ func (c *Coordinator) renderBrief(ctx context.Context, t task.Task, r *run, dir 
 		return "", nil, fmt.Errorf("read dead ends: %w", err)
 	}
 	f := brief.Facts{
-		Task: t, Phase: r.phase, Attempt: r.attempt, Decisions: decisions,
+		Task: t, Phase: r.phase, Attempt: r.attempt, Decisions: openDecisions(decisions),
 		Rules: c.p.Repo.Rules(), DeadEnds: deadEnds, Budget: c.cfg.Brief.Budget,
 	}
 	for _, a := range arts {

@@ -102,6 +102,10 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 	switch cmd.Kind {
 	case CmdCorrect:
 		return c.correct(ctx, t, r, cmd)
+	case CmdRequestChanges:
+		return c.requestChanges(ctx, t, cmd)
+	case CmdResolve:
+		return c.resolveComment(ctx, t, cmd)
 	case CmdResubmit:
 		if r == nil || r.w == nil || !r.confirmed {
 			return cmdReply{err: fmt.Errorf("task %s has no live, confirmed session to resubmit", id.Short())}
@@ -213,7 +217,10 @@ func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Comm
 		return cmdReply{err: fmt.Errorf("task %s has ended (%s); a correction would reach no one", t.ID.Short(), t.State)}
 	}
 	now := c.now()
-	d := store.Decision{ID: task.NewULID(now), TaskID: t.ID, Text: text, Author: authorOf(cmd), At: now}
+	if cmd.Anchor != nil {
+		text = commentText(*cmd.Anchor, text)
+	}
+	d := store.Decision{ID: task.NewULID(now), TaskID: t.ID, Text: text, Author: authorOf(cmd), At: now, Anchor: cmd.Anchor}
 	ev := c.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Human decision by %s: %s", d.Author, text))
 	if err := c.st.DecisionInsert(ctx, d, ev); err != nil {
 		return cmdReply{err: fmt.Errorf("record decision: %w", err)}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/diff"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -34,6 +35,8 @@ type diffView struct {
 	side bool
 	// top is the first row on screen, cur the row the cursor is on.
 	top, cur int
+	// anchor is the line a comment being typed is on (modeCorrect).
+	anchor *store.Anchor
 }
 
 // diffMsg is a diff the engine read.
@@ -228,8 +231,55 @@ func (m *Model) diffTabKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	return m.diffKey(msg)
 }
 
-// diffActionKey is what browse mode does with a key it does not move on.
-func (m *Model) diffActionKey(tea.KeyPressMsg) tea.Cmd { return nil }
+// diffActionKey is what browse mode does with a key it does not move on:
+// c comments on the cursor's line, d resolves the comment under the
+// cursor, and the task's own keys (a, C) act as in normal mode.
+func (m *Model) diffActionKey(msg tea.KeyPressMsg) tea.Cmd {
+	dv := &m.dv
+	if dv.cur >= len(dv.rows) {
+		return nil
+	}
+	row := dv.rows[dv.cur]
+	switch msg.String() {
+	case "c":
+		a, ok := dv.anchorAt(row)
+		if !ok {
+			m.setStatus("move to a line of code to comment on it", false)
+			return nil
+		}
+		dv.anchor = &a
+		m.mode = modeCorrect
+		m.correct.Reset()
+		return m.correct.Focus()
+	case "d":
+		if row.comment == "" {
+			m.setStatus("move to a comment to resolve it", false)
+			return nil
+		}
+		return m.do(coord.Command{Kind: coord.CmdResolve, TaskID: dv.id, Text: row.comment})
+	case "a", "C":
+		tv, ok := m.selected()
+		return m.actionKey(msg, tv, ok)
+	}
+	return nil
+}
+
+// anchorAt is the anchor of a code row: its file, line (the new side's
+// number, the old side's for a removed line), the line's and its hunk's
+// text.
+func (dv *diffView) anchorAt(row diffRow) (store.Anchor, bool) {
+	if row.kind != rowLine || row.file >= len(dv.res.Files) {
+		return store.Anchor{}, false
+	}
+	f := dv.res.Files[row.file]
+	h := f.Hunks[row.hunk]
+	l := h.Lines[row.line]
+	a := store.Anchor{File: f.Path, Line: l.New, LineText: l.Text, Hunk: h.Text()}
+	if l.Kind == diff.Del {
+		a.Line, a.Old = l.Old, true
+	}
+	return a, true
+}
 
 // diffTabHints are normal mode's first hints on the Diff tab.
 func diffTabHints() []string {
@@ -237,13 +287,14 @@ func diffTabHints() []string {
 }
 
 // diffBrowseHints are browse mode's hints.
-var diffBrowseHints = []string{"j/k line", "]/[ file", "}/{ hunk", "v branch/session", "esc leave"}
+var diffBrowseHints = []string{"j/k line", "c comment", "d resolve", "]/[ file", "}/{ hunk", "C request changes", "esc leave"}
 
 // diffHelp is the help screen's Diff tab group.
 func diffHelp() []key.Binding {
 	h := func(keys, desc string) key.Binding { return key.NewBinding(key.WithHelp(keys, desc)) }
 	return []key.Binding{
 		h("enter", "browse: j/k line, esc leaves"),
+		h("c d", "(browsing) comment / resolve"),
 		h("]/[", "next / previous file"),
 		h("}/{", "next / previous hunk"),
 		h("J/K", "scroll the diff"),

@@ -12,6 +12,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/diff"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -176,4 +177,66 @@ func TestHelpListsDiffKeys(t *testing.T) {
 	for _, k := range []string{"]/[", "next / previous file", "}/{", "next / previous hunk", "tab/1-5", "whole branch / last session"} {
 		require.Contains(t, plain, k)
 	}
+}
+
+// c on a line of the diff opens a comment anchored there; it is sent as a
+// correction with its anchor, shows under its line once the detail holds
+// it, and as outdated once that line reads otherwise; C requests changes
+// and d resolves the comment under the cursor.
+func TestDiffCommentAndRequestChanges(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	withDiff(e)
+	b := setupEngine(t, e).size(120, 40).selectState(task.StateAwaitingReview).press("5", "]", "}", "enter")
+	for i := 0; i < 100 && (b.m.dv.rows[b.m.dv.cur].kind != rowLine || !strings.Contains(b.m.dv.res.Files[0].Hunks[0].Lines[b.m.dv.rows[b.m.dv.cur].line].Text, "a + b")); i++ {
+		b.press("j")
+	}
+	b.press("c")
+	require.Equal(t, modeCorrect, b.m.mode)
+	require.Contains(t, ansi.Strip(b.view()), "COMMENT "+b.m.selID.Short()+" on calc.go:5")
+	b.typeText("name the constant").press("enter")
+	cmds := e.sentCommands()
+	require.NotEmpty(t, cmds)
+	c := cmds[len(cmds)-1]
+	require.Equal(t, coord.CmdCorrect, c.Kind)
+	require.NotNil(t, c.Anchor)
+	require.Equal(t, "calc.go", c.Anchor.File)
+	require.Equal(t, 5, c.Anchor.Line)
+	require.Equal(t, "\treturn a + b", c.Anchor.LineText)
+	require.Contains(t, c.Anchor.Hunk, "-\treturn a - b\n+\treturn a + b\n")
+
+	// The engine recorded it: the detail now holds it.
+	id := b.m.selID
+	d := e.details[id]
+	d.Task = b.m.snap.Tasks[0].Task
+	for _, tv := range b.m.snap.Tasks {
+		if tv.Task.ID == id {
+			d.Task = tv.Task
+		}
+	}
+	d.Decisions = []store.Decision{{ID: "01JQ8Z4DEC0000000000000001", TaskID: id, Text: "Review comment on calc.go:5: name the constant", Author: "ana", Anchor: c.Anchor}}
+	b.send(detailMsg{id: id, d: d})
+	plain := ansi.Strip(b.view())
+	require.Regexp(t, `\+    return a \+ b[^\n]*\n[^\n]*┃ ◆ ana Review comment on calc\.go:5`, plain, "the comment sits under its line")
+
+	moved := *c.Anchor
+	moved.LineText = "\treturn b + a"
+	d.Decisions[0].Anchor = &moved
+	b.send(detailMsg{id: id, d: d})
+	require.Contains(t, ansi.Strip(b.view()), "outdated (calc.go:5 changed)")
+
+	require.Equal(t, modeNormal, b.m.mode, "sending the comment leaves browse mode")
+	b.press("enter")
+	for i := 0; i < 100 && b.m.dv.rows[b.m.dv.cur].comment == ""; i++ {
+		b.press("j")
+	}
+	b.press("d")
+	c = e.sentCommands()[len(e.sentCommands())-1]
+	require.Equal(t, coord.CmdResolve, c.Kind)
+	require.Equal(t, "01JQ8Z4DEC0000000000000001", c.Text)
+
+	b.press("esc", "C")
+	c = e.sentCommands()[len(e.sentCommands())-1]
+	require.Equal(t, coord.CmdRequestChanges, c.Kind)
+	require.Equal(t, id, c.TaskID)
 }

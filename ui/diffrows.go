@@ -31,6 +31,8 @@ type diffRow struct {
 	// index of the row's line in its hunk (for a side-by-side pair, the
 	// new side's line when it has one). -1 where the row has none.
 	file, hunk, line int
+	// comment is the id of the review comment the row shows, if any.
+	comment string
 }
 
 // gutterW is the width of one line-number column.
@@ -58,6 +60,7 @@ func (m *Model) rebuildDiff() {
 		return
 	}
 	r := dv.res
+	cm := m.newCommentSet()
 	scope := "branch"
 	other := "v shows the last session's change"
 	if r.Scope == diff.ScopeSession {
@@ -84,6 +87,7 @@ func (m *Model) rebuildDiff() {
 		text("")
 		head := m.st.heading.Render("▍"+ansiSafe(fileName(f))) + "  " + m.counts(f)
 		dv.rows = append(dv.rows, diffRow{kind: rowFile, text: fit(head, w), file: i, hunk: -1, line: -1})
+		defer cm.outdated(f.Path, i)
 		switch {
 		case f.Binary:
 			text(m.st.dim.Render("  binary file: not shown"))
@@ -99,10 +103,11 @@ func (m *Model) rebuildDiff() {
 		for j, h := range f.Hunks {
 			dv.rows = append(dv.rows, diffRow{kind: rowHunk, text: fit(m.st.dim.Render(ansiSafe(h.Header())), w), file: i, hunk: j, line: -1})
 			if dv.side {
-				m.sideRows(lx, i, j, h)
+				m.sideRows(lx, cm, i, j, h)
 			} else {
 				for k, l := range h.Lines {
 					dv.rows = append(dv.rows, diffRow{kind: rowLine, text: unifiedLine(lx, l, w), file: i, hunk: j, line: k})
+					cm.under(f.Path, &l)
 				}
 			}
 		}
@@ -113,13 +118,18 @@ func (m *Model) rebuildDiff() {
 
 // sideRows lays out a hunk side by side: context on both sides, each run
 // of removed lines next to the run of added lines that replaced it.
-func (m *Model) sideRows(lx chroma.Lexer, fi, hi int, h diff.Hunk) {
+func (m *Model) sideRows(lx chroma.Lexer, cm *commentSet, fi, hi int, h diff.Hunk) {
 	dv := &m.dv
 	half := (dv.w - 1) / 2
 	right := dv.w - 1 - half
 	sep := m.st.sep.Render("│")
 	add := func(l, r *diff.Line, idx int) {
 		dv.rows = append(dv.rows, diffRow{kind: rowLine, text: sideCell(lx, l, half) + sep + sideCell(lx, r, right), file: fi, hunk: hi, line: idx})
+		path := dv.res.Files[fi].Path
+		cm.under(path, l)
+		if r != l {
+			cm.under(path, r)
+		}
 	}
 	lines := h.Lines
 	for i := 0; i < len(lines); {

@@ -22,7 +22,7 @@ type keyMap struct {
 	grid, top, bottom, search, focus, zoom, scroll, pageDown         key.Binding
 	add, correct, resubmit, extend, expire, cancel, park             key.Binding
 	approve, help, quit, stop                                        key.Binding
-	merge, retry                                                     key.Binding
+	merge, retry, requestChanges                                     key.Binding
 	leave                                                            key.Binding
 }
 
@@ -31,38 +31,39 @@ func newKeyMap(leave string) keyMap {
 		return key.NewBinding(key.WithKeys(keys...), key.WithHelp(help, desc))
 	}
 	return keyMap{
-		down:     b([]string{"j", "down"}, "j/↓", "select the next task"),
-		up:       b([]string{"k", "up"}, "k/↑", "select the previous task"),
-		filter:   b([]string{"f"}, "f", "cycle all/live/attention/ended"),
-		nextTab:  b([]string{"tab"}, "tab", "next tab (Live, Brief, Verdict, Events, Diff)"),
-		prevTab:  b([]string{"shift+tab"}, "shift+tab", "previous tab"),
-		tab1:     b([]string{"1"}, "1", "Live tab: the agent's terminal"),
-		tab2:     b([]string{"2"}, "2", "Brief tab: the exact brief the session got"),
-		tab3:     b([]string{"3"}, "3", "Verdict tab: test result, output tail, history"),
-		tab4:     b([]string{"4"}, "4", "Events tab: the task's ledger"),
-		tab5:     b([]string{"5"}, "5", "Diff tab: what the branch changed"),
-		grid:     b([]string{"g"}, "g", "grid of the live sessions"),
-		top:      b([]string{"home"}, "g g/home", "select the first task"),
-		bottom:   b([]string{"G", "end"}, "G/end", "select the last task"),
-		search:   b([]string{"/"}, "/", "filter by text (esc clears)"),
-		focus:    b([]string{"enter", "i"}, "enter/i", "focus: type into the agent"),
-		zoom:     b([]string{"z"}, "z", "focus on the whole screen"),
-		scroll:   b([]string{"s", "pgup"}, "s/pgup", "scroll back / up the tab"),
-		pageDown: b([]string{"pgdown"}, "pgdn", "scroll the tab down"),
-		add:      b([]string{"n"}, "n", "new task · ctrl+r resumes"),
-		correct:  b([]string{"c"}, "c", "correct: a human decision"),
-		resubmit: b([]string{"r"}, "r", "resubmit the stuck pane"),
-		extend:   b([]string{"e"}, "e", "extend the lease by 10m"),
-		expire:   b([]string{"x"}, "x", "expire the lease now (asks)"),
-		cancel:   b([]string{"D"}, "D", "cancel the task (asks first)"),
-		park:     b([]string{"p"}, "p", "park / unpark (asks if live)"),
-		approve:  b([]string{"a"}, "a", "approve a task awaiting review"),
-		merge:    b([]string{"M"}, "M", "merge its branch (asks first)"),
-		retry:    b([]string{"R"}, "R", "retry a failed/cancelled task"),
-		help:     b([]string{"?"}, "?", "this help"),
-		quit:     b([]string{"q", "ctrl+c"}, "q", "quit (asks if it stops agents)"),
-		stop:     b([]string{"Q"}, "Q", "stop engine and agents (asks)"),
-		leave:    b([]string{leave}, leave, "leave focus"),
+		down:           b([]string{"j", "down"}, "j/↓", "select the next task"),
+		up:             b([]string{"k", "up"}, "k/↑", "select the previous task"),
+		filter:         b([]string{"f"}, "f", "cycle all/live/attention/ended"),
+		nextTab:        b([]string{"tab"}, "tab", "next tab (Live, Brief, Verdict, Events, Diff)"),
+		prevTab:        b([]string{"shift+tab"}, "shift+tab", "previous tab"),
+		tab1:           b([]string{"1"}, "1", "Live tab: the agent's terminal"),
+		tab2:           b([]string{"2"}, "2", "Brief tab: the exact brief the session got"),
+		tab3:           b([]string{"3"}, "3", "Verdict tab: test result, output tail, history"),
+		tab4:           b([]string{"4"}, "4", "Events tab: the task's ledger"),
+		tab5:           b([]string{"5"}, "5", "Diff tab: what the branch changed"),
+		grid:           b([]string{"g"}, "g", "grid of the live sessions"),
+		top:            b([]string{"home"}, "g g/home", "select the first task"),
+		bottom:         b([]string{"G", "end"}, "G/end", "select the last task"),
+		search:         b([]string{"/"}, "/", "filter by text (esc clears)"),
+		focus:          b([]string{"enter", "i"}, "enter/i", "focus: type into the agent"),
+		zoom:           b([]string{"z"}, "z", "focus on the whole screen"),
+		scroll:         b([]string{"s", "pgup"}, "s/pgup", "scroll back / up the tab"),
+		pageDown:       b([]string{"pgdown"}, "pgdn", "scroll the tab down"),
+		add:            b([]string{"n"}, "n", "new task · ctrl+r resumes"),
+		correct:        b([]string{"c"}, "c", "correct: a human decision"),
+		resubmit:       b([]string{"r"}, "r", "resubmit the stuck pane"),
+		extend:         b([]string{"e"}, "e", "extend the lease by 10m"),
+		expire:         b([]string{"x"}, "x", "expire the lease now (asks)"),
+		cancel:         b([]string{"D"}, "D", "cancel the task (asks first)"),
+		park:           b([]string{"p"}, "p", "park / unpark (asks if live)"),
+		approve:        b([]string{"a"}, "a", "approve a task awaiting review"),
+		requestChanges: b([]string{"C"}, "C", "request changes (comments)"),
+		merge:          b([]string{"M"}, "M", "merge its branch (asks first)"),
+		retry:          b([]string{"R"}, "R", "retry a failed/cancelled task"),
+		help:           b([]string{"?"}, "?", "this help"),
+		quit:           b([]string{"q", "ctrl+c"}, "q", "quit (asks if it stops agents)"),
+		stop:           b([]string{"Q"}, "Q", "stop engine and agents (asks)"),
+		leave:          b([]string{leave}, leave, "leave focus"),
 	}
 }
 
@@ -81,7 +82,7 @@ func (k keyMap) helpGroups() []helpGroup {
 		}},
 		{"Diff tab", diffHelp()},
 		{"Panes", []key.Binding{k.grid, k.focus, k.zoom, k.leave, k.scroll, k.pageDown}},
-		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.merge, k.retry}},
+		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.requestChanges, k.merge, k.retry}},
 		{"Console", console},
 	}
 }
@@ -242,7 +243,7 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 // actionKey handles the keys that become commands for the selected task.
 func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.Cmd {
 	k := m.keys
-	if !key.Matches(msg, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.merge, k.retry) {
+	if !key.Matches(msg, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.requestChanges, k.merge, k.retry) {
 		return nil
 	}
 	if !ok {
@@ -281,6 +282,8 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 		return m.do(coord.Command{Kind: coord.CmdApprove, TaskID: id})
 	case key.Matches(msg, k.retry):
 		return m.do(coord.Command{Kind: coord.CmdRetry, TaskID: id})
+	case key.Matches(msg, k.requestChanges):
+		return m.do(coord.Command{Kind: coord.CmdRequestChanges, TaskID: id})
 	case key.Matches(msg, k.merge):
 		if why := noMerge(tv); why != "" {
 			m.setStatus(why, false)
@@ -417,6 +420,7 @@ func (m *Model) correctKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "esc":
 		m.mode = modeNormal
 		m.correct.Blur()
+		m.dv.anchor = nil
 		return nil
 	case "enter":
 		text := m.correct.Value()
@@ -426,7 +430,9 @@ func (m *Model) correctKey(msg tea.KeyPressMsg) tea.Cmd {
 		}
 		m.mode = modeNormal
 		m.correct.Blur()
-		return m.do(coord.Command{Kind: coord.CmdCorrect, TaskID: m.selID, Text: text})
+		anchor := m.dv.anchor
+		m.dv.anchor = nil
+		return m.do(coord.Command{Kind: coord.CmdCorrect, TaskID: m.selID, Text: text, Anchor: anchor})
 	}
 	var cmd tea.Cmd
 	m.correct, cmd = m.correct.Update(msg)

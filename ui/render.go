@@ -112,6 +112,13 @@ func (m *Model) renderBottomPanel(w int) []string {
 	switch m.mode {
 	case modeCorrect:
 		tv, _ := m.selected()
+		if a := m.dv.anchor; a != nil {
+			return []string{
+				m.st.sep.Render(strings.Repeat("─", w)),
+				fit(m.st.prompt.Render("COMMENT "+tv.Task.ID.Short()+" on "+ansiSafe(a.Where()))+m.st.dim.Render(" · a human decision at this line: it reaches the live agent once and goes into every later brief · enter sends · esc cancels"), w),
+				fit(m.correct.View(), w),
+			}
+		}
 		return []string{
 			m.st.sep.Render(strings.Repeat("─", w)),
 			fit(m.st.prompt.Render("CORRECT "+tv.Task.ID.Short())+m.st.dim.Render(" · a human decision: it reaches the live agent once and outranks the plan in every later brief · enter sends · esc cancels"), w),

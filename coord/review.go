@@ -1,0 +1,83 @@
+package coord
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// A review comment is a human decision anchored to a line of the task's
+// diff: it takes the correction's path (recorded, typed into the live pane
+// once, rendered into every later brief) with its location in its text, so
+// the agent reads where it applies. Requesting changes sends a task
+// awaiting review back to implement, where the next brief holds every open
+// comment; resolving one takes it out of later briefs.
+
+// commentText is a comment as the agent reads it: where, the line as it
+// was, then what the reviewer said.
+func commentText(a store.Anchor, text string) string {
+	line := strings.TrimSpace(a.LineText)
+	if len(line) > 120 {
+		line = line[:120] + "…"
+	}
+	if line == "" {
+		return fmt.Sprintf("Review comment on %s: %s", a.Where(), text)
+	}
+	return fmt.Sprintf("Review comment on %s (`%s`): %s", a.Where(), line, text)
+}
+
+// openDecisions drops the resolved ones: they no longer go into briefs.
+func openDecisions(ds []store.Decision) []store.Decision {
+	out := make([]store.Decision, 0, len(ds))
+	for _, d := range ds {
+		if d.ResolvedAt.IsZero() {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// requestChanges sends a task awaiting review back to implement, through
+// task.Apply's requeue, with a fresh attempt budget: the reviewer's
+// comments are the work, not a failure of the agent.
+func (c *Coordinator) requestChanges(ctx context.Context, t task.Task, cmd Command) cmdReply {
+	if t.State != task.StateAwaitingReview {
+		return cmdReply{err: fmt.Errorf("cannot request changes on task %s: it is %s, not awaiting review", t.ID.Short(), t.State)}
+	}
+	ds, err := c.st.DecisionList(ctx, t.ID)
+	if err != nil {
+		return cmdReply{err: fmt.Errorf("read the comments of task %s: %w", t.ID.Short(), err)}
+	}
+	open := 0
+	for _, d := range openDecisions(ds) {
+		if d.Anchor != nil {
+			open++
+		}
+	}
+	phase := task.PhaseImplement
+	if !t.Pipeline.Has(task.PhaseImplement) {
+		phase = t.Phase
+	}
+	why := fmt.Sprintf("changes requested by %s with %s", authorOf(cmd), plural(open, "open comment", "open comments"))
+	ev := c.event(t.ID, "", task.EvTaskRequeued, fmt.Sprintf("Back to phase %s: %s; no attempt charged.", phase, why))
+	if !c.move(ctx, t.ID, 0, task.ActRequeue, func(n *task.Task) {
+		n.Phase, n.Attempt, n.Reason = phase, 0, why
+	}, ev) {
+		return cmdReply{err: fmt.Errorf("cannot request changes on task %s: it is %s", t.ID.Short(), c.tasks[t.ID].State)}
+	}
+	return cmdReply{res: Result{TaskID: t.ID, Message: "back to " + string(phase) + " with " + plural(open, "open comment", "open comments")}}
+}
+
+// resolveComment marks the comment cmd.Text names resolved.
+func (c *Coordinator) resolveComment(ctx context.Context, t task.Task, cmd Command) cmdReply {
+	id := strings.TrimSpace(cmd.Text)
+	ev := c.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Comment %s resolved by %s; later briefs leave it out.", short(id), authorOf(cmd)))
+	if err := c.st.DecisionResolve(ctx, t.ID, id, c.now(), ev); err != nil {
+		return cmdReply{err: fmt.Errorf("resolve comment %s: %w", short(id), err)}
+	}
+	c.hub.event(ev)
+	return cmdReply{res: Result{TaskID: t.ID, Message: "comment resolved"}}
+}
