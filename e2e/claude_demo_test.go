@@ -105,7 +105,7 @@ func demoWithClaude(t *testing.T, claude string) {
 	corrected := regexp.MustCompile(`Decision delivered to session (S\d+)\.`).FindStringSubmatch(text)
 	require.NotNil(t, corrected, "the correction was delivered")
 	require.Contains(t, text, "Session "+corrected[1]+" killed", "the corrected session lost its lease")
-	require.Regexp(t, `  implement attempt 2  \.orchestra/runs/T1/S\d+\.cast\n`, text)
+	require.Regexp(t, `pane recordings: \d+, removed with the demo directory`, text)
 
 	// Claude Code kept its state in the demo's own home: nothing of it
 	// reached HOME, and the demo directory went with the run.

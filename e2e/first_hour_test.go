@@ -87,6 +87,8 @@ func TestFirstHourScreenshots(t *testing.T) {
 	// 6. Back in the shell: main has the work; prune clears the task's
 	// worktree and branch.
 	tm.keys("q")
+	detached := tm.waitText(10*time.Second, "with no agent at work")
+	require.NotContains(t, detached, "0 agents keep running", "step 6 says what the README says: the engine keeps running")
 	prompt()
 	typeLine("git log --oneline -2")
 	prompt()

@@ -30,6 +30,8 @@ Usage:
   orchestra-tui run --resume FILE        resume a handed-off task [--harness H] [--model M] [--headless]
   orchestra-tui add [flags]              add a task (--title --goal --verify --acceptance ... or --file F)
   orchestra-tui status [--json]          list tasks with state, phase and verdict
+  orchestra-tui events [--follow] [--json] [--since SEQ] [--until STATE|rest] [--remote HOST[:REPO]]
+                                         the ledger's events; --follow: the running engine's as they happen
   orchestra-tui correct TASK TEXT        record a human decision; a running engine types it into the live pane
   orchestra-tui resubmit|expire|cancel|park|unpark|approve TASK
   orchestra-tui extend TASK DURATION     extend a task's lease (e.g. 10m)
@@ -86,6 +88,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return addCmd(rest, stdout, stderr)
 	case "status":
 		return statusCmd(rest, stdout, stderr)
+	case "events":
+		return eventsCmd(rest, stdout, stderr)
 	case "correct", "resubmit", "extend", "expire", "cancel", "park", "unpark", "approve", "retry", "merge":
 		return opCmd(cmd, rest, stdout, stderr)
 	case "prune":

@@ -44,6 +44,13 @@ func runCmd(args []string, stdout, stderr io.Writer) int {
 	// This process is the repository's engine while it runs: CLI commands
 	// reach it, and no background engine starts beside it.
 	unserve, err := engine.Serve(o, version())
+	var locked *engine.LockedError
+	if errors.As(err, &locked) && *hl && *resume == "" && !(*stable && *jsonOut) {
+		// Another engine runs these tasks: follow it, as `events
+		// --follow` does, instead of refusing.
+		o.Close()
+		return followRun(*dir, *stable, *jsonOut, *wait, stdout, stderr)
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -103,4 +110,33 @@ func nothingToRun(ts []task.Task) error {
 	}
 	return fmt.Errorf("run: nothing to run: every task is at rest (%s); `orchestra-tui status` lists them, `retry TASK` queues a failed one again, `unpark TASK` a parked one, and --wait waits for new tasks",
 		strings.Join(parts, ", "))
+}
+
+// followRun is `run --headless` beside a running engine: its events as they
+// happen, until every task is at rest (with wait, until interrupted), then
+// the verdict lines and the run's exit status, as a headless run of its
+// own prints them.
+func followRun(dir string, stable, jsonOut, wait bool, stdout, stderr io.Writer) int {
+	format := headless.Real
+	if stable {
+		format = headless.Stable
+	} else if jsonOut {
+		format = headless.JSON
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cl, err := dialEvents(ctx, dir, "", "", 0)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	defer cl.Close()
+	var until headless.Until = headless.UntilRest
+	if wait {
+		until = nil
+	}
+	p := headless.New(stdout, format)
+	if err := headless.Follow(ctx, cl, cl.Done(), stdout, headless.Options{Printer: p}, until); err != nil {
+		return fail(stderr, err)
+	}
+	return headless.Summary(stdout, p, cl.Snapshot())
 }

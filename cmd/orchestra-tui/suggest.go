@@ -11,7 +11,7 @@ var commands = []string{
 	"console", "run", "engine", "stop", "attach", "engines", "add", "status",
 	"correct", "resubmit", "extend", "expire", "cancel", "park", "unpark",
 	"approve", "retry", "merge", "prune", "config", "handoff", "fork", "demo",
-	"model-stub", "agent", "harness", "version", "help",
+	"model-stub", "agent", "harness", "version", "events", "help",
 }
 
 // unknownCommand says in one line that cmd is no command, with the closest
