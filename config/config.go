@@ -325,6 +325,9 @@ func overlay(base, s session.Spec) session.Spec {
 	if s.Volatile == nil {
 		s.Volatile = base.Volatile
 	}
+	if s.Dialogs == nil {
+		s.Dialogs = base.Dialogs
+	}
 	if s.Capabilities == nil {
 		s.Capabilities = base.Capabilities
 	}

@@ -25,6 +25,7 @@ var keyDocs = map[string]string{
 	"harness.pending":        "Regular expression matching the screen while typed input waits unsubmitted (a paste placeholder); the submit key is re-sent until it goes.",
 	"harness.submit_retries": "How many times the submit key is re-sent before the input is refused (0: 3).",
 	"harness.tested":         "Oldest and newest version of the program these settings were proven with; `harness check` compares.",
+	"harness.dialogs":        "Screens the program stops at for the operator, each \"NAME: REGEX\"; while one shows the task needs you and its launch clock stands still.",
 	"harness.quiet":          "The screen must stay still this long after ready before the launch counts.",
 	"harness.launch_timeout": "How long a launch may take before it is refused.",
 	"harness.resubmit":       `What resubmitting a stuck pane sends: "submit" (the submit key), "brief" (the brief again) or "last-input".`,

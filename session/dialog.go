@@ -20,6 +20,20 @@ type Dialog struct {
 	Match string `toml:"match"`
 }
 
+// MarshalText writes the dialog as orchestra.toml holds it: "NAME: MATCH",
+// one string of the harness's dialogs list.
+func (d Dialog) MarshalText() ([]byte, error) { return []byte(d.Name + ": " + d.Match), nil }
+
+// UnmarshalText reads "NAME: MATCH", split at the first ": ".
+func (d *Dialog) UnmarshalText(b []byte) error {
+	name, match, ok := strings.Cut(string(b), ": ")
+	if !ok {
+		return fmt.Errorf("dialog %q: write it as \"NAME: REGEX\", e.g. \"trust: Trust this folder\\?\"", string(b))
+	}
+	d.Name, d.Match = strings.TrimSpace(name), match
+	return nil
+}
+
 // dialogRes caches compiled dialog patterns: specs are values copied
 // freely, and a pattern is matched on every screen change of a launch.
 var dialogRes sync.Map // pattern -> *regexp.Regexp
