@@ -130,6 +130,10 @@ func stopCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		return 0
 	}
+	var hung *engine.HungError
+	if errors.As(err, &hung) {
+		return stopHung(ctx, r.Root, hung, stdout, stderr)
+	}
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -159,6 +163,26 @@ func stopCmd(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
+// hungStopGrace is how long an engine that does not answer gets between
+// SIGTERM and SIGKILL when `stop` ends it.
+const hungStopGrace = 2 * time.Second
+
+// stopHung ends an engine that holds the lock and does not answer (stopped
+// with SIGSTOP, say): it cannot be asked to stop, so it is signalled. Its
+// agents are left running in their session hosts, as a killed engine's
+// are, and the next engine takes them up.
+func stopHung(ctx context.Context, root string, hung *engine.HungError, stdout, stderr io.Writer) int {
+	how := "did not answer"
+	if hung.Stopped {
+		how = "was stopped (SIGSTOP) and could not answer"
+	}
+	if err := engine.EndHung(ctx, engine.PathsFor(root), hung.Pid, hungStopGrace); err != nil {
+		return fail(stderr, fmt.Errorf("the engine (pid %d) %s: %w", hung.Pid, how, err))
+	}
+	fmt.Fprintf(stdout, "engine (pid %d) %s: ended it (SIGTERM, then SIGKILL); its agents keep running in their session hosts and the next engine takes them up (`orchestra-tui stop` once more stops them)\n", hung.Pid, how)
+	return 0
+}
+
 // hostStopGrace is how long an agent of a session host gets between
 // SIGTERM and SIGKILL when `stop` finds its host with no engine.
 const hostStopGrace = 2 * time.Second
@@ -171,7 +195,7 @@ var errNoEngine = errors.New("no engine runs on this repository")
 func dialEngine(ctx context.Context, root string, start bool, kind string) (*engine.Client, error) {
 	p := engine.PathsFor(root)
 	o := engine.Options{Watch: kind == "console", Version: version(), Kind: kind}
-	cl, err := dialSettled(ctx, p.Socket, o)
+	cl, err := dialSettled(ctx, p, o)
 	if err == nil {
 		return cl, nil
 	}
@@ -232,7 +256,7 @@ func dialWait(ctx context.Context, p engine.Paths, o engine.Options) (*engine.Cl
 	retry := time.NewTicker(50 * time.Millisecond)
 	defer retry.Stop()
 	for {
-		cl, err := engine.Dial(ctx, p.Socket, o)
+		cl, err := engine.DialAnswering(ctx, p, o)
 		if err == nil || !isNotServing(err) && !isGone(err) {
 			return cl, err
 		}
@@ -254,9 +278,10 @@ const goneWait = 5 * time.Second
 // dialSettled dials the engine, waiting out a socket that a killed engine
 // left listening for a moment: it returns a client, or the error of a dial
 // that is not isGone (nothing listens, the engine refused, a version
-// mismatch), or the last isGone error after goneWait.
-func dialSettled(ctx context.Context, socket string, o engine.Options) (*engine.Client, error) {
-	cl, err := engine.Dial(ctx, socket, o)
+// mismatch, an engine stopped with SIGSTOP: *engine.HungError), or the
+// last isGone error after goneWait.
+func dialSettled(ctx context.Context, p engine.Paths, o engine.Options) (*engine.Client, error) {
+	cl, err := engine.DialAnswering(ctx, p, o)
 	if err == nil || !isGone(err) {
 		return cl, err
 	}
@@ -270,7 +295,7 @@ func dialSettled(ctx context.Context, socket string, o engine.Options) (*engine.
 			return nil, err
 		case <-retry.C:
 		}
-		cl, err = engine.Dial(ctx, socket, o)
+		cl, err = engine.DialAnswering(ctx, p, o)
 		if err == nil || !isGone(err) {
 			return cl, err
 		}

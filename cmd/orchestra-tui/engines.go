@@ -42,6 +42,7 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 		ttl = coord.EngineTTL
 	}
 	ctx := context.Background()
+	warnStopped(r.Root, stderr)
 	st, err := openExisting(ctx, r, cfg)
 	var none *noStoreError
 	if errors.As(err, &none) {

@@ -25,7 +25,7 @@ func TestEnginesListsTheRunningAndTheStopped(t *testing.T) {
 	root := calcRepo(t)
 	code, stdout, stderr := cli(t, "engines", "-C", root)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, stdout, "no engine has run on this store yet")
+	require.Contains(t, stdout, "no engines: no store in this repository")
 
 	e, err := engine.Start(context.Background(), engine.Params{Dir: root, Version: "v-test"})
 	require.NoError(t, err)

@@ -117,7 +117,7 @@ func TestHandoffExportUnknownTask(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	code := run([]string{"handoff", "export", "NOPE", "-C", root, "--out", filepath.Join(t.TempDir(), "h.json")}, nil, &stdout, &stderr)
 	require.Equal(t, 1, code)
-	require.Contains(t, stderr.String(), `no task matches "NOPE"`)
+	require.Contains(t, stderr.String(), "no store in this repository", "a repository with no store has no task to export")
 }
 
 // `run --resume` on a device or a FIFO is refused at once: /dev/zero

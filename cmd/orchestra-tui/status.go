@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -28,6 +29,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
+	// status reads the store, not the engine, so it works with a stopped
+	// engine; it says so, because nothing the tasks show moves meanwhile.
+	warnStopped(r.Root, stderr)
 	st, err := openExistingStore(context.Background(), r)
 	var none *noStoreError
 	if errors.As(err, &none) {
@@ -150,4 +154,12 @@ func taskHosts(ctx context.Context, st store.Store) (map[task.ID]string, bool, e
 		}
 	}
 	return out, true, nil
+}
+
+// warnStopped says on stderr (so --json stays JSON) when the repository's
+// engine is stopped (SIGSTOP) and answers nothing.
+func warnStopped(root string, stderr io.Writer) {
+	if pid := engine.StoppedHolder(engine.PathsFor(root)); pid > 0 {
+		fmt.Fprintf(stderr, "note: %v\n", &engine.HungError{Pid: pid, Stopped: true})
+	}
 }
