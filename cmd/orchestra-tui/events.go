@@ -91,7 +91,7 @@ func dialEvents(ctx context.Context, dir, remote, remoteBin string, since int64)
 	if err != nil {
 		return nil, err
 	}
-	cl, err := dialSettled(ctx, engine.PathsFor(r.Root).Socket, o)
+	cl, err := dialSettled(ctx, engine.PathsFor(r.Root), o)
 	if err != nil && isNotServing(err) {
 		return nil, errors.New("no engine runs here to follow: `orchestra-tui` or `orchestra-tui engine` starts one (`events` without --follow prints the ledger)")
 	}
