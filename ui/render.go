@@ -189,7 +189,8 @@ func (m *Model) renderHints(w int) string {
 	case modeConfirm:
 		hints = []string{"y yes", "n no"}
 	case modeDiff:
-		hints = diffBrowseHints
+		// A copy: the hints that do not fit are cut out of it below.
+		hints = append([]string(nil), diffBrowseHints...)
 	default:
 		// Most used first: the ones at the end give way on a narrow
 		// terminal (help and quit excepted).
