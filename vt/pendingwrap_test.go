@@ -22,7 +22,7 @@ var pendingOps = func() []struct{ name, seq string } {
 		}
 		ops = append(ops, struct{ name, seq string }{fmt.Sprintf("C0 %02x", c), string([]byte{c})})
 	}
-	for _, op := range []struct{ name, seq string }{
+	ops = append(ops, []struct{ name, seq string }{
 		{"CUU", "\x1b[A"}, {"CUD", "\x1b[B"}, {"CUF", "\x1b[C"}, {"CUF 0", "\x1b[0C"}, {"CUB", "\x1b[D"}, {"CUB 2", "\x1b[2D"},
 		{"CNL", "\x1b[E"}, {"CPL", "\x1b[F"}, {"CHA", "\x1b[5G"}, {"CHA last", "\x1b[20G"}, {"CUP", "\x1b[2;3H"},
 		{"HVP", "\x1b[3;4f"}, {"HPA", "\x1b[6`"}, {"HPR", "\x1b[a"}, {"VPA", "\x1b[4d"}, {"VPR", "\x1b[e"},
@@ -32,9 +32,7 @@ var pendingOps = func() []struct{ name, seq string } {
 		{"SGR", "\x1b[1m"}, {"SU", "\x1b[S"}, {"SD", "\x1b[T"}, {"IL", "\x1b[L"}, {"DL", "\x1b[M"},
 		{"DECSTBM", "\x1b[r"}, {"CR LF", "\r\n"}, {"BS BS", "\b\b"}, {"HT HT", "\t\t"},
 		{"wide char", "日"}, {"combining", "e\u0301"},
-	} {
-		ops = append(ops, op)
-	}
+	}...)
 	return ops
 }()
 

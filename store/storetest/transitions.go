@@ -152,9 +152,9 @@ func oneWins(t *testing.T, errs [2]error) int {
 // at once: the current one's renewal lands, the old one's is stale.
 func testTransitionRaceRenew(t *testing.T, b *bundle) {
 	tk, _ := b.stage(t, task.StateQueued)
-	old, err := b.st.LeaseGet(b.ctx, tk.ID)
+	_, err := b.st.LeaseGet(b.ctx, tk.ID)
 	require.ErrorIs(t, err, store.ErrNotFound)
-	old = lease.Lease{TaskID: tk.ID, Holder: "slot-1@host", Token: 1, GrantedAt: b.at(0), Deadline: b.at(time.Minute)}
+	old := lease.Lease{TaskID: tk.ID, Holder: "slot-1@host", Token: 1, GrantedAt: b.at(0), Deadline: b.at(time.Minute)}
 	cur := b.move(t, store.Lease(tk.ID, 1, "slot-2@host", b.at(time.Minute), b.at(2*time.Minute))).Lease
 	require.EqualValues(t, 2, cur.Token)
 	renewed := [2]lease.Lease{old, cur}
