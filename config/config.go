@@ -53,6 +53,8 @@ type Config struct {
 	// Fleet configures an engine that shares a PostgreSQL store with
 	// engines on other machines.
 	Fleet Fleet `toml:"fleet"`
+	// Console says how the console draws on the operator's terminal.
+	Console Console `toml:"console"`
 
 	// fromFile names the harnesses orchestra.toml defines or changes.
 	fromFile map[string]bool
@@ -227,6 +229,7 @@ func Default() Config {
 		Notify:   Notify{Bell: true, Desktop: true},
 		Fleet:    Fleet{Heartbeat: Duration{Duration: 10 * time.Second}, TTL: Duration{Duration: 30 * time.Second}},
 		Limits:   DefaultLimits(),
+		Console:  Console{Colors: "auto"},
 	}
 }
 
@@ -400,6 +403,9 @@ func (c Config) Validate(name string) error {
 		errs = append(errs, fmt.Errorf("%s: finalise.remote must name a git remote (default \"origin\")", name))
 	}
 	errs = append(errs, c.rangeErrors(name)...)
+	if err := c.Console.validate(name); err != nil {
+		errs = append(errs, err)
+	}
 	if u := c.Store.URL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
 		// Never echo the value: it may hold a password.
 		errs = append(errs, fmt.Errorf("%s: store.url must be a postgres:// URL (leave it out for the SQLite store under .orchestra/)", name))

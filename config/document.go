@@ -79,6 +79,8 @@ var keyDocs = map[string]string{
 	"finalise.merge":     `How merge brings the branch in: "ff" (fast-forward, else a merge commit), "ff-only" or "no-ff".`,
 	"finalise.push":      "Push the branch on approve and, where gh is installed, open a pull request.",
 	"finalise.remote":    "The remote to push to.",
+	"console":            "How the console draws on the operator's terminal.",
+	"console.colors":     `Colours the console draws with: "auto" (COLORTERM, tmux's RGB/Tc, TERM), "truecolor", "256" or "16".`,
 	"finalise.queue":     "Approve hands the task to the merge queue: merged onto the base in a scratch worktree, its tests re-run there, the base moved only when green.",
 	"finalise.integrate": `How the merge queue brings a branch onto the base: "merge" or "rebase".`,
 	"finalise.base":      "The branch the merge queue lands work on; empty: the branch checked out when the queue takes the task.",

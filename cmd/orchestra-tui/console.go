@@ -292,7 +292,11 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 	// default 60 wakes an idle console 60 times a second for nothing (its
 	// idle CPU on a 10,000-task store went from 1.2-1.7% of a core to
 	// 0.65-0.7%).
-	p := tea.NewProgram(m, tea.WithContext(ctx), tea.WithOutput(out), tea.WithFPS(30))
+	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out), tea.WithFPS(30)}
+	if profile, forced := consoleColors(cfg.Console.Colors, os.Environ()); forced {
+		progOpts = append(progOpts, tea.WithColorProfile(profile))
+	}
+	p := tea.NewProgram(m, progOpts...)
 	defer catchResizes(p)()
 	stop := ui.Subscribe(p, e)
 	scripted := make(chan struct{})
