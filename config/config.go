@@ -186,6 +186,10 @@ type Pane struct {
 	// History is how many lines that scrolled off a pane's top it keeps
 	// for scroll mode (the recording keeps everything anyway); 0 keeps none.
 	History int `toml:"history"`
+	// Size says whose size a pane's pty takes when several consoles show
+	// it, as tmux's window-size: "latest" (the console that last typed
+	// into or focused it), "smallest" or "largest".
+	Size string `toml:"size"`
 }
 
 // Brief configures brief rendering.
@@ -218,7 +222,7 @@ func Default() Config {
 		},
 		Stuck:  Stuck{After: Duration{Duration: 2 * time.Minute}},
 		Verify: Verify{Timeout: Duration{Duration: 10 * time.Minute}},
-		Pane:   Pane{Cols: 120, Rows: 40, History: 10000},
+		Pane:   Pane{Cols: 120, Rows: 40, History: 10000, Size: "latest"},
 		Prices: map[string]Price{},
 		Fork: Fork{
 			CacheLifetime: Duration{Duration: 5 * time.Minute},
@@ -403,6 +407,11 @@ func (c Config) Validate(name string) error {
 		errs = append(errs, fmt.Errorf("%s: finalise.remote must name a git remote (default \"origin\")", name))
 	}
 	errs = append(errs, c.rangeErrors(name)...)
+	switch c.Pane.Size {
+	case "latest", "smallest", "largest":
+	default:
+		errs = append(errs, fmt.Errorf("%s: pane.size is %q; want \"latest\", \"smallest\" or \"largest\"", name, c.Pane.Size))
+	}
 	if err := c.Console.validate(name); err != nil {
 		errs = append(errs, err)
 	}

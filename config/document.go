@@ -52,6 +52,7 @@ var keyDocs = map[string]string{
 	"pane.cols":    "Columns.",
 	"pane.rows":    "Rows.",
 	"pane.history": "Lines that scrolled off a pane's top kept for scroll mode (0: none; the recording keeps everything).",
+	"pane.size":    `Whose size a pane's pty takes when several consoles show it (tmux's window-size): "latest" (the console that last typed into or focused it; the others show it cut or padded, marked), "smallest" or "largest".`,
 
 	"brief":        "The brief each session starts from.",
 	"brief.budget": "Size budget in bytes, trimmed from the bottom up (0: the renderer's default).",

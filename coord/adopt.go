@@ -104,7 +104,7 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 		spec: spec.Expand(vars), dir: filepath.Join(c.p.Repo.Root, filepath.FromSlash(repo.WorktreesDir), string(t.ID)),
 		base: t.BaseCommit, lease: l, started: s.StartedAt, confirmed: true, briefed: true, brief: s.Brief,
 	}
-	cols, rows := c.paneSize(t.ID)
+	cols, rows := c.sizes.start(t.ID, [2]int{c.cfg.Pane.Cols, c.cfg.Pane.Rows})
 	w, exit, err := c.p.Hosts.Adopt(ctx, s, worker.Params{
 		TaskID: t.ID, SessionID: s.ID, Token: l.Token, Phase: t.Phase, Spec: r.spec,
 		Dir: r.dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: c.cfg.Pane.History,

@@ -35,11 +35,7 @@ func (c *Coordinator) Pane(id task.ID) (session.View, bool) {
 
 // Input types raw bytes into the task's live pane.
 func (c *Coordinator) Input(id task.ID, b []byte) error {
-	w, ok := c.liveRun(id)
-	if !ok {
-		return fmt.Errorf("task %s has no live session", id.Short())
-	}
-	return w.Write(b)
+	return panes{c}.InputFor(localViewer, id, b)
 }
 
 // Detail reads the slower facts of one task from the store.

@@ -316,7 +316,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 			return dir, nil, v, err
 		}
 	}
-	cols, rows := c.paneSize(t.ID)
+	cols, rows := c.sizes.start(t.ID, [2]int{c.cfg.Pane.Cols, c.cfg.Pane.Rows})
 	w, err := c.p.Start(ctx, worker.Params{
 		TaskID: t.ID, SessionID: r.sessionID, Token: r.token, Phase: r.phase, Spec: r.spec,
 		Dir: dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: c.cfg.Pane.History,

@@ -326,10 +326,25 @@ func (cl *Client) Input(id task.ID, b []byte) error {
 
 // ResizePane resizes the task's live pty and emulator.
 func (cl *Client) ResizePane(id task.ID, cols, rows int) error {
+	_, _, err := cl.SizePane(id, cols, rows)
+	return err
+}
+
+// SizePane asks for the task's pane at cols x rows and returns the size
+// its pty took: another console's under [pane] size = "latest" when that
+// one typed into it last (coord.PaneSizer).
+func (cl *Client) SizePane(id task.ID, cols, rows int) (int, int, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), callWait)
 	defer cancel()
-	_, err := cl.call(ctx, opResize, resizeReq{Task: id, Cols: cols, Rows: rows})
-	return err
+	b, err := cl.call(ctx, opResize, resizeReq{Task: id, Cols: cols, Rows: rows})
+	if err != nil {
+		return 0, 0, err
+	}
+	var r resizeReply
+	if len(b) > 0 && json.Unmarshal(b, &r) == nil && r.Cols > 0 {
+		return r.Cols, r.Rows, nil
+	}
+	return cols, rows, nil // an engine that does not say took the size asked
 }
 
 // Stop asks the engine to stop every agent and itself; it returns a line

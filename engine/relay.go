@@ -178,6 +178,33 @@ func (r *relay) ResizePane(id task.ID, cols, rows int) error {
 	return r.Opened.ResizePane(id, cols, rows)
 }
 
+// SizePaneFor sizes this engine's pane of the task for viewer, or asks its
+// holder, where this engine is one console among that engine's.
+func (r *relay) SizePaneFor(viewer string, id task.ID, cols, rows int) (int, int, error) {
+	if _, ok := r.Opened.Pane(id); !ok {
+		if cl := r.peerOf(id); cl != nil {
+			return cl.SizePane(id, cols, rows)
+		}
+	}
+	return r.Opened.SizePaneFor(viewer, id, cols, rows)
+}
+
+// InputFor types into this engine's pane of the task for viewer, or into
+// its holder's.
+func (r *relay) InputFor(viewer string, id task.ID, b []byte) error {
+	if _, ok := r.Opened.Pane(id); !ok {
+		if cl := r.peerOf(id); cl != nil {
+			return cl.Input(id, b)
+		}
+	}
+	return r.Opened.InputFor(viewer, id, b)
+}
+
+// SizePane sizes a pane for the console in this engine's process.
+func (r *relay) SizePane(id task.ID, cols, rows int) (int, int, error) {
+	return r.SizePaneFor("", id, cols, rows)
+}
+
 // Do sends a command on a session another engine holds to that engine:
 // over the relay's connection while a console watches here, else over one
 // made for the command. Everything else, corrections included, goes to

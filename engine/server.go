@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"sync"
+	"sync/atomic"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -42,6 +43,9 @@ type Server struct {
 	stopping sync.WaitGroup
 	closed   bool
 	wg       sync.WaitGroup
+	// viewers numbers the connections: each is one console to the pane
+	// sizing (coord.ViewerEngine).
+	viewers atomic.Uint64
 }
 
 // Serve accepts connections on ln until it is closed. Each unix peer of
@@ -134,6 +138,10 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 	if err := c.Push(opWelcome, 0, me); err != nil {
 		return
 	}
+	viewer := fmt.Sprintf("console %d", s.viewers.Add(1))
+	if ve, ok := s.Engine.(coord.ViewerEngine); ok {
+		defer ve.LeaveViewer(viewer)
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	defer wg.Wait()
@@ -161,7 +169,7 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 			_ = c.Send(wire.Frame{ID: f.ID, Op: opOK})
 		case opInput, opResize:
 			// Keys are applied in the order they came, on this goroutine.
-			s.reply(c, f, s.handle(ctx, f))
+			s.reply(c, f, s.handlePane(ctx, viewer, f))
 		default:
 			if f.Op == opStop {
 				// Close waits for this reply before cutting connections:
@@ -272,6 +280,35 @@ type taskReq struct {
 	Task task.ID `json:"task"`
 	// Query narrows a detail request (coord.DetailQuery); absent reads all.
 	Query coord.DetailQuery `json:"query,omitzero"`
+}
+
+// handlePane types into or sizes a pane for the connection's console:
+// through the engine's pane sizing when it tells consoles apart, which
+// answers a resize with the size the pty took.
+func (s *Server) handlePane(ctx context.Context, viewer string, f wire.Frame) result {
+	ve, ok := s.Engine.(coord.ViewerEngine)
+	if !ok {
+		return s.handle(ctx, f)
+	}
+	if f.Op == opInput {
+		var q inputReq
+		if err := json.Unmarshal(f.Body, &q); err != nil {
+			return result{err: err}
+		}
+		return result{err: ve.InputFor(viewer, q.Task, q.Data)}
+	}
+	var q resizeReq
+	if err := json.Unmarshal(f.Body, &q); err != nil {
+		return result{err: err}
+	}
+	cols, rows, err := ve.SizePaneFor(viewer, q.Task, q.Cols, q.Rows)
+	return result{v: resizeReply{Cols: cols, Rows: rows}, err: err}
+}
+
+// resizeReply is the size a pane's pty took after a console's resize.
+type resizeReply struct {
+	Cols int `json:"cols"`
+	Rows int `json:"rows"`
 }
 
 type inputReq struct {

@@ -32,10 +32,17 @@ type (
 		res coord.Result
 		err error
 	}
-	inputDoneMsg  struct{ err error }
-	resizeDoneMsg struct{ err error }
-	leaseTickMsg  struct{}
-	spinTickMsg   struct{}
+	inputDoneMsg struct{ err error }
+	// resizeDoneMsg is the engine's answer to a pane size: with sized,
+	// the size asked was recorded and the pty took took.
+	resizeDoneMsg struct {
+		id          task.ID
+		asked, took [2]int
+		sized       bool
+		err         error
+	}
+	leaseTickMsg struct{}
+	spinTickMsg  struct{}
 )
 
 // refresh takes a new snapshot (cheap, from memory) and, when the selection
@@ -246,6 +253,7 @@ func (m *Model) forgetEndedPanes() {
 	for id := range m.paneSizes {
 		if !live[id] {
 			delete(m.paneSizes, id)
+			delete(m.paneTook, id)
 		}
 	}
 }

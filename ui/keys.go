@@ -196,7 +196,7 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 		if !m.grid {
 			m.tab = tabLive
 		}
-		return m.syncPaneSizes()
+		return tea.Sequence(m.syncPaneSizes(), m.resizer.focus(m.eng, tv.Task.ID))
 	case key.Matches(msg, k.scroll):
 		if m.tab != tabLive {
 			m.activeViewport().PageUp()

@@ -163,10 +163,31 @@ func (r *resizer) ask(e coord.Engine, id task.ID, sz [2]int) tea.Cmd {
 		r.mu.Lock()
 		defer r.mu.Unlock()
 		sz := r.want[id]
+		if ps, ok := e.(coord.PaneSizer); ok {
+			cols, rows, err := ps.SizePane(id, sz[0], sz[1])
+			return resizeDoneMsg{id: id, asked: sz, took: [2]int{cols, rows}, sized: err == nil, err: err}
+		}
 		if err := e.ResizePane(id, sz[0], sz[1]); err != nil {
 			return resizeDoneMsg{err: err}
 		}
 		return resizeDoneMsg{}
+	}
+}
+
+// focus tells an engine that sizes panes per console that this console's
+// operator is at the task's pane, so its pty takes this console's size
+// ([pane] size = "latest"); in the order of the sizes asked before it.
+func (r *resizer) focus(e coord.Engine, id task.ID) tea.Cmd {
+	if _, ok := e.(coord.PaneSizer); !ok {
+		return nil
+	}
+	return func() tea.Msg {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if err := e.Input(id, nil); err != nil {
+			return resizeDoneMsg{err: err}
+		}
+		return nil
 	}
 }
 

@@ -140,8 +140,12 @@ type Model struct {
 	pending  int // commands in flight
 	spin     int
 
-	input      inputQueue
-	paneSizes  map[task.ID]paneSize // last size asked of the engine per pane
+	input     inputQueue
+	paneSizes map[task.ID]paneSize // last size asked of the engine per pane
+	// paneTook is the engine's answer to the last size asked per pane,
+	// from an engine that sizes panes per console (coord.PaneSizer): a
+	// pane whose pty has another size was sized by another console.
+	paneTook   map[task.ID]resizeDoneMsg
 	resizer    *resizer
 	paneCache  map[task.ID]paneCacheEntry
 	leaseArmed bool
@@ -171,6 +175,7 @@ func New(e coord.Engine, o Options) *Model {
 		opened:    now(),
 		st:        newStyles(),
 		paneSizes: map[task.ID]paneSize{},
+		paneTook:  map[task.ID]resizeDoneMsg{},
 		ledgers:   map[task.ID]*ledger{},
 		resizer:   newResizer(),
 		paneCache: map[task.ID]paneCacheEntry{},
@@ -243,6 +248,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case resizeDoneMsg:
 		if msg.err != nil {
 			m.setStatus(msg.err.Error(), false)
+		} else if msg.sized {
+			m.paneTook[msg.id] = msg
 		}
 		return m, nil
 	case gTimeoutMsg:

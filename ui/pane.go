@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
@@ -26,6 +27,7 @@ type paneCacheEntry struct {
 	view    session.View
 	version uint64
 	w, h    int
+	marked  bool
 	lines   []string
 }
 
@@ -37,12 +39,34 @@ func (m *Model) paneLines(id task.ID, w, h int) []string {
 		return block([]string{m.st.dim.Render(m.noPane(id))}, w, h)
 	}
 	ver := v.Version()
-	if c, ok := m.paneCache[id]; ok && c.view == v && c.version == ver && c.w == w && c.h == h {
+	// A pane whose pty another console sized ([pane] size) is shown at
+	// the pty's size, cut or padded, and marked so.
+	vc, vr := v.Size()
+	took, sized := m.paneTook[id]
+	marked := sized && took.asked == [2]int{w, h} && (vc != w || vr != h)
+	if c, ok := m.paneCache[id]; ok && c.view == v && c.version == ver && c.w == w && c.h == h && c.marked == marked {
 		return c.lines
 	}
 	lines := fitScreen(v, w, h)
-	m.paneCache[id] = paneCacheEntry{view: v, version: ver, w: w, h: h, lines: lines}
+	if marked && h > 0 {
+		lines[h-1] = markOtherSize(lines[h-1], vc, vr, w, m.st.focus.Render)
+	}
+	m.paneCache[id] = paneCacheEntry{view: v, version: ver, w: w, h: h, marked: marked, lines: lines}
 	return lines
+}
+
+// markOtherSize ends a pane's last row with the size another console gave
+// its pty.
+func markOtherSize(line string, cols, rows, w int, style func(...string) string) string {
+	mark := fmt.Sprintf(" pty %dx%d · sized by another console ", cols, rows)
+	if ansi.StringWidth(mark) > w-4 {
+		mark = fmt.Sprintf(" pty %dx%d ", cols, rows)
+	}
+	mw := ansi.StringWidth(mark)
+	if mw > w {
+		return line
+	}
+	return ansi.Truncate(line, w-mw, "") + ansi.ResetStyle + style(mark)
 }
 
 // noPane says why a live task has no screen to show: a leased task's

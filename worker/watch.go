@@ -207,7 +207,8 @@ func (r *Run) takeSample(prev lease.Progress, refresh bool) lease.Progress {
 	view := r.sess.View()
 	if v := view.Version(); v != r.screenVersion || prev.Screen == "" {
 		r.screenVersion = v
-		p.Screen = lease.ScreenFingerprint(view.Text(), r.volatile)
+		cols, rows := view.Size()
+		p.Screen = r.resize.screen(lease.ScreenFingerprint(view.Text(), r.volatile), prev.Screen, [2]int{cols, rows}, p.At)
 	}
 	if refresh && r.p.Changed != nil {
 		if files, err := r.p.Changed(r.p.Dir, r.p.Base); err == nil {
@@ -283,4 +284,45 @@ func (r *Run) noteDialog(was string) string {
 		r.report(Report{Kind: Answered})
 	}
 	return now
+}
+
+// resizeSettle is how long after a resize the screens an agent draws
+// count as the resize's: a full-screen program redraws itself for its new
+// size over a few frames.
+const resizeSettle = 2 * time.Second
+
+// resizeSeen makes a change of the screen that is only a resize no
+// progress: the screens drawn within resizeSettle of a change of the pty's
+// size stand for the screen before it, so the stuck clock and the lease's
+// progress see no change until the agent draws something after. A
+// console resizing a stuck pane (another console typing, a terminal
+// dragged wider) never resets its stuck clock.
+type resizeSeen struct {
+	size    [2]int
+	at      time.Time
+	from    string            // the fingerprint before the resize
+	aliases map[string]string // screens of the resize -> from
+}
+
+// screen is the fingerprint to report for a screen fingerprinted fp at
+// size at time now, prev being the one reported before.
+func (rs *resizeSeen) screen(fp, prev string, size [2]int, now time.Time) string {
+	if size != rs.size {
+		first := rs.size == [2]int{}
+		rs.size = size
+		if !first && prev != "" {
+			rs.at, rs.from, rs.aliases = now, prev, map[string]string{}
+		}
+	}
+	if rs.aliases == nil {
+		return fp
+	}
+	if from, ok := rs.aliases[fp]; ok {
+		return from
+	}
+	if now.Sub(rs.at) <= resizeSettle {
+		rs.aliases[fp] = rs.from
+		return rs.from
+	}
+	return fp
 }

@@ -142,6 +142,9 @@ type Run struct {
 	// screenVersion is the screen version the last sample fingerprinted;
 	// only the sampling goroutine (and Start, before it runs) touches it.
 	screenVersion uint64
+	// resize is what the sampling goroutine knows of the pty's last
+	// resize, so a screen that changed only because of it is no progress.
+	resize resizeSeen
 	// stateSeen says the artifacts counted last are still those in the
 	// state directory: the sentinel watch clears it on every change there.
 	stateSeen atomic.Bool
