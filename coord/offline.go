@@ -65,8 +65,10 @@ func (c *Coordinator) ApplyOffline(ctx context.Context, cmd Command) (Result, er
 // import: the file read and checked, the harness it names (or harness)
 // checked against this configuration, the task imported. The caller holds
 // the engine lock (engine.Serve); Run then loads and places it. Its errors
-// name the field, not the file.
-func (c *Coordinator) ResumeOffline(ctx context.Context, path, harness, model string) (task.Task, error) {
+// name the field, not the file. (On Opened, the offline process's handle,
+// not on the coordinator: the loop's type keeps to its own methods.)
+func (o *Opened) ResumeOffline(ctx context.Context, path, harness, model string) (task.Task, error) {
+	c := o.Coordinator
 	if c.running.Load() {
 		return task.Task{}, fmt.Errorf("resume: the coordinator is running; use Do")
 	}

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -14,11 +15,14 @@ import (
 // or lease moved on refuses it with store.ErrStaleToken and nothing is
 // written. The task keeps its state; the loop's view takes the row as
 // written.
-func (c *Coordinator) renewLease(ctx context.Context, l lease.Lease, evs ...task.Event) error {
-	res, err := c.st.TaskTransition(ctx, store.Renew(l, c.now(), evs...))
+//
+// A function of the loop's store and task map, not a method, so the loop's
+// type does not grow (methods_test.go).
+func renewLease(ctx context.Context, st store.Store, tasks map[task.ID]task.Task, at time.Time, l lease.Lease, evs ...task.Event) error {
+	res, err := st.TaskTransition(ctx, store.Renew(l, at, evs...))
 	if err != nil {
 		return err
 	}
-	c.tasks[l.TaskID] = res.Task
+	tasks[l.TaskID] = res.Task
 	return nil
 }
