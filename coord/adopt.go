@@ -134,7 +134,7 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 	ev := c.event(t.ID, s.ID, task.EvSessionAdopted, text)
 	ev.Data, _ = json.Marshal(data)
 	l.Holder = c.holder
-	if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: l, Events: []task.Event{ev}}); err != nil {
+	if err := renewLease(ctx, c.st, c.tasks, c.now(), l, ev); err != nil {
 		// Someone else holds it now: let go of the session, untouched.
 		_, _ = w.Detach(c.p.StopGrace)
 		c.record(ctx, c.refusalEvent(t.ID, s.ID, task.ReasonStaleLeaseToken, "Taking up session "+short(s.ID)+": "+err.Error()))

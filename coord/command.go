@@ -122,7 +122,7 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		}
 		l := r.lease.Extend(d)
 		ev := c.event(id, r.sessionID, task.EvLeaseExtended, fmt.Sprintf("Lease extended by %s by %s; deadline %s.", d, authorOf(cmd), l.Deadline.UTC().Format("15:04:05")))
-		if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: l, Events: []task.Event{ev}}); err != nil {
+		if err := renewLease(ctx, c.st, c.tasks, c.now(), l, ev); err != nil {
 			return cmdReply{err: fmt.Errorf("extend lease: %w", err)}
 		}
 		c.hub.event(ev)

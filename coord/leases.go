@@ -34,7 +34,7 @@ func (c *Coordinator) tickLeases(ctx context.Context) {
 		switch d.Action {
 		case lease.ActionRenew:
 			ev := c.event(id, r.sessionID, task.EvLeaseRenewed, d.Text)
-			if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: d.Lease, Events: []task.Event{ev}}); err != nil {
+			if err := renewLease(ctx, c.st, c.tasks, c.now(), d.Lease, ev); err != nil {
 				c.record(ctx, c.refusalEvent(id, r.sessionID, task.ReasonStaleLeaseToken, "Renewal: "+err.Error()))
 				continue
 			}
@@ -45,7 +45,7 @@ func (c *Coordinator) tickLeases(ctx context.Context) {
 			r.lease = d.Lease
 			if changed {
 				ev := c.refusalEvent(id, r.sessionID, d.Reason, d.Text)
-				if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: d.Lease, Events: []task.Event{ev}}); err == nil {
+				if err := renewLease(ctx, c.st, c.tasks, c.now(), d.Lease, ev); err == nil {
 					c.hub.event(ev)
 				}
 			}

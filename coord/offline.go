@@ -3,6 +3,8 @@ package coord
 import (
 	"context"
 	"fmt"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // offlineKinds are the commands that need no live session, so they can be
@@ -56,4 +58,24 @@ func (c *Coordinator) ApplyOffline(ctx context.Context, cmd Command) (Result, er
 		(<-c.back)()
 	}
 	return rep.res, rep.err
+}
+
+// ResumeOffline creates the task a handoff file describes before the
+// coordinator runs (`run --resume`), through the same code as CmdResume's
+// import: the file read and checked, the harness it names (or harness)
+// checked against this configuration, the task imported. The caller holds
+// the engine lock (engine.Serve); Run then loads and places it. Its errors
+// name the field, not the file. (On Opened, the offline process's handle,
+// not on the coordinator: the loop's type keeps to its own methods.)
+func (o *Opened) ResumeOffline(ctx context.Context, path, harness, model string) (task.Task, error) {
+	c := o.Coordinator
+	if c.running.Load() {
+		return task.Task{}, fmt.Errorf("resume: the coordinator is running; use Do")
+	}
+	if harness != "" {
+		if err := c.checkHarness("harness", harness); err != nil {
+			return task.Task{}, fmt.Errorf("nothing was created: %w", err)
+		}
+	}
+	return c.importHandoff(ctx, expandHome(path), harness, model)
 }

@@ -403,7 +403,7 @@ func (c *Coordinator) rebaseLease(ctx context.Context, r *run) {
 	l.Deadline = now.Add(c.policy.Length)
 	l.Baseline = r.w.Sample()
 	l.LastProgressAt = now
-	if err := c.st.LeaseUpdate(ctx, store.LeaseUpdateParams{Lease: l}); err != nil {
+	if err := renewLease(ctx, c.st, c.tasks, c.now(), l); err != nil {
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, "Starting the lease clock: "+err.Error()))
 		return
 	}

@@ -29,6 +29,7 @@ func (s *soak) check(kills int, took time.Duration) {
 		byID[r.ID] = r
 	}
 	lost, notGreen, charged := 0, 0, 0
+	var why []string // each charged task's ledger, by kill point
 	for _, id := range s.ids {
 		r, ok := byID[id]
 		switch {
@@ -38,6 +39,7 @@ func (s *soak) check(kills int, took time.Duration) {
 			notGreen++
 		case r.Attempt != 1:
 			charged += r.Attempt - 1
+			why = append(why, s.explain(id, r.Attempt))
 		}
 	}
 
@@ -105,7 +107,7 @@ func (s *soak) check(kills int, took time.Duration) {
 	require.Zero(t, notGreen, "tasks not green: %+v", rows)
 	require.Zero(t, lostCorrections, "acknowledged corrections lost")
 	require.Zero(t, twice, "corrections typed twice into one session")
-	require.Zero(t, charged, "attempts charged by kills: %+v", rows)
+	require.Zero(t, charged, "attempts charged by kills: %+v\n%s", rows, strings.Join(why, "\n"))
 	require.Equal(t, "ok", integrity)
 	require.Zero(t, orphans, "processes of the soak still alive: %v", s.processes())
 }

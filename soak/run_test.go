@@ -97,6 +97,9 @@ func (s *soak) runAndKill(k int) {
 	if s.rng.IntN(4) == 0 {
 		d = time.Duration(5000+s.rng.IntN(15000)) * time.Millisecond
 	}
+	s.mu.Lock()
+	s.points = append(s.points, killPoint{n: k + 1, after: seq, ran: d})
+	s.mu.Unlock()
 	killAt := time.NewTimer(d)
 	defer killAt.Stop()
 	var wg sync.WaitGroup
@@ -144,6 +147,7 @@ func (s *soak) correct(id task.ID, k int) {
 // stop cleanly.
 func (s *soak) finalRun() {
 	t := s.t
+	s.markFinal()
 	if s.mode == headless {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()

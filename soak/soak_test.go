@@ -69,6 +69,16 @@ type soak struct {
 	sent     int
 	latency  []time.Duration // restart to first live session
 	adopted  int             // restarts whose first live session was taken up from its host
+	points   []killPoint     // each run killed, in order
+}
+
+// killPoint is one run the soak killed: the ledger's last sequence number
+// before it started, and how long it ran, so a failure can say which kill
+// point wrote each event of a task.
+type killPoint struct {
+	n     int // 1-based, as the runs' log heads them
+	after int64
+	ran   time.Duration
 }
 
 // TestSoak runs tasks with corrections under repeated kill -9 of the

@@ -14,7 +14,7 @@ func TestStoreDependsOnNothingAboveIt(t *testing.T) {
 	t.Parallel()
 	const mod = "github.com/orchestra-tui/orchestra-tui/"
 	above := []string{"session", "vt", "config", "usage", "verify"}
-	for _, pkg := range []string{"store", "store/sqlite", "store/postgres", "store/storetest"} {
+	for _, pkg := range []string{"store", "store/sqlq", "store/sqlite", "store/postgres", "store/storetest"} {
 		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}:{{join .Imports \" \"}}", mod+pkg).CombinedOutput()
 		if err != nil {
 			t.Fatalf("go list -deps %s: %v\n%s", pkg, err, out)

@@ -162,25 +162,18 @@ func shortSHA(s string) string {
 }
 
 // resumeInto creates the task a handoff file describes in the opened
-// repository's store, before the coordinator runs and picks it up.
+// repository's store, before the coordinator runs and picks it up, through
+// the coordinator's own resume code (a running engine's resume command),
+// under the engine lock run holds. The file is read here too, to describe
+// it.
 func resumeInto(o *coord.Opened, file, harness, model string, stdout, stderr io.Writer) int {
 	d, err := readHandoff(file)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	if harness != "" {
-		if _, ok := o.Config.Harness[harness]; !ok {
-			var known []string
-			for n := range o.Config.Harness {
-				known = append(known, n)
-			}
-			sort.Strings(known)
-			return fail(stderr, fmt.Errorf("resume %s: no harness named %q is configured (known: %s)", file, harness, strings.Join(known, ", ")))
-		}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	t, err := handoff.Resume(ctx, o.Store, o.Repo, d, harness, model, time.Now())
+	t, err := o.ResumeOffline(ctx, file, harness, model)
 	if err != nil {
 		return fail(stderr, fmt.Errorf("resume %s: %w", file, err))
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/handoff"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
@@ -21,12 +22,16 @@ import (
 )
 
 // exported makes a calc repository with one task in its store (on a
-// harness no slot runs, so a resumed run comes to rest at once) and exports
-// it through the CLI.
+// harness no slot of the committed orchestra.toml runs, so a resumed run in
+// a clone comes to rest at once) and exports it through the CLI.
 func exported(t *testing.T) (root string, id task.ID, file string) {
 	t.Helper()
 	root = t.TempDir()
 	require.NoError(t, project.WriteProject(root))
+	require.NoError(t, os.WriteFile(filepath.Join(root, "orchestra.toml"),
+		[]byte("[[slots]]\nname = \"only\"\nharness = \"scripted\"\ncapacity = 1\n"), 0o600))
+	require.NoError(t, project.Git(root, "add", "orchestra.toml"))
+	require.NoError(t, project.Git(root, "commit", "-q", "-m", "slots"))
 	r, err := repo.Open(root)
 	require.NoError(t, err)
 	head, err := r.Head()
@@ -34,7 +39,7 @@ func exported(t *testing.T) (root string, id task.ID, file string) {
 	now := time.Now()
 	id = task.NewID(now)
 	tk := task.Task{ID: id, Title: "Fix calc", Goal: project.Goal, Verify: project.VerifyCommand, Repo: ".",
-		Pipeline: task.Pipeline{task.PhaseImplement}, Harness: "nowhere", Model: "model-a",
+		Pipeline: task.Pipeline{task.PhaseImplement}, Harness: "shell", Model: "model-a",
 		State: task.StateQueued, Phase: task.PhaseImplement, BaseCommit: head,
 		Branch: "orchestra/" + strings.ToLower(string(id)), CreatedAt: now, UpdatedAt: now}
 	st, err := sqlite.Open(sqlite.DefaultPath(root))
@@ -136,4 +141,32 @@ func TestResumeOfADeviceOrFIFOIsRefusedAtOnce(t *testing.T) {
 		require.Contains(t, stderr.String(), "not a regular file", f)
 		require.Empty(t, tasksIn(t, root), f)
 	}
+}
+
+// `run --resume` imports through the coordinator's own resume code, as a
+// running engine's resume command does: a handoff whose harness is not
+// configured here is refused with the engine's sentence, and nothing is
+// created; naming one that is resumes it on that harness.
+func TestRunResumeRefusesAnUnknownHarnessAsTheEngineDoes(t *testing.T) {
+	t.Parallel()
+	a, _, file := exported(t)
+	f := rewritten(t, file, func(d *handoff.Document) { d.Task.Harness = "nowhere" })
+	b := filepath.Join(t.TempDir(), "b")
+	require.NoError(t, project.Git(filepath.Dir(b), "clone", "-q", a, b))
+
+	code, _, stderr := cli(t, "run", "-C", b, "--resume", f, "--headless")
+	require.Equal(t, 1, code)
+	require.Contains(t, stderr, `nothing was created: task.harness: no harness named "nowhere" is configured`)
+	require.Contains(t, stderr, "name a harness to resume on")
+	require.Empty(t, tasksIn(t, b))
+
+	o, err := coord.Open(coord.OpenParams{Dir: b})
+	require.NoError(t, err)
+	var stdout, errb bytes.Buffer
+	code = resumeInto(o, f, "shell", "", &stdout, &errb)
+	require.NoError(t, o.Close())
+	require.Equal(t, 0, code, errb.String())
+	ts := tasksIn(t, b)
+	require.Len(t, ts, 1)
+	require.Equal(t, "shell", ts[0].Harness)
 }

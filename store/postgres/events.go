@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -51,7 +52,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
 	if err := br.Close(); err != nil {
 		return err
 	}
-	return addUsage(ctx, tx, events)
+	return sqlq.AddUsage(ctx, writer{tx}, events...)
 }
 
 // EventLastSeq returns the newest event's seq, 0 when there is none.

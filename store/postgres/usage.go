@@ -9,11 +9,12 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // migrationUsageTotals keeps usage sums per task, phase and model, written
-// with each session.usage event (addUsage), and fills them from the ledger
+// with each session.usage event (sqlq.AddUsage), and fills them from the ledger
 // of a store made before it. Ledger data that is not JSON adds nothing.
 const migrationUsageTotals = `
 CREATE TABLE usage_totals (
@@ -49,53 +50,9 @@ FROM (SELECT task_id, pg_temp.orchestra_jsonb(data) AS j FROM events WHERE kind 
 GROUP BY 1, 2, 3;
 `
 
-const upsertUsage = `INSERT INTO usage_totals
-(task_id, phase, model, input, output, cache_creation, cache_read, cost_usd, priced)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-ON CONFLICT (task_id, phase, model) DO UPDATE SET
-	input = usage_totals.input + excluded.input, output = usage_totals.output + excluded.output,
-	cache_creation = usage_totals.cache_creation + excluded.cache_creation,
-	cache_read = usage_totals.cache_read + excluded.cache_read,
-	cost_usd = usage_totals.cost_usd + excluded.cost_usd, priced = usage_totals.priced AND excluded.priced`
-
-// addUsage adds the session.usage events' totals to usage_totals inside tx.
-// Data the store cannot read adds nothing: the ledger keeps it as written.
-func addUsage(ctx context.Context, tx pgx.Tx, events []task.Event) error {
-	for _, e := range events {
-		for _, a := range store.UsageAdditions(e) {
-			if _, err := tx.Exec(ctx, upsertUsage, string(a.TaskID), string(a.Phase), a.Model, a.Tokens.Input,
-				a.Tokens.Output, a.Tokens.CacheCreation, a.Tokens.CacheRead, a.CostUSD, a.Priced); err != nil {
-				return fmt.Errorf("add usage of task %s: %w", e.TaskID, err)
-			}
-		}
-	}
-	return nil
-}
-
 // UsageList returns every task's usage per phase, from the running sums.
 func (s *Store) UsageList(ctx context.Context) ([]store.UsageTotal, error) {
-	rows, err := s.pool.Query(ctx, `SELECT task_id, phase, model, input, output, cache_creation, cache_read,
-cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
-	if err != nil {
-		return nil, fmt.Errorf("list usage: %w", err)
-	}
-	defer rows.Close()
-	var out []store.UsageTotal
-	for rows.Next() {
-		var (
-			id, phase, model string
-			m                task.ModelTotals
-		)
-		if err := rows.Scan(&id, &phase, &model, &m.Tokens.Input, &m.Tokens.Output, &m.Tokens.CacheCreation,
-			&m.Tokens.CacheRead, &m.CostUSD, &m.Priced); err != nil {
-			return nil, fmt.Errorf("list usage: %w", err)
-		}
-		out = store.AppendUsageRow(out, task.ID(id), task.Phase(phase), model, m)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list usage: %w", err)
-	}
-	return out, nil
+	return sqlq.UsageList(ctx, reader{s.pool})
 }
 
 // modelSep separates models in TaskSummaries' aggregate; no model id holds it.

@@ -14,7 +14,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/verify"
 )
 
 // rawDB opens path with no orchestra checks, to build or inspect files the
@@ -345,9 +344,9 @@ func TestOpenMigratesTaskSummaries(t *testing.T) {
 		require.NoError(t, old.SessionInsert(ctx, store.Session{ID: task.NewULID(at), TaskID: tk.ID, Phase: task.PhasePlan,
 			Model: m, Status: store.SessionExited, StartedAt: at, EndedAt: at}))
 	}
-	green := verify.Verdict{Status: verify.StatusOK, Command: "go test ./...", Passed: 3, Counted: true, Tail: "ok\n",
+	green := task.Verdict{Status: task.VerdictOK, Command: "go test ./...", Passed: 3, Counted: true, Tail: "ok\n",
 		OutputBytes: 3, Duration: time.Second, At: tk.CreatedAt.Add(time.Hour)}
-	red := verify.Verdict{Status: verify.StatusError, Command: "go test ./...", ExitCode: 2, Detail: "no go.mod",
+	red := task.Verdict{Status: task.VerdictError, Command: "go test ./...", ExitCode: 2, Detail: "no go.mod",
 		At: tk.CreatedAt.Add(2 * time.Hour)}
 	require.NoError(t, old.VerdictInsert(ctx, store.VerdictRecord{TaskID: tk.ID, Phase: task.PhasePlan, Verdict: green}))
 	require.NoError(t, old.VerdictInsert(ctx, store.VerdictRecord{TaskID: tk.ID, Phase: task.PhasePlan, Verdict: red}))

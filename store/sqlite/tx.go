@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -87,7 +88,7 @@ func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, events []task.Even
 			string(e.Reason), e.Text, data, timeText(e.At)); err != nil {
 			return fmt.Errorf("append %s event for task %s: %w", e.Kind, e.TaskID, err)
 		}
-		if err := addUsage(ctx, tx, e); err != nil {
+		if err := sqlq.AddUsage(ctx, writer{tx}, e); err != nil {
 			return err
 		}
 	}

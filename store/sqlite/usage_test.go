@@ -9,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
-	"github.com/orchestra-tui/orchestra-tui/usage"
 )
 
 // A store made before usage sums were kept gets them from its ledger when
@@ -43,10 +42,10 @@ VALUES (?, 'T1', 's', 'session.usage', '', 'used', ?, '2026-01-01T00:00:00.00000
 	require.NoError(t, err)
 	require.Len(t, all, 2)
 	require.Equal(t, task.Phase("implement"), all[0].Phase)
-	require.Equal(t, usage.ModelTotals{Tokens: usage.Tokens{Input: 7}, CostUSD: 0.125, Priced: true}, all[0].Totals.Models["opus"])
+	require.Equal(t, task.ModelTotals{Tokens: task.Tokens{Input: 7}, CostUSD: 0.125, Priced: true}, all[0].Totals.Models["opus"])
 	require.Equal(t, task.Phase("plan"), all[1].Phase)
-	require.Equal(t, map[string]usage.ModelTotals{
-		"opus":  {Tokens: usage.Tokens{Input: 120, Output: 10, CacheCreation: 1, CacheRead: 5}, CostUSD: 0.75, Priced: true},
-		"haiku": {Tokens: usage.Tokens{Input: 3}},
+	require.Equal(t, map[string]task.ModelTotals{
+		"opus":  {Tokens: task.Tokens{Input: 120, Output: 10, CacheCreation: 1, CacheRead: 5}, CostUSD: 0.75, Priced: true},
+		"haiku": {Tokens: task.Tokens{Input: 3}},
 	}, all[1].Totals.Models)
 }
