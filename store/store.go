@@ -88,19 +88,19 @@ const (
 
 // Session is one agent process for one phase attempt of one task.
 type Session struct {
-	ID          string        `json:"id"` // ULID
-	TaskID      task.ID       `json:"task_id"`
-	Phase       task.Phase    `json:"phase"`
-	Attempt     int           `json:"attempt"`
-	Harness     string        `json:"harness"`
-	Model       string        `json:"model,omitempty"`
-	Token       int64         `json:"token"`  // lease token it ran under
+	ID      string     `json:"id"` // ULID
+	TaskID  task.ID    `json:"task_id"`
+	Phase   task.Phase `json:"phase"`
+	Attempt int        `json:"attempt"`
+	Harness string     `json:"harness"`
+	Model   string     `json:"model,omitempty"`
+	Token   int64      `json:"token"` // lease token it ran under
 	// Fence, when non-zero, fences the write (SessionInsert,
 	// SessionUpdate): it is refused with ErrStaleToken unless Fence is the
 	// task's current token and its lease row's (CheckFence). The engine
 	// running the session sets it to its token; a rescue marking another
 	// engine's session killed leaves it zero. It is not stored.
-	Fence int64 `json:"-"`
+	Fence       int64         `json:"-"`
 	Holder      string        `json:"holder"` // console instance that launched it
 	Status      SessionStatus `json:"status"`
 	ExitCode    int           `json:"exit_code"`
