@@ -225,6 +225,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 	sess := store.Session{
 		ID: r.sessionID, TaskID: t.ID, Phase: t.Phase, Attempt: attempt, Harness: h, Model: t.Model,
 		Token: l.Token, Holder: c.holder, Status: store.SessionLaunching, CastPath: rel, StartedAt: now,
+		Fence: l.Token,
 	}
 	if err := c.st.SessionInsert(ctx, sess); err != nil {
 		c.record(ctx, c.refusalEvent(t.ID, r.sessionID, task.ReasonLaunchFailed, err.Error()))
@@ -241,7 +242,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 		}
 		return func() {
 			if baseline != nil && c.io.Err() == nil {
-				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ")
+				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ", r.token)
 			}
 			if c.runs[next.ID] != r || r.stopping {
 				if w != nil {
