@@ -39,6 +39,9 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 	if c.sw.fault != "" {
 		return false // the store failed: nothing new is started on it
 	}
+	if !c.trusted() {
+		return false // stepped down (stepdown.go): its leases may be taken
+	}
 	var queue []task.Task
 	for _, id := range c.ids() {
 		t := c.tasks[id]
@@ -288,6 +291,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 		return "", nil, nil, err
 	}
 	r.fetchNote = note // read by the loop only after this closure returns
+	r.remoteSeen, r.remoteKnown = fetched, note == "" && c.cfg.Fleet.Remote != ""
 	if from == "" {
 		from = t.BaseCommit
 	}

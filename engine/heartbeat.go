@@ -51,7 +51,15 @@ func heartbeat(ctx context.Context, o *coord.Opened, version string, logf func(s
 		if stopped {
 			rec.StoppedAt, rec.Busy = rec.HeartbeatAt, 0
 		}
-		if err := o.Store.EngineHeartbeat(ctx, rec); err != nil && logf != nil {
+		// A beat that hangs (a partition) must come back: the engine's
+		// trust in itself runs from the start of its last beat that
+		// landed (coord.NoteBeat), and a hung one tells it nothing.
+		sent := time.Now()
+		bctx, cancel := context.WithTimeout(ctx, every)
+		err := o.Store.EngineHeartbeat(bctx, rec)
+		cancel()
+		o.NoteBeat(sent, err)
+		if err != nil && logf != nil {
 			logf("heartbeat: %v", err)
 		}
 	}
