@@ -30,6 +30,23 @@ func CheckFence(what string, id task.ID, token, current, leaseToken int64) error
 	return nil
 }
 
+// CheckGrant is the rule of a session row's update (Session.Fence): it is
+// refused once the task was granted to a newer token, but not merely
+// because the lease was released. The engine that ends its own session
+// after its own cancel or park (which released the lease first) records
+// the end; a rescue marks the lost engine's sessions before any newer
+// session starts, and from the new grant on the lost engine can no longer
+// rewrite them, so no recorded end ever overlaps the new holder's session.
+func CheckGrant(what string, id task.ID, token, current int64) error {
+	switch {
+	case token == 0:
+		return fmt.Errorf("%s of task %s: no lease token: %w", what, id, ErrStaleToken)
+	case token != current:
+		return fmt.Errorf("%s of task %s: lease token %d is not the current %d: %w", what, id, token, current, ErrStaleToken)
+	}
+	return nil
+}
+
 // FencedTask returns the one task events belong to, for EventAppendFenced:
 // every event must name the same task.
 func FencedTask(events []task.Event) (task.ID, error) {

@@ -95,11 +95,12 @@ type Session struct {
 	Harness string     `json:"harness"`
 	Model   string     `json:"model,omitempty"`
 	Token   int64      `json:"token"` // lease token it ran under
-	// Fence, when non-zero, fences the write (SessionInsert,
-	// SessionUpdate): it is refused with ErrStaleToken unless Fence is the
-	// task's current token and its lease row's (CheckFence). The engine
-	// running the session sets it to its token; a rescue marking another
-	// engine's session killed leaves it zero. It is not stored.
+	// Fence, when non-zero, fences the write: SessionInsert is refused
+	// with ErrStaleToken unless Fence is the task's current token and its
+	// lease row's (CheckFence), SessionUpdate once a newer token was
+	// granted (CheckGrant). The engine running the session sets it to its
+	// token; a rescue marking another engine's session killed leaves it
+	// zero. It is not stored.
 	Fence       int64         `json:"-"`
 	Holder      string        `json:"holder"` // console instance that launched it
 	Status      SessionStatus `json:"status"`

@@ -45,7 +45,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 func (s *Store) SessionUpdate(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx pgx.Tx) error {
 		if ss.Fence != 0 {
-			if err := fence(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+			if err := fenceGrant(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
 				return err
 			}
 		}

@@ -46,7 +46,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 func (s *Store) SessionUpdate(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if ss.Fence != 0 {
-			if err := fence(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+			if err := fenceGrant(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
 				return err
 			}
 		}

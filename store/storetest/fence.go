@@ -80,16 +80,36 @@ func (b *bundle) requireNothingLanded(t *testing.T, id task.ID, s store.Session,
 }
 
 // An orphaned task keeps its token until the next grant, but its lease row
-// is gone: the engine that lost it is refused from the takeover on.
+// is gone: the engine that lost it is refused from the takeover on, but for
+// the end of its own session's row.
 func testFencedWritesRefusedOrphaned(t *testing.T, b *bundle) {
 	tk, token, s := b.fencedFixture(t)
 	ev := b.event(tk.ID, task.EvRefusal)
 	_, err := b.st.TaskTransition(b.ctx, store.Orphan(tk.ID, task.StateLeased, token, b.at(time.Second), ev))
 	require.NoError(t, err)
-	for i, err := range b.fencedWrites(tk.ID, token, s) {
+	errs := b.fencedWrites(tk.ID, token, s)
+	for i, err := range errs {
+		if i == 3 {
+			continue
+		}
 		require.ErrorIs(t, err, store.ErrStaleToken, "write %d after the orphan", i)
 	}
-	b.requireNothingLanded(t, tk.ID, s, 1)
+	// The end of the engine's own session is recorded until a newer grant
+	// (CheckGrant): no newer session can have started before it.
+	require.NoError(t, errs[3], "a session row's update before any newer grant")
+	got, err := b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionExited, got.Status)
+	vs, err := b.st.VerdictList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Empty(t, vs, "a stale verdict landed")
+	require.Len(t, b.events(t, tk.ID), 2, "a stale event landed (the orphan's and the session update's are all)")
+	ss, err := b.st.SessionList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Len(t, ss, 1, "a stale session row landed")
+	as, err := b.st.ArtifactList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Empty(t, as, "a stale seal landed")
 
 	// The rescuer's own, unfenced write of the session still lands.
 	s.Status = store.SessionKilled
