@@ -40,7 +40,7 @@ func TestFleetFaults(t *testing.T) {
 	t.Parallel()
 	cluster := pgtest.Start(t)
 	pace := 10
-	f := newFleetOn(t, cluster.NewDatabase(t), []string{"machine-a", "machine-b"}, 3, agent.Script{PaceMS: &pace,
+	f := newFleetOn(t, cluster.NewDatabase(t), []string{"machine-a", "machine-b"}, 2, agent.Script{PaceMS: &pace,
 		Phases: map[task.Phase][]agent.Entry{
 			task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 		}})
@@ -96,7 +96,47 @@ func TestFleetFaults(t *testing.T) {
 		return false
 	})
 	stage("verdict refused")
-	f.waitStore(t, 3*time.Minute, "the first tasks green", func() bool { return f.allAwaiting(t, ids) })
+
+	// 2. A restart of the database with tasks queued (more than the free
+	// slots), while the first tasks still run.
+	queued := f.add(t, "machine-a", 6)
+	start := time.Now()
+	waiting := f.queuedOf(t, queued)
+	cluster.Restart(t)
+	restarted := time.Now()
+	t.Logf("pg restart took %s with %d of %d tasks queued", restarted.Sub(start).Round(time.Millisecond), len(waiting), len(queued))
+	f.waitPlaced(t, waiting, restarted, "after the restart")
+
+	// 3. An outage of three TTLs while they run, watched from machine-b's
+	// console.
+	cl, err := engine.Dial(ctx, engine.PathsFor(f.engines["machine-b"].dir).Socket, engine.Options{Watch: true, Kind: "console"})
+	require.NoError(t, err)
+	defer cl.Close()
+	stage("the outage begins")
+	outageAt := time.Now()
+	waiting = f.queuedOf(t, queued)
+	cluster.Stop(t)
+	shown := false
+	for deadline := time.Now().Add(3 * fleetTTL); time.Now().Before(deadline); {
+		s := cl.Snapshot()
+		shown = shown || s.StoreFault != "" || s.SteppedDown != ""
+		time.Sleep(50 * time.Millisecond) // the outage's own length: nothing to wait on
+	}
+	require.True(t, shown, "the console never showed the outage")
+	cluster.Start(t)
+	back := time.Now()
+	t.Logf("outage of %s with %d tasks queued", back.Sub(outageAt).Round(time.Millisecond), len(waiting))
+	f.waitPlaced(t, waiting, back, "after the outage")
+	f.waitPlaced(t, queued, back, "after the outage (all)")
+
+	all := append(ids, queued...)
+	f.waitStore(t, 5*time.Minute, "every task green", func() bool { return f.allAwaiting(t, all) })
+	stage("every task green")
+	f.noTakeover(t, queued, start)
+	f.checkFinished(t, all)
+
+	// The gated task: the fenced-out gate left no verdict, and the branch
+	// on the remote is what the new holder pushed.
 	vs, err := f.st.VerdictList(ctx, gated.TaskID)
 	require.NoError(t, err)
 	for _, v := range vs {
@@ -123,47 +163,6 @@ func TestFleetFaults(t *testing.T) {
 	}
 	require.Equal(t, last.ID, pushedBy, "the remote branch's tip %s is not the new holder's push", repo.Abbrev(tip))
 	t.Logf("machine %s frozen in its gate; %s's session %s pushed the tip %s", frozenHost, otherHost, last.ID, repo.Abbrev(tip))
-
-	stage("first tasks green")
-	// 2. A restart of the database with tasks queued.
-	queued := f.add(t, "machine-a", 4)
-	start := time.Now()
-	t.Logf("%d of %d tasks queued at the restart", f.countQueued(t, queued), len(queued))
-	cluster.Restart(t)
-	restarted := time.Now()
-	t.Logf("pg restart took %s", restarted.Sub(start).Round(time.Millisecond))
-	f.waitPlaced(t, queued, restarted, "after the restart")
-	f.noTakeover(t, queued, start)
-
-	stage("placed after the restart")
-	// 3. An outage of three TTLs, watched from machine-b's console.
-	cl, err := engine.Dial(ctx, engine.PathsFor(f.engines["machine-b"].dir).Socket, engine.Options{Watch: true, Kind: "console"})
-	require.NoError(t, err)
-	defer cl.Close()
-	f.waitStore(t, 5*time.Minute, "the restart's tasks green", func() bool { return f.allAwaiting(t, queued) })
-	stage("the restart's tasks green")
-	more := f.add(t, "machine-b", 4)
-	start = time.Now()
-	t.Logf("%d of %d tasks queued at the outage", f.countQueued(t, more), len(more))
-	cluster.Stop(t)
-	shown := false
-	for deadline := time.Now().Add(3 * fleetTTL); time.Now().Before(deadline); {
-		s := cl.Snapshot()
-		shown = shown || s.StoreFault != "" || s.SteppedDown != ""
-		time.Sleep(50 * time.Millisecond) // the outage's own length: nothing to wait on
-	}
-	require.True(t, shown, "the console never showed the outage")
-	cluster.Start(t)
-	back := time.Now()
-	t.Logf("outage of %s", back.Sub(start).Round(time.Millisecond))
-	f.waitPlaced(t, more, back, "after the outage")
-	f.noTakeover(t, append(queued, more...), start)
-
-	stage("placed after the outage")
-	all := append(append(ids, queued...), more...)
-	f.waitStore(t, 5*time.Minute, "every task green", func() bool { return f.allAwaiting(t, all) })
-	stage("every task green")
-	f.checkFinished(t, all)
 }
 
 // addVerify adds n implement-only calc tasks with the verify command v.
@@ -239,25 +238,33 @@ func (f *fleet) thaw(pids []int) {
 	}
 }
 
-// waitPlaced waits until none of ids is queued any more, and requires that
-// within 30 s of since.
+// waitPlaced waits until every task of ids is placed (no longer queued),
+// as free slots allow, and requires the first placement within 30 s of
+// since: placement resumes by itself.
 func (f *fleet) waitPlaced(t *testing.T, ids []task.ID, since time.Time, what string) {
 	t.Helper()
-	f.waitStore(t, 2*time.Minute, "every queued task placed "+what, func() bool {
+	if len(ids) == 0 {
+		return
+	}
+	var first time.Duration
+	f.waitStore(t, 3*time.Minute, "every queued task placed "+what, func() bool {
+		placed := 0
 		for _, id := range ids {
 			tk, err := f.st.TaskGet(context.Background(), id)
 			if err != nil {
-				return false // the store's own connection is coming back
+				return false // the test's own connection is coming back
 			}
-			if tk.State == task.StateQueued && tk.Attempt == 0 {
-				return false
+			if tk.State != task.StateQueued {
+				placed++
 			}
 		}
-		return true
+		if placed > 0 && first == 0 {
+			first = time.Since(since)
+		}
+		return placed == len(ids)
 	})
-	took := time.Since(since)
-	t.Logf("every queued task placed %s %s", took.Round(time.Millisecond), what)
-	require.Less(t, took, 30*time.Second, "tasks placed %s %s", took, what)
+	t.Logf("placement %s: the first of %d tasks %s, the last %s", what, len(ids), first.Round(time.Millisecond), time.Since(since).Round(time.Millisecond))
+	require.Less(t, first, 30*time.Second, "the first task placed %s %s", first, what)
 }
 
 // noTakeover requires that no task of ids was taken over since.
@@ -274,16 +281,16 @@ func (f *fleet) noTakeover(t *testing.T, ids []task.ID, since time.Time) {
 	}
 }
 
-// countQueued counts the tasks of ids still queued.
-func (f *fleet) countQueued(t testing.TB, ids []task.ID) int {
+// queuedOf returns the tasks of ids still queued.
+func (f *fleet) queuedOf(t testing.TB, ids []task.ID) []task.ID {
 	t.Helper()
-	n := 0
+	var out []task.ID
 	for _, id := range ids {
 		tk, err := f.st.TaskGet(context.Background(), id)
 		require.NoError(t, err)
 		if tk.State == task.StateQueued {
-			n++
+			out = append(out, id)
 		}
 	}
-	return n
+	return out
 }
