@@ -142,7 +142,7 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 	}
 	c.hub.event(ev)
 	r.lease = l
-	s.Holder = c.holder
+	s.Holder, s.Fence = c.holder, l.Token
 	if err := c.st.SessionUpdate(ctx, s); err != nil {
 		c.record(ctx, c.refusalEvent(t.ID, s.ID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
 	}

@@ -66,7 +66,7 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, rep worker.Repo
 // never the verdict.
 func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next task.Phase, hasNext bool) {
 	t := c.tasks[r.taskID]
-	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+t.Verify))
+	c.recordFor(ctx, r.token, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+t.Verify))
 	dir := r.dir
 	c.gating[r.taskID] = r
 	c.async(func() func() {
@@ -83,7 +83,9 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 				return
 			}
 			delete(c.gating, r.taskID)
-			c.recordVerdict(ctx, r.taskID, r.sessionID, r.phase, v, "Verify gate: ")
+			if !c.recordVerdict(ctx, r.taskID, r.sessionID, r.phase, v, "Verify gate: ", r.token) {
+				return // fenced out: the task is another engine's
+			}
 			if c.tasks[r.taskID].State.Terminal() || c.tasks[r.taskID].State == task.StateParked {
 				return
 			}
@@ -117,8 +119,11 @@ func (c *Coordinator) gateFailed(ctx context.Context, r *run, v verify.Verdict) 
 	c.requeue(ctx, r, task.ReasonVerifyFailing, v.Line(), true)
 }
 
-// recordVerdict stores a verdict and its event and keeps it for the UI.
-func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID string, p task.Phase, v verify.Verdict, prefix string) {
+// recordVerdict stores a verdict and its event and keeps it for the UI. A
+// non-zero token fences it (a gate's, a baseline's): it reports false when
+// the store refused it because another engine holds the task now, and the
+// caller must then move nothing.
+func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID string, p task.Phase, v verify.Verdict, prefix string, token int64) bool {
 	if sessionID == "" && strings.HasPrefix(prefix, "Baseline") && v.Status != verify.StatusError {
 		v.Detail = verify.BaselineDetail
 	}
@@ -128,13 +133,19 @@ func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID s
 	} else if v.Status == verify.StatusIncomplete {
 		ev.Reason = task.ReasonVerifyFailing
 	}
-	if err := c.st.VerdictInsert(ctx, store.VerdictRecord{TaskID: id, SessionID: sessionID, Phase: p, Verdict: v}, ev); err != nil {
+	err := c.st.VerdictInsert(ctx, store.VerdictRecord{TaskID: id, SessionID: sessionID, Phase: p, Verdict: v, Token: token}, ev)
+	if errors.Is(err, store.ErrStaleToken) {
+		c.staleVerdict(ctx, id, sessionID, token, v, err)
+		return false
+	}
+	if err != nil {
 		c.record(ctx, c.refusalEvent(id, sessionID, task.ReasonVerifyError, "Recording the verdict: "+err.Error()))
-		return
+		return true
 	}
 	c.hub.event(ev)
 	vv := v
 	c.verdicts[id] = &vv
+	return true
 }
 
 // advance queues the task for its next phase.

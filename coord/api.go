@@ -58,6 +58,10 @@ type Snapshot struct {
 	// failed write) and what to do: placement has stopped, and nothing
 	// recorded since can be trusted.
 	StoreFault string
+	// SteppedDown, when set, says the engine stepped down: its heartbeat
+	// has not landed for most of a TTL, so it places and pushes nothing
+	// and its sessions are frozen until it lands again (stepdown.go).
+	SteppedDown string
 }
 
 // TaskView is one task as the UI shows it.

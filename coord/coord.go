@@ -102,6 +102,8 @@ type Coordinator struct {
 	strandTried map[task.ID]int64
 	// fleet is what sharing the store with other engines takes (fleet.go).
 	fleet fleetState
+	// sd is the liveness this engine trusts in itself (stepdown.go).
+	sd stepDown
 	// mq is the merge queue's state (mergequeue.go).
 	mq mergeQueue
 	// notified holds back a repeat of the same news about the same session
@@ -194,6 +196,12 @@ type run struct {
 	// fetchNote says why the task's branch could not be fetched before
 	// the launch ([fleet] remote), for a refusal once it is live.
 	fetchNote string
+	// remoteSeen is the commit of the task's branch on [fleet] remote as
+	// this run last saw it (fetched at the launch, or its own push; ""
+	// for absent), which a push must find there (--force-with-lease);
+	// remoteKnown says the fetch or a push told it.
+	remoteSeen  string
+	remoteKnown bool
 	// early are the worker's reports that arrived before its launch was
 	// applied on the loop; they are handled, in order, right after it.
 	early []worker.Report
@@ -324,6 +332,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	}
 	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
+	if c.fleet.shared {
+		go c.watchTrust(ctx)
+	}
 	c.place(work)
 	for {
 		// select picks at random among ready cases, so one taken after
@@ -369,6 +380,12 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			c.refresh(work)
 		case <-tick.C:
 			c.watchStore(work)
+			if c.checkTrust(work) {
+				// Stepped down: nothing is judged, renewed or placed
+				// until this engine's heartbeat lands again.
+				c.publish()
+				continue
+			}
 			if c.fleet.shared {
 				c.rescue(work)
 			}
@@ -376,6 +393,10 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				continue
 			}
 			c.tickLeases(work)
+		}
+		if c.checkTrust(work) {
+			c.publish()
+			continue
 		}
 		c.tickForks(work)
 		c.place(work)

@@ -188,7 +188,7 @@ func (c *Coordinator) integrated(ctx context.Context, id task.ID, o mergeOutcome
 		return
 	}
 	on := fmt.Sprintf("Merge queue, on %s with %s merged: ", o.in.Base, t.Branch)
-	c.recordVerdict(ctx, id, "", t.Phase, *o.verdict, on)
+	c.recordVerdict(ctx, id, "", t.Phase, *o.verdict, on, 0)
 	if o.verdict.Status != verify.StatusOK {
 		why := o.verdict.Line()
 		if names := verify.FailedTests(o.verdict.Tail); len(names) > 0 {

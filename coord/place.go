@@ -39,6 +39,9 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 	if c.sw.fault != "" {
 		return false // the store failed: nothing new is started on it
 	}
+	if !c.trusted() {
+		return false // stepped down (stepdown.go): its leases may be taken
+	}
 	var queue []task.Task
 	for _, id := range c.ids() {
 		t := c.tasks[id]
@@ -225,6 +228,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 	sess := store.Session{
 		ID: r.sessionID, TaskID: t.ID, Phase: t.Phase, Attempt: attempt, Harness: h, Model: t.Model,
 		Token: l.Token, Holder: c.holder, Status: store.SessionLaunching, CastPath: rel, StartedAt: now,
+		Fence: l.Token,
 	}
 	if err := c.st.SessionInsert(ctx, sess); err != nil {
 		c.record(ctx, c.refusalEvent(t.ID, r.sessionID, task.ReasonLaunchFailed, err.Error()))
@@ -241,7 +245,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 		}
 		return func() {
 			if baseline != nil && c.io.Err() == nil {
-				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ")
+				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ", r.token)
 			}
 			if c.runs[next.ID] != r || r.stopping {
 				if w != nil {
@@ -287,6 +291,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 		return "", nil, nil, err
 	}
 	r.fetchNote = note // read by the loop only after this closure returns
+	r.remoteSeen, r.remoteKnown = fetched, note == "" && c.cfg.Fleet.Remote != ""
 	if from == "" {
 		from = t.BaseCommit
 	}

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/orchestra-tui/orchestra-tui/session"
@@ -251,7 +252,10 @@ func (c *Coordinator) updateSession(ctx context.Context, r *run, f func(*store.S
 		return
 	}
 	f(&s)
-	if err := c.st.SessionUpdate(ctx, s); err != nil {
+	s.Fence = r.token
+	if err := c.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
+		return // another engine holds the task: its rescue marked the row
+	} else if err != nil {
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
 	}
 }

@@ -11,7 +11,7 @@ import (
 func (c *Coordinator) publish() {
 	ids := c.ids()
 	c.gen++
-	s := &Snapshot{At: c.now(), Gen: c.gen, Tasks: make([]TaskView, 0, len(ids)), StoreFault: c.sw.fault}
+	s := &Snapshot{At: c.now(), Gen: c.gen, Tasks: make([]TaskView, 0, len(ids)), StoreFault: c.sw.fault, SteppedDown: c.sd.text}
 	for _, id := range ids {
 		t := c.tasks[id]
 		// Verdicts and usage are replaced, never changed in place, and the

@@ -89,8 +89,22 @@ func (c *Coordinator) checkStranded(ctx context.Context) {
 		if !t.State.Live() || c.runs[id] != nil || c.gating[id] != nil || c.foreign[id] {
 			continue
 		}
-		token, err := c.st.TaskToken(ctx, id)
-		if err != nil || c.strandTried[id] == token {
+		// Only this engine's own lease is requeued, under its own token:
+		// a task another engine took over meanwhile is that engine's,
+		// and requeueing it under the token read from the store would
+		// kill its live agent.
+		l, err := c.st.LeaseGet(ctx, id)
+		if err != nil {
+			continue
+		}
+		if l.Holder != c.holder {
+			if c.fleet.shared {
+				c.foreign[id] = true
+			}
+			continue
+		}
+		token := l.Token
+		if c.strandTried[id] == token {
 			continue
 		}
 		c.strandTried[id] = token

@@ -33,21 +33,57 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 	}
 	t := c.tasks[r.taskID]
 	dir := r.dir
+	if !c.trusted() {
+		// Past its own liveness deadline the engine pushes nothing: the
+		// task may be another engine's by now (stepdown.go). The commit
+		// is made by the run that relaunches it.
+		return
+	}
 	c.gating[r.taskID] = r
+	seen := r.remoteSeen
+	if !r.remoteKnown {
+		seen = c.p.Repo.RemoteTracking(remote, t.Branch)
+	}
+	st, holder := c.st, c.holder
 	c.async(func() func() {
 		sha, committed, err := repo.CommitAll(dir, fmt.Sprintf("%s: phase %s\n\norchestra-tui task %s, session %s", t.Title, r.phase, t.ID, r.sessionID))
 		var pushErr error
+		held := true
 		if err == nil {
 			if !committed {
 				sha, _ = c.p.Repo.BranchHead(t.Branch)
 			}
-			pushErr = c.p.Repo.Push(remote, t.Branch)
+			// The push happens only while this engine holds the lease,
+			// and only over the commit it last saw on the remote: an
+			// engine that took the task over and pushed since wins.
+			if l, lerr := st.LeaseGet(context.WithoutCancel(ctx), r.taskID); lerr != nil || l.Holder != holder || l.Token != r.token {
+				held = false
+			} else {
+				pushErr = c.p.Repo.PushLease(remote, t.Branch, seen)
+			}
 		}
 		return func() {
 			if c.gating[r.taskID] != r {
 				return // parked or cancelled meanwhile: the commit stays, the task does not move
 			}
 			delete(c.gating, r.taskID)
+			if !held || errors.Is(pushErr, repo.ErrPushStale) {
+				// Another engine holds the task (or pushed it since):
+				// its work is the branch's; this one moves nothing.
+				why := fmt.Sprintf("Phase %s's commit %s was not pushed: the lease of token %d is no longer this engine's.", r.phase, repo.Abbrev(sha), r.token)
+				if pushErr != nil {
+					why = fmt.Sprintf("Phase %s's commit %s was not pushed: %v; another engine holds the task.", r.phase, repo.Abbrev(sha), pushErr)
+				}
+				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, why))
+				c.reloadTask(ctx, r.taskID)
+				if c.tasks[r.taskID].State.Live() {
+					c.foreign[r.taskID] = true
+				}
+				return
+			}
+			if pushErr == nil && err == nil {
+				r.remoteSeen, r.remoteKnown = sha, true
+			}
 			if err != nil {
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonCommitFailed, err.Error()))
 				c.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
@@ -58,7 +94,7 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 					"Pushing %s (%s) to %s after phase %s: %v. The work is committed in this clone only; another machine taking the task over would not see it.",
 					t.Branch, repo.Abbrev(sha), remote, r.phase, pushErr)))
 			} else {
-				c.record(ctx, c.event(r.taskID, r.sessionID, task.EvBranchPushed,
+				c.recordFor(ctx, r.token, c.event(r.taskID, r.sessionID, task.EvBranchPushed,
 					fmt.Sprintf("Pushed %s (%s) to %s after phase %s.", t.Branch, repo.Abbrev(sha), remote, r.phase)))
 			}
 			then()

@@ -26,6 +26,13 @@ func heartbeat(ctx context.Context, o *coord.Opened, version string, logf func(s
 	if every <= 0 {
 		every = HeartbeatEvery
 	}
+	// A beat that lands later than the engine's trust window is of no
+	// use to it; one that lands sooner is, however slow.
+	ttl := o.Config.Fleet.TTL.Duration
+	if ttl <= 0 {
+		ttl = coord.EngineTTL
+	}
+	beatTimeout := ttl - ttl/coord.StepDownMargin
 	slots := 0
 	for _, s := range o.Config.EffectiveSlots() {
 		slots += s.Capacity
@@ -51,7 +58,15 @@ func heartbeat(ctx context.Context, o *coord.Opened, version string, logf func(s
 		if stopped {
 			rec.StoppedAt, rec.Busy = rec.HeartbeatAt, 0
 		}
-		if err := o.Store.EngineHeartbeat(ctx, rec); err != nil && logf != nil {
+		// A beat that hangs (a partition) must come back: the engine's
+		// trust in itself runs from the start of its last beat that
+		// landed (coord.NoteBeat), and a hung one tells it nothing.
+		sent := time.Now()
+		bctx, cancel := context.WithTimeout(ctx, beatTimeout)
+		err := o.Store.EngineHeartbeat(bctx, rec)
+		cancel()
+		o.NoteBeat(sent, err)
+		if err != nil && logf != nil {
 			logf("heartbeat: %v", err)
 		}
 	}

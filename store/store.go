@@ -88,13 +88,20 @@ const (
 
 // Session is one agent process for one phase attempt of one task.
 type Session struct {
-	ID          string        `json:"id"` // ULID
-	TaskID      task.ID       `json:"task_id"`
-	Phase       task.Phase    `json:"phase"`
-	Attempt     int           `json:"attempt"`
-	Harness     string        `json:"harness"`
-	Model       string        `json:"model,omitempty"`
-	Token       int64         `json:"token"`  // lease token it ran under
+	ID      string     `json:"id"` // ULID
+	TaskID  task.ID    `json:"task_id"`
+	Phase   task.Phase `json:"phase"`
+	Attempt int        `json:"attempt"`
+	Harness string     `json:"harness"`
+	Model   string     `json:"model,omitempty"`
+	Token   int64      `json:"token"` // lease token it ran under
+	// Fence, when non-zero, fences the write: SessionInsert is refused
+	// with ErrStaleToken unless Fence is the task's current token and its
+	// lease row's (CheckFence), SessionUpdate once a newer token was
+	// granted (CheckGrant). The engine running the session sets it to its
+	// token; a rescue marking another engine's session killed leaves it
+	// zero. It is not stored.
+	Fence       int64         `json:"-"`
 	Holder      string        `json:"holder"` // console instance that launched it
 	Status      SessionStatus `json:"status"`
 	ExitCode    int           `json:"exit_code"`
@@ -122,6 +129,11 @@ type VerdictRecord struct {
 	SessionID string       `json:"session_id,omitempty"`
 	Phase     task.Phase   `json:"phase"`
 	Verdict   task.Verdict `json:"verdict"`
+	// Token, when non-zero, fences VerdictInsert: the verdict is refused
+	// with ErrStaleToken unless it is the task's current token and its
+	// lease row's (CheckFence), so a gate that outlived its engine's lease
+	// records nothing. It is not stored.
+	Token int64 `json:"-"`
 }
 
 // DeadEnd is an approach an earlier attempt tried that ended in a known
@@ -384,6 +396,11 @@ type Store interface {
 	// EventAppend appends events to the ledger; the store assigns Seq,
 	// strictly increasing, and a ULID to an event with no ID.
 	EventAppend(ctx context.Context, events ...task.Event) error
+	// EventAppendFenced appends events of one task (every event's TaskID
+	// the same) only while token holds it (CheckFence), else
+	// ErrStaleToken and nothing is appended: what an engine records about
+	// a task it runs.
+	EventAppendFenced(ctx context.Context, token int64, events ...task.Event) error
 	EventList(ctx context.Context, p EventListParams) ([]task.Event, error)
 	// EventLastSeq returns the newest event's Seq, 0 for an empty ledger:
 	// where a reader that wants only what comes next starts.
@@ -410,8 +427,8 @@ type Store interface {
 	SessionListLive(ctx context.Context) ([]Session, error)
 
 	// ArtifactSeal records the content and its sha256 (lowercase hex);
-	// ErrStaleToken when the token is not the task's current one (token 0
-	// never is).
+	// ErrStaleToken when the token is not the task's current one and its
+	// lease row's (CheckFence; token 0 never is).
 	ArtifactSeal(ctx context.Context, p ArtifactSealParams) (Artifact, error)
 	ArtifactList(ctx context.Context, taskID task.ID) ([]Artifact, error)
 

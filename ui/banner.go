@@ -46,6 +46,11 @@ func (m *Model) renderBanner(w int) []string {
 		// stopped or paused, which the operator must see while it lasts.
 		out = m.renderOneBanner(BannerMsg{Title: "Store: " + f, Tone: ToneBad}, w, true)
 	}
+	if d := m.snap.SteppedDown; d != "" {
+		// The engine stepped down (coord/stepdown.go): its agents are
+		// frozen until its heartbeat lands again.
+		out = append(out, m.renderOneBanner(BannerMsg{Title: "Engine: " + d, Tone: ToneBad}, w, true)...)
+	}
 	out = append(out, m.renderOneBanner(m.banner, w, false)...)
 	return append(out, m.renderOneBanner(m.note, w, true)...)
 }

@@ -133,13 +133,8 @@ func (s *Store) ArtifactSeal(ctx context.Context, p store.ArtifactSealParams) (s
 		At:      p.At.UTC(),
 	}
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		_, token, err := taskGuard(ctx, tx, p.TaskID)
-		if err != nil {
+		if err := fence(ctx, tx, "seal the "+string(p.Phase)+" artifact", p.TaskID, p.Token); err != nil {
 			return err
-		}
-		if p.Token == 0 || p.Token != token {
-			return fmt.Errorf("seal %s artifact of task %s: lease token %d is not the current %d: %w",
-				p.Phase, p.TaskID, p.Token, token, store.ErrStaleToken)
 		}
 		if err := insertArtifact(ctx, tx, a, p.Token); err != nil {
 			return fmt.Errorf("seal %w", err)
@@ -194,6 +189,11 @@ func (s *Store) VerdictInsert(ctx context.Context, v store.VerdictRecord, events
 		return fmt.Errorf("insert verdict for task %s: %w", v.TaskID, err)
 	}
 	return s.write(ctx, func(tx pgx.Tx) error {
+		if v.Token != 0 {
+			if err := fence(ctx, tx, "record a verdict", v.TaskID, v.Token); err != nil {
+				return err
+			}
+		}
 		_, err := tx.Exec(ctx, `INSERT INTO verdicts (task_id, session_id, phase, status, verdict, at)
 VALUES ($1, $2, $3, $4, $5, $6)`, string(v.TaskID), v.SessionID, string(v.Phase), string(verdict.Status),
 			string(body), verdict.At)

@@ -16,6 +16,11 @@ cast_path, brief, fingerprint, continuity, started_at, ended_at`
 // SessionInsert stores a newly launched session and its events.
 func (s *Store) SessionInsert(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx pgx.Tx) error {
+		if ss.Fence != 0 {
+			if err := fence(ctx, tx, "record session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+				return err
+			}
+		}
 		if err := insertSession(ctx, tx, ss); err != nil {
 			return err
 		}
@@ -39,6 +44,11 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 // task, with its events; store.ErrNotFound when there is no such session.
 func (s *Store) SessionUpdate(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx pgx.Tx) error {
+		if ss.Fence != 0 {
+			if err := fenceGrant(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+				return err
+			}
+		}
 		tag, err := tx.Exec(ctx, `UPDATE sessions SET phase = $1, attempt = $2, harness = $3, model = $4,
 token = $5, holder = $6, status = $7, exit_code = $8, cast_path = $9, brief = $10, fingerprint = $11,
 continuity = $12, started_at = $13, ended_at = $14 WHERE id = $15`,

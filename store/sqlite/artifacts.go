@@ -24,13 +24,8 @@ func (s *Store) ArtifactSeal(ctx context.Context, p store.ArtifactSealParams) (s
 		At:      p.At.UTC(),
 	}
 	err := s.write(ctx, func(tx *sql.Tx) error {
-		_, token, err := taskGuard(ctx, tx, p.TaskID)
-		if err != nil {
+		if err := fence(ctx, tx, "seal the "+string(p.Phase)+" artifact", p.TaskID, p.Token); err != nil {
 			return err
-		}
-		if p.Token == 0 || p.Token != token {
-			return fmt.Errorf("seal %s artifact of task %s: lease token %d is not the current %d: %w",
-				p.Phase, p.TaskID, p.Token, token, store.ErrStaleToken)
 		}
 		if err := insertArtifact(ctx, tx, a, p.Token); err != nil {
 			return fmt.Errorf("seal %w", err)

@@ -16,6 +16,11 @@ cast_path, brief, fingerprint, continuity, started_at, ended_at`
 // SessionInsert stores a newly launched session and its events.
 func (s *Store) SessionInsert(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
+		if ss.Fence != 0 {
+			if err := fence(ctx, tx, "record session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+				return err
+			}
+		}
 		if err := insertSession(ctx, tx, ss); err != nil {
 			return err
 		}
@@ -40,6 +45,11 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 // task, with its events; store.ErrNotFound when there is no such session.
 func (s *Store) SessionUpdate(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
+		if ss.Fence != 0 {
+			if err := fenceGrant(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+				return err
+			}
+		}
 		res, err := tx.ExecContext(ctx, `UPDATE sessions SET phase = ?, attempt = ?, harness = ?, model = ?,
 token = ?, holder = ?, status = ?, exit_code = ?, cast_path = ?, brief = ?, fingerprint = ?, continuity = ?,
 started_at = ?, ended_at = ? WHERE id = ?`,

@@ -19,6 +19,11 @@ func (s *Store) VerdictInsert(ctx context.Context, v store.VerdictRecord, events
 		return fmt.Errorf("insert verdict for task %s: %w", v.TaskID, err)
 	}
 	return s.write(ctx, func(tx *sql.Tx) error {
+		if v.Token != 0 {
+			if err := fence(ctx, tx, "record a verdict", v.TaskID, v.Token); err != nil {
+				return err
+			}
+		}
 		_, err := tx.ExecContext(ctx, `INSERT INTO verdicts (task_id, session_id, phase, status, verdict, at)
 VALUES (?, ?, ?, ?, ?, ?)`, string(v.TaskID), v.SessionID, string(v.Phase), string(verdict.Status),
 			string(body), timeText(verdict.At))

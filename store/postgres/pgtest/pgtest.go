@@ -34,6 +34,67 @@ type Cluster struct {
 	admin string
 	n     atomic.Int64
 	mu    sync.Mutex
+	// srv starts the server (nil for a server the test did not start);
+	// cur is the one running, nil while Stop has it down. Guarded by mu.
+	srv func() (*server, error)
+	cur *server
+}
+
+// server is one run of the postgres process.
+type server struct {
+	cmd    *exec.Cmd
+	exited chan struct{}
+}
+
+// stop is PostgreSQL's fast shutdown (SIGINT): it ends every session and
+// stops; a server that does not stop within 30 s is killed.
+func (s *server) stop() {
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exited:
+	case <-time.After(30 * time.Second):
+		_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+		<-s.exited
+	}
+}
+
+// Stop stops the server as `pg_ctl stop -m fast` does: every connection is
+// ended and new ones are refused until Start. Only for a cluster Start
+// started itself.
+func (c *Cluster) Stop(t testing.TB) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srv == nil {
+		t.Skip("pgtest: the server of ORCHESTRA_TEST_PG_URL cannot be stopped by a test")
+	}
+	if c.cur != nil {
+		c.cur.stop()
+		c.cur = nil
+	}
+}
+
+// Start starts the server again after Stop, on the same data and socket,
+// and returns once it accepts connections.
+func (c *Cluster) Start(t testing.TB) {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cur != nil {
+		return
+	}
+	s, err := c.srv()
+	if err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	c.cur = s
+}
+
+// Restart is `pg_ctl restart -m fast`: Stop, then Start.
+func (c *Cluster) Restart(t testing.TB) {
+	t.Helper()
+	c.Stop(t)
+	c.Start(t)
 }
 
 // Option adjusts a cluster Start starts.
@@ -97,36 +158,40 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	if o.statements {
 		args = append(args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all")
 	}
-	srv := exec.Command(filepath.Join(bin, "postgres"), args...)
-	srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	admin := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres",
+		RawQuery: url.Values{"host": {dir}, "sslmode": {"disable"}}.Encode()}).String()
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.Stdout, srv.Stderr = logf, logf
-	if err := srv.Start(); err != nil {
-		t.Fatalf("pgtest: start postgres: %v", err)
-	}
-	exited := make(chan struct{})
-	go func() { _ = srv.Wait(); close(exited) }()
-	t.Cleanup(func() {
-		// SIGINT is PostgreSQL's fast shutdown: it ends sessions and stops.
-		_ = srv.Process.Signal(syscall.SIGINT)
-		select {
-		case <-exited:
-		case <-time.After(30 * time.Second):
-			_ = syscall.Kill(-srv.Process.Pid, syscall.SIGKILL)
-			<-exited
-		}
-		_ = logf.Close()
-	})
-	admin := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres",
-		RawQuery: url.Values{"host": {dir}, "sslmode": {"disable"}}.Encode()}).String()
-	if err := waitReady(t.Context(), admin, exited); err != nil {
-		log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
-		t.Fatalf("pgtest: server did not start: %v\n%s", err, log)
-	}
+	t.Cleanup(func() { _ = logf.Close() })
 	c := &Cluster{admin: admin}
+	c.srv = func() (*server, error) {
+		srv := exec.Command(filepath.Join(bin, "postgres"), args...)
+		srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
+		srv.Stdout, srv.Stderr = logf, logf
+		if err := srv.Start(); err != nil {
+			return nil, fmt.Errorf("start postgres: %w", err)
+		}
+		s := &server{cmd: srv, exited: make(chan struct{})}
+		go func() { _ = srv.Wait(); close(s.exited) }()
+		if err := waitReady(t.Context(), admin, s.exited); err != nil {
+			s.stop()
+			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+			return nil, fmt.Errorf("server did not start: %w\n%s", err, log)
+		}
+		return s, nil
+	}
+	if c.cur, err = c.srv(); err != nil {
+		t.Fatalf("pgtest: %v", err)
+	}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.cur != nil {
+			c.cur.stop()
+		}
+	})
 	if o.statements {
 		if err := c.exec(t.Context(), "CREATE EXTENSION IF NOT EXISTS pg_stat_statements"); err != nil {
 			t.Fatalf("pgtest: %v", err)

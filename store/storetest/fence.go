@@ -1,0 +1,143 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+var fenceCases = []testCase{
+	{"FencedWritesLandWhileTheTokenHolds", testFencedWritesLand},
+	{"FencedWritesRefusedOnceOrphaned", testFencedWritesRefusedOrphaned},
+	{"FencedWritesRefusedAfterANewGrant", testFencedWritesRefusedRegranted},
+	{"EventAppendFencedOneTask", testEventAppendFencedOneTask},
+}
+
+// fencedWrites tries every fenced write of a run under token: a verdict, an
+// event, a new session row, an update of sess and a seal. It returns their
+// errors in that order.
+func (b *bundle) fencedWrites(id task.ID, token int64, sess store.Session) []error {
+	v := store.VerdictRecord{TaskID: id, SessionID: sess.ID, Phase: task.PhaseImplement, Token: token,
+		Verdict: task.Verdict{Status: task.VerdictOK, Command: "true", At: b.at(time.Minute)}}
+	fresh := b.newSession(id, time.Minute)
+	fresh.Token, fresh.Fence = token, token
+	sess.Status, sess.Fence = store.SessionExited, token
+	_, sealErr := b.st.ArtifactSeal(b.ctx, store.ArtifactSealParams{TaskID: id, Token: token, Phase: task.PhasePlan,
+		Content: []byte("plan"), At: b.at(time.Minute)})
+	return []error{
+		b.st.VerdictInsert(b.ctx, v, b.event(id, task.EvVerifyFinished)),
+		b.st.EventAppendFenced(b.ctx, token, b.event(id, task.EvBranchPushed)),
+		b.st.SessionInsert(b.ctx, fresh, b.event(id, task.EvSessionLaunched)),
+		b.st.SessionUpdate(b.ctx, sess, b.event(id, task.EvSessionExited)),
+		sealErr,
+	}
+}
+
+// fencedFixture is a task leased under a token, with a confirmed session.
+func (b *bundle) fencedFixture(t *testing.T) (task.Task, int64, store.Session) {
+	t.Helper()
+	tk := b.insertTask(t)
+	l := b.grant(t, tk.ID, task.StateQueued, 0)
+	s := b.newSession(tk.ID, time.Second)
+	s.Token, s.Status = l.Token, store.SessionConfirmed
+	require.NoError(t, b.st.SessionInsert(b.ctx, s))
+	return tk, l.Token, s
+}
+
+func testFencedWritesLand(t *testing.T, b *bundle) {
+	tk, token, s := b.fencedFixture(t)
+	for i, err := range b.fencedWrites(tk.ID, token, s) {
+		require.NoError(t, err, "write %d under the current token", i)
+	}
+	vs, err := b.st.VerdictList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Len(t, vs, 1)
+	require.Len(t, b.events(t, tk.ID), 4)
+	got, err := b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionExited, got.Status)
+	require.Zero(t, got.Fence, "the fence is not stored")
+}
+
+// requireNothingLanded checks the refused writes left no trace.
+func (b *bundle) requireNothingLanded(t *testing.T, id task.ID, s store.Session, events int) {
+	t.Helper()
+	vs, err := b.st.VerdictList(b.ctx, id)
+	require.NoError(t, err)
+	require.Empty(t, vs, "a stale verdict landed")
+	require.Len(t, b.events(t, id), events, "a stale event landed")
+	ss, err := b.st.SessionList(b.ctx, id)
+	require.NoError(t, err)
+	require.Len(t, ss, 1, "a stale session row landed")
+	require.Equal(t, store.SessionConfirmed, ss[0].Status, "a stale session update landed")
+	as, err := b.st.ArtifactList(b.ctx, id)
+	require.NoError(t, err)
+	require.Empty(t, as, "a stale seal landed")
+}
+
+// An orphaned task keeps its token until the next grant, but its lease row
+// is gone: the engine that lost it is refused from the takeover on, but for
+// the end of its own session's row.
+func testFencedWritesRefusedOrphaned(t *testing.T, b *bundle) {
+	tk, token, s := b.fencedFixture(t)
+	ev := b.event(tk.ID, task.EvRefusal)
+	_, err := b.st.TaskTransition(b.ctx, store.Orphan(tk.ID, task.StateLeased, token, b.at(time.Second), ev))
+	require.NoError(t, err)
+	errs := b.fencedWrites(tk.ID, token, s)
+	for i, err := range errs {
+		if i == 3 {
+			continue
+		}
+		require.ErrorIs(t, err, store.ErrStaleToken, "write %d after the orphan", i)
+	}
+	// The end of the engine's own session is recorded until a newer grant
+	// (CheckGrant): no newer session can have started before it.
+	require.NoError(t, errs[3], "a session row's update before any newer grant")
+	got, err := b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionExited, got.Status)
+	vs, err := b.st.VerdictList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Empty(t, vs, "a stale verdict landed")
+	require.Len(t, b.events(t, tk.ID), 2, "a stale event landed (the orphan's and the session update's are all)")
+	ss, err := b.st.SessionList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Len(t, ss, 1, "a stale session row landed")
+	as, err := b.st.ArtifactList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Empty(t, as, "a stale seal landed")
+
+	// The rescuer's own, unfenced write of the session still lands.
+	s.Status = store.SessionKilled
+	require.NoError(t, b.st.SessionUpdate(b.ctx, s))
+}
+
+func testFencedWritesRefusedRegranted(t *testing.T, b *bundle) {
+	tk, token, s := b.fencedFixture(t)
+	_, err := b.st.TaskTransition(b.ctx, store.Orphan(tk.ID, task.StateLeased, token, b.at(time.Second)))
+	require.NoError(t, err)
+	next := b.grant(t, tk.ID, task.StateQueued, 2*time.Second)
+	require.Greater(t, next.Token, token)
+	for i, err := range b.fencedWrites(tk.ID, token, s) {
+		require.ErrorIs(t, err, store.ErrStaleToken, "write %d under the old token", i)
+	}
+	b.requireNothingLanded(t, tk.ID, s, 0)
+	require.ErrorIs(t, b.st.EventAppendFenced(b.ctx, 0, b.event(tk.ID, task.EvBranchPushed)), store.ErrStaleToken,
+		"token 0 never holds a task")
+	require.NoError(t, b.st.EventAppendFenced(b.ctx, next.Token, b.event(tk.ID, task.EvBranchPushed)))
+}
+
+func testEventAppendFencedOneTask(t *testing.T, b *bundle) {
+	a := b.insertTask(t)
+	c := b.insertTask(t)
+	l := b.grant(t, a.ID, task.StateQueued, 0)
+	require.Error(t, b.st.EventAppendFenced(b.ctx, l.Token, b.event(a.ID, task.EvBranchPushed), b.event(c.ID, task.EvBranchPushed)))
+	require.Error(t, b.st.EventAppendFenced(b.ctx, l.Token, b.event("", task.EvBranchPushed)))
+	require.ErrorIs(t, b.st.EventAppendFenced(b.ctx, l.Token, b.event("01NOSUCHTASK0000000000000", task.EvBranchPushed)), store.ErrNotFound)
+	require.Empty(t, b.events(t, a.ID))
+	require.Empty(t, b.events(t, c.ID))
+}

@@ -1,0 +1,37 @@
+package workertest
+
+import (
+	"errors"
+	"sync"
+)
+
+// frozen holds, per fake, whether the coordinator froze it (a step-down
+// freezes an engine's agents; coord.Freezer). Kept beside the fake, not in
+// it, so the fake's own state stays what its tests know.
+var frozen sync.Map // *Fake -> bool
+
+// Freeze freezes the fake as SIGSTOP would its agent; an ended fake
+// cannot be.
+func (f *Fake) Freeze() error {
+	select {
+	case <-f.done:
+		return errors.New("the fake has ended")
+	default:
+	}
+	frozen.Store(f, true)
+	return nil
+}
+
+// Thaw lets a frozen fake go on, as SIGCONT would.
+func (f *Fake) Thaw() error {
+	frozen.Store(f, false)
+	return nil
+}
+
+// Frozen reports whether the coordinator froze the fake and has not thawed
+// it.
+func (f *Fake) Frozen() bool {
+	v, _ := frozen.Load(f)
+	b, _ := v.(bool)
+	return b
+}
