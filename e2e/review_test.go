@@ -112,16 +112,7 @@ func TestReviewInTheConsole(t *testing.T) {
 
 	// A comment on the fixed line, then request changes.
 	tm.keys("Enter")
-	for range 60 {
-		s := tm.screen()
-		if strings.Contains(lineWith(s, "▌"), "return a + b") {
-			break
-		}
-		before := lineWith(s, "▌")
-		tm.keys("j")
-		tm.waitScreen("the diff's cursor to move from "+before, 10*time.Second, func(s string) bool { return lineWith(s, "▌") != before })
-	}
-	require.Contains(t, lineWith(tm.screen(), "▌"), "return a + b", "the cursor reached the fixed line")
+	diffCursorTo(tm, "return a + b")
 	tm.keys("c")
 	tm.waitText(10*time.Second, "COMMENT "+id.Short()+" on calc.go:5")
 	tm.typeText(reviewComment)
@@ -196,6 +187,22 @@ func TestReviewInTheConsole(t *testing.T) {
 		}
 	}
 	require.Equal(t, 2, sessions, "both implement sessions")
+}
+
+// diffCursorTo moves the Diff tab's cursor (browse mode, enter) down to
+// the first row holding text, a key at a time as a person would.
+func diffCursorTo(tm *tmuxTerm, text string) {
+	tm.t.Helper()
+	for range 60 {
+		s := tm.screen()
+		if strings.Contains(lineWith(s, "▌"), text) {
+			return
+		}
+		before := lineWith(s, "▌")
+		tm.keys("j")
+		tm.waitScreen("the diff's cursor to move from "+before, 10*time.Second, func(s string) bool { return lineWith(s, "▌") != before })
+	}
+	tm.t.Fatalf("the diff's cursor never reached %q:\n%s", text, tm.screen())
 }
 
 // numstat is git's count of the lines added and removed from old to new.
