@@ -74,7 +74,9 @@ func TestFirstHourScreenshots(t *testing.T) {
 	// 3. The verify gate re-ran the tests: green, waiting for you.
 	tm.waitText(90*time.Second, "1 awaiting review")
 	tm.keys("3")
-	tm.waitText(10*time.Second, "tests green")
+	// The history is the Verdict tab's own: "tests green" is on every
+	// tab's header, and a capture before the key lands shows the Live tab.
+	tm.waitText(10*time.Second, "tests green", "── history")
 	shot("first-hour-3-verdict")
 
 	// 4. The Diff tab: the files the branch changed, then the hunks.
