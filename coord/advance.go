@@ -2,6 +2,8 @@ package coord
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -20,9 +22,12 @@ import (
 func (c *Coordinator) phaseFinished(ctx context.Context, r *run, rep worker.Report) {
 	artifact := rep.Artifact
 	r.finishing = true
+	// The digest is the store's (sha256 of the content), known before the
+	// write so the ledger and the live event say the same.
+	sum := sha256.Sum256(artifact)
 	ev := c.event(r.taskID, r.sessionID, task.EvArtifactSealed,
-		fmt.Sprintf("Sealed %s (%d bytes).", task.ArtifactPath(r.phase), len(artifact)))
-	a, err := c.st.ArtifactSeal(ctx, store.ArtifactSealParams{
+		fmt.Sprintf("Sealed %s (%d bytes, sha256 %s).", task.ArtifactPath(r.phase), len(artifact), hex.EncodeToString(sum[:])[:12]))
+	_, err := c.st.ArtifactSeal(ctx, store.ArtifactSealParams{
 		TaskID: r.taskID, Token: r.token, Phase: r.phase, Content: artifact,
 		SessionID: r.sessionID, At: c.now(), Events: []task.Event{ev},
 	})
@@ -44,7 +49,6 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, rep worker.Repo
 		})
 		return
 	}
-	ev.Text = fmt.Sprintf("Sealed %s (%d bytes, sha256 %s).", task.ArtifactPath(r.phase), len(artifact), a.SHA256[:12])
 	c.hub.event(ev)
 	t := c.tasks[r.taskID]
 	next, hasNext := t.Pipeline.Next(r.phase)

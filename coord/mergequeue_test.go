@@ -86,12 +86,13 @@ func TestMergeQueueLandsOnlyGreenTreesAndSendsTheRestBack(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(root, "AGENTS.md"), []byte("# my draft, not committed\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "notes.txt"), []byte("untracked\n"), 0o644))
 	mine := operatorFiles(t, root)
+	status := gitOut(t, root, "status", "--porcelain=v1", "--untracked-files=all")
 
-	var rec3 string
+	var rec2, rec3 string
 	b := setupIn(t, root, agent.Script{}, func(c *config.Config) {
 		c.Finalise.Queue, c.Finalise.Base = true, "main"
 		queueHarness(t, c, "s1", agent.Edit{Path: "f.txt", Content: "one\nTWO by 1\nthree\n"}, agent.Edit{Path: "one.txt", Content: "the new API\n"})
-		queueHarness(t, c, "s2", agent.Edit{Path: "f.txt", Content: "one\nTWO by 1, and by 2\nthree\n"})
+		rec2 = queueHarness(t, c, "s2", agent.Edit{Path: "f.txt", Content: "one\nTWO by 1, and by 2\nthree\n"})
 		rec3 = queueHarness(t, c, "s3", agent.Edit{Path: "three.txt", Content: "uses the old API\n"})
 	}, nil, nil)
 	impl := task.Pipeline{task.PhaseImplement}
@@ -130,6 +131,7 @@ func TestMergeQueueLandsOnlyGreenTreesAndSendsTheRestBack(t *testing.T) {
 	require.Contains(t, merged1.Text, "(on wip) was not touched")
 	require.Equal(t, task.ReasonMergeConflict, returned[ids[1]].Reason)
 	require.Contains(t, returned[ids[1]].Text, "conflicts in f.txt")
+	require.Contains(t, returned[ids[1]].Text, "no attempt charged")
 	require.Equal(t, task.ReasonIntegrationRed, returned[ids[2]].Reason)
 	require.Contains(t, returned[ids[2]].Text, "TestThreeWithOne", "the failing test is named")
 	require.Contains(t, returned[ids[2]].Text, "no attempt charged")
@@ -144,6 +146,7 @@ func TestMergeQueueLandsOnlyGreenTreesAndSendsTheRestBack(t *testing.T) {
 		}
 		return false
 	}, 2*time.Minute, 50*time.Millisecond, "no brief of the third names the failing test; events:\n%s", b.dump())
+	require.Equal(t, task.PhaseImplement, b.taskView(t, ids[2]).Task.Phase, "the third is back in implement")
 	_, err := b.c.Do(ctx, Command{Kind: CmdCancel, TaskID: ids[2]})
 	require.NoError(t, err)
 
@@ -151,6 +154,14 @@ func TestMergeQueueLandsOnlyGreenTreesAndSendsTheRestBack(t *testing.T) {
 	// the conflict the console left in its worktree; approved again, it lands.
 	ev := b.waitEvent(t, 3*time.Minute, func(e task.Event) bool { return e.TaskID == ids[1] && ended(e) })
 	require.Equal(t, task.EvTaskAwaiting, ev.Kind, b.dump())
+	rebuilt := false
+	briefs, _ := filepath.Glob(filepath.Join(rec2, "brief-implement-*.md"))
+	for _, f := range briefs {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		rebuilt = rebuilt || strings.Contains(string(data), "merging main (at ") && strings.Contains(string(data), "conflict markers in f.txt")
+	}
+	require.True(t, rebuilt, "the second's rebuild was briefed with the new base and the conflicting file (briefs %v)", briefs)
 	_, err = b.c.Do(ctx, Command{Kind: CmdApprove, TaskID: ids[1], Author: "ana"})
 	require.NoError(t, err)
 	ev = b.waitEvent(t, 3*time.Minute, func(e task.Event) bool {
@@ -176,5 +187,6 @@ func TestMergeQueueLandsOnlyGreenTreesAndSendsTheRestBack(t *testing.T) {
 		require.NoError(t, err, "main at %s is red: %s", sha, out)
 	}
 	require.Equal(t, mine, operatorFiles(t, root), "the operator's checkout is byte-identical")
+	require.Equal(t, status, gitOut(t, root, "status", "--porcelain=v1", "--untracked-files=all"), "and its index as it was")
 	require.Equal(t, "wip", strings.TrimSpace(gitOut(t, root, "symbolic-ref", "--short", "HEAD")))
 }

@@ -29,6 +29,16 @@ func commentText(a store.Anchor, text string) string {
 	return fmt.Sprintf("Review comment on %s (`%s`): %s", a.Where(), line, text)
 }
 
+// CommentWords is what the reviewer said in a comment d, without the place
+// and the line commentText put before it for the agent: the Diff tab shows
+// the comment under that line already.
+func CommentWords(d store.Decision) string {
+	if d.Anchor == nil {
+		return d.Text
+	}
+	return strings.TrimPrefix(d.Text, commentText(*d.Anchor, ""))
+}
+
 // openDecisions drops the resolved ones: they no longer go into briefs.
 func openDecisions(ds []store.Decision) []store.Decision {
 	out := make([]store.Decision, 0, len(ds))

@@ -8,7 +8,8 @@
 # reached the stalled pane) into docs/demo.ans; aha turns the colours into
 # HTML and headless Chromium photographs it.
 #
-#   bash docs/screenshots.sh     # from anywhere in the repository
+#   bash docs/screenshots.sh             # from anywhere in the repository
+#   bash docs/screenshots.sh first-hour  # only the README's "Your first hour"
 #
 # Needs tmux, aha and chromium (Debian: apt-get install tmux aha chromium).
 set -euo pipefail
@@ -16,16 +17,21 @@ cd "$(dirname "$0")/.."
 for tool in tmux aha chromium perl; do
 	command -v "$tool" >/dev/null || { echo "docs/screenshots.sh needs $tool (apt-get install tmux aha chromium)" >&2; exit 1; }
 done
-ORCHESTRA_SCREENSHOTS="$PWD/docs" go test -count=1 -run '^(TestScreenshots|TestFirstHourScreenshots)$' ./e2e
-
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"; tmux -L orchestra-shot kill-server 2>/dev/null || true' EXIT
-go build -o "$tmp/orchestra-tui" ./cmd/orchestra-tui
-tmux -L orchestra-shot new-session -d -x 100 -y 30 "$tmp/orchestra-tui demo --exit-when-done --record $tmp/demo.cast; touch $tmp/done"
-for _ in $(seq 120); do [ -f "$tmp/done" ] && break; sleep 1; done
-go run ./docs/castshot -at "${DEMO_AT:-15.5s}" -o docs/demo.ans "$tmp/demo.cast"
+if [ "${1:-}" = first-hour ]; then
+	ORCHESTRA_SCREENSHOTS="$PWD/docs" go test -count=1 -run '^TestFirstHourScreenshots$' ./e2e
+	names=""
+else
+	ORCHESTRA_SCREENSHOTS="$PWD/docs" go test -count=1 -run '^(TestScreenshots|TestFirstHourScreenshots)$' ./e2e
+	go build -o "$tmp/orchestra-tui" ./cmd/orchestra-tui
+	tmux -L orchestra-shot new-session -d -x 100 -y 30 "$tmp/orchestra-tui demo --exit-when-done --record $tmp/demo.cast; touch $tmp/done"
+	for _ in $(seq 120); do [ -f "$tmp/done" ] && break; sleep 1; done
+	go run ./docs/castshot -at "${DEMO_AT:-15.5s}" -o docs/demo.ans "$tmp/demo.cast"
+	names="console-live console-brief demo"
+fi
 
-for name in console-live console-brief demo $(cd docs && ls first-hour-*.ans | sed 's/\.ans$//'); do
+for name in $names $(cd docs && ls first-hour-*.ans | sed 's/\.ans$//'); do
 	{
 		printf '<!DOCTYPE html><html><head><meta charset="utf-8"><style>'
 		printf 'body{margin:0;background:#1d1f21}'

@@ -87,6 +87,10 @@ func TestScreenshots(t *testing.T) {
 	add("Document package calc", "scripted", "plan")
 
 	tm, raw := f.consolePiped(t)
+	// The console selects the newest task at first; the correction is for
+	// the one whose plan is running.
+	tm.waitText(90*time.Second, "Fix Add and Mul")
+	selectTask(tm, "Fix Add and Mul")
 	tm.waitText(90*time.Second, "plan · running", strings.TrimSpace(agent.ReadyMarker))
 	tm.keys("c")
 	tm.waitText(5*time.Second, "correction: ")

@@ -119,7 +119,12 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 		// Where the work is and how to merge it: a sentence to read
 		// whole, not a status line cut at the width.
 		m.setStatus(describe(msg.cmd)+": done", true)
-		m.note = BannerMsg{Title: "APPROVED " + msg.cmd.TaskID.Short() + " · M merges it · esc dismisses this", Tone: ToneOK, Lines: []string{msg.res.Message}}
+		next := "M merges it"
+		if strings.Contains(msg.res.Message, "queued for merge") {
+			// The merge queue has it ([finalise] queue): M would be refused.
+			next = "the merge queue lands it"
+		}
+		m.note = BannerMsg{Title: "APPROVED " + msg.cmd.TaskID.Short() + " · " + next + " · esc dismisses this", Tone: ToneOK, Lines: []string{msg.res.Message}}
 	case msg.res.Message != "":
 		// The engine's message may not say which task it is about ("queued
 		// again for phase implement"); the status line names it.

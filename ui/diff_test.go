@@ -214,10 +214,10 @@ func TestDiffCommentAndRequestChanges(t *testing.T) {
 			d.Task = tv.Task
 		}
 	}
-	d.Decisions = []store.Decision{{ID: "01JQ8Z4DEC0000000000000001", TaskID: id, Text: "Review comment on calc.go:5: name the constant", Author: "ana", Anchor: c.Anchor}}
+	d.Decisions = []store.Decision{{ID: "01JQ8Z4DEC0000000000000001", TaskID: id, Text: "Review comment on calc.go:5 (`return a + b`): name the constant", Author: "ana", Anchor: c.Anchor}}
 	b.send(detailMsg{id: id, d: d})
 	plain := ansi.Strip(b.view())
-	require.Regexp(t, `\+    return a \+ b[^\n]*\n[^\n]*┃ ◆ ana Review comment on calc\.go:5`, plain, "the comment sits under its line")
+	require.Regexp(t, `\+    return a \+ b[^\n]*\n[^\n]*┃ ◆ ana name the constant\s*\n`, plain, "the comment sits under its line, in the reviewer's words")
 
 	moved := *c.Anchor
 	moved.LineText = "\treturn b + a"

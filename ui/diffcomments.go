@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 
+	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/diff"
 	"github.com/orchestra-tui/orchestra-tui/store"
 )
@@ -60,6 +61,6 @@ func (cs *commentSet) outdated(file string, _ int) {
 func (cs *commentSet) row(d store.Decision, prefix string) {
 	m := cs.m
 	dv := &m.dv
-	text := m.st.warn.Render("  ┃ ◆ "+prefix) + m.st.bold.Render(ansiSafe(d.Author)) + " " + ansiSafe(d.Text)
+	text := m.st.warn.Render("  ┃ ◆ "+prefix) + m.st.bold.Render(ansiSafe(d.Author)) + " " + ansiSafe(coord.CommentWords(d))
 	dv.rows = append(dv.rows, diffRow{kind: rowText, text: fit(text, dv.w), file: -1, hunk: -1, line: -1, comment: d.ID})
 }
