@@ -89,6 +89,7 @@ func Start(t testing.TB) *Server {
 		}
 		t.Skipf("giteatest: %v", err)
 	}
+	start := time.Now()
 	// Not t.TempDir: its parents are closed to other users, and the server
 	// runs as one.
 	dir, err := os.MkdirTemp("", "orchestra-gitea-")
@@ -109,6 +110,7 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("giteatest: %v", err)
 	}
 	s.Token = tok
+	t.Logf("giteatest: Gitea at %s ready in %s", s.URL, time.Since(start).Round(time.Millisecond))
 	return s
 }
 
@@ -152,6 +154,7 @@ DB_TYPE = sqlite3
 PATH = %[2]s/data/gitea.db
 [security]
 INSTALL_LOCK = true
+PASSWORD_HASH_ALGO = bcrypt$4
 [service]
 DISABLE_REGISTRATION = true
 [repository]
