@@ -172,9 +172,12 @@ const (
 	CmdExtend   CommandKind = "extend"
 	CmdExpire   CommandKind = "expire"
 	CmdCancel   CommandKind = "cancel"
-	CmdPark     CommandKind = "park"
-	CmdUnpark   CommandKind = "unpark"
-	CmdApprove  CommandKind = "approve"
+	// CmdRefuse records a refusal the operator sees: a forge comment by
+	// someone not allowed to correct the task, never delivered.
+	CmdRefuse  CommandKind = "refuse"
+	CmdPark    CommandKind = "park"
+	CmdUnpark  CommandKind = "unpark"
+	CmdApprove CommandKind = "approve"
 	// CmdRetry requeues a failed or cancelled task with a fresh attempt
 	// budget; its dead ends are kept.
 	CmdRetry CommandKind = "retry"
@@ -218,6 +221,12 @@ type Command struct {
 	Model    string        // for resume: replaces the file's model
 	// Anchor makes a correction a review comment on a line of the diff.
 	Anchor *store.Anchor `json:",omitempty"`
+	// DecisionID, for a correct or refuse from a forge comment, is the id
+	// derived from the comment (CommentDecisionID): the store keeps one
+	// decision or refusal per id, so a comment read twice is one.
+	DecisionID string `json:",omitempty"`
+	// Source, for add, is where the task came from (an issue's URL).
+	Source string `json:",omitempty"`
 }
 
 // Result is what the coordinator did with a command, in a sentence.
