@@ -117,3 +117,21 @@ func (s Source) Token(ctx context.Context) (string, error) {
 func (s Source) ForgeConfig(token string) forge.Config {
 	return forge.Config{Kind: forge.Kind(s.Forge), URL: s.URL, Repo: s.Repo, Token: token}
 }
+
+// The lines orchestra.toml's printed defaults carry for [source] and
+// [finalise] pr, kept beside the struct so the section stays in one file.
+func init() {
+	for k, v := range map[string]string{
+		"source":            "The forge (GitHub, Gitea, Forgejo) whose repository the tasks' pull requests go to and whose issues become tasks.",
+		"source.forge":      `"github", "gitea" or "forgejo"; empty: no forge.`,
+		"source.url":        "The forge's address; empty for GitHub means api.github.com.",
+		"source.repo":       "The repository, owner/name.",
+		"source.label":      "Issues with this label become tasks.",
+		"source.users":      "Who may create tasks and corrections; empty: the repository's collaborators with write access.",
+		"source.token_file": "A file holding the forge's token (never stored; for GitHub GH_TOKEN or `gh auth token` serve when empty).",
+		"source.token_env":  "Or the environment variable holding it.",
+		"finalise.pr":       "Approve pushes the branch to the remote and opens a pull request on the [source] forge; its merge there completes the task.",
+	} {
+		keyDocs[k] = v
+	}
+}
