@@ -275,17 +275,7 @@ func (c *Coordinator) loadPull(ctx context.Context, id task.ID) {
 	c.pr.loading[id] = true
 	st := c.st
 	c.async(func() func() {
-		evs, err := st.EventList(ctx, store.EventListParams{TaskID: id})
-		var d *task.PullData
-		for i := len(evs) - 1; err == nil && i >= 0; i-- {
-			if k := evs[i].Kind; k == task.EvPullOpened || k == task.EvPullUpdated {
-				var x task.PullData
-				if json.Unmarshal(evs[i].Data, &x) == nil && x.Number > 0 {
-					d = &x
-					break
-				}
-			}
-		}
+		d, _ := ReadPull(ctx, st, id)
 		return func() {
 			delete(c.pr.loading, id)
 			if d == nil {
@@ -302,6 +292,24 @@ func (c *Coordinator) loadPull(ctx context.Context, id task.ID) {
 			c.poke()
 		}
 	})
+}
+
+// ReadPull is a task's pull request as its latest pr.* event left it, or
+// nil when it has none.
+func ReadPull(ctx context.Context, st store.Store, id task.ID) (*task.PullData, error) {
+	evs, err := st.EventList(ctx, store.EventListParams{TaskID: id})
+	if err != nil {
+		return nil, err
+	}
+	for i := len(evs) - 1; i >= 0; i-- {
+		if k := evs[i].Kind; k == task.EvPullOpened || k == task.EvPullUpdated {
+			var x task.PullData
+			if json.Unmarshal(evs[i].Data, &x) == nil && x.Number > 0 {
+				return &x, nil
+			}
+		}
+	}
+	return nil, nil
 }
 
 // polledPull applies a poll's answer on the loop.
