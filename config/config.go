@@ -53,6 +53,8 @@ type Config struct {
 	// Fleet configures an engine that shares a PostgreSQL store with
 	// engines on other machines.
 	Fleet Fleet `toml:"fleet"`
+	// Source is the forge and repository of issues and pull requests.
+	Source Source `toml:"source"`
 
 	// fromFile names the harnesses orchestra.toml defines or changes.
 	fromFile map[string]bool
@@ -127,6 +129,10 @@ type Finalise struct {
 	// the GitHub CLI (gh) is installed, opens a pull request.
 	Push   bool   `toml:"push"`
 	Remote string `toml:"remote"`
+	// PR, when set, makes approve push the branch to Remote and open a
+	// pull request on the [source] forge; the task completes when it is
+	// merged there (coord/pullrequest.go).
+	PR bool `toml:"pr"`
 
 	// Queue, when set, makes approve (and merge) hand the task to the
 	// merge queue: it integrates one task at a time onto Base in a
@@ -400,6 +406,10 @@ func (c Config) Validate(name string) error {
 		errs = append(errs, fmt.Errorf("%s: finalise.remote must name a git remote (default \"origin\")", name))
 	}
 	errs = append(errs, c.rangeErrors(name)...)
+	errs = append(errs, c.Source.errors(name)...)
+	if c.Finalise.PR && !c.Source.Configured() {
+		errs = append(errs, fmt.Errorf("%s: finalise.pr opens pull requests on the [source] forge; set source.forge and source.repo", name))
+	}
 	if u := c.Store.URL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
 		// Never echo the value: it may hold a password.
 		errs = append(errs, fmt.Errorf("%s: store.url must be a postgres:// URL (leave it out for the SQLite store under .orchestra/)", name))

@@ -82,6 +82,8 @@ type TaskView struct {
 	// Host is the machine whose engine runs the task (leased, running, or
 	// in its verify gate) when engines share a store; empty otherwise.
 	Host string `json:",omitempty"`
+	// PR is the task's pull request ([finalise] pr) as last polled.
+	PR *task.PullData `json:",omitempty"`
 }
 
 // LeaseView is a lease with its clocks computed for display.

@@ -104,6 +104,8 @@ type Coordinator struct {
 	fleet fleetState
 	// mq is the merge queue's state (mergequeue.go).
 	mq mergeQueue
+	// pr is the state of the open pull requests (pullrequest.go).
+	pr pullRequests
 	// notified holds back a repeat of the same news about the same session
 	// from the notify command (notify.go).
 	notified notified
@@ -351,6 +353,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			c.tickForks(work)
 			c.place(work)
 			c.tickMerge(work)
+			c.tickPulls(work)
 			c.publish()
 			req.reply <- rep
 			continue
@@ -380,6 +383,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		c.tickForks(work)
 		c.place(work)
 		c.tickMerge(work)
+		c.tickPulls(work)
 		c.checkStranded(work)
 		c.publish()
 	}
@@ -430,6 +434,7 @@ func (c *Coordinator) quietTick(ctx context.Context) bool {
 		c.tickMerge(ctx)
 		changed = changed || c.mq.busy != ""
 	}
+	c.tickPulls(ctx)
 	if changed || len(c.runs) > 0 || c.hub.pending() {
 		c.publish()
 	}
