@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/orchestra-tui/orchestra-tui/forge"
+	"github.com/orchestra-tui/orchestra-tui/forge/gitea"
 	"github.com/orchestra-tui/orchestra-tui/forge/github"
 )
 
@@ -14,6 +15,8 @@ func Open(cfg forge.Config) (forge.Forge, error) {
 	switch cfg.Kind {
 	case forge.GitHub:
 		return github.New(cfg)
+	case forge.Gitea, forge.Forgejo:
+		return gitea.New(cfg)
 	}
 	return nil, fmt.Errorf("forge %q is not supported here (known: github, gitea, forgejo)", cfg.Kind)
 }
