@@ -227,8 +227,10 @@ type Command struct {
 	// derived from the comment (CommentDecisionID): the store keeps one
 	// decision or refusal per id, so a comment read twice is one.
 	DecisionID string `json:",omitempty"`
-	// Source, for add, is where the task came from (an issue's URL).
+	// Source and Issue, for add, are where the task came from: an issue's
+	// URL and number, kept in its task.added event's Data.
 	Source string `json:",omitempty"`
+	Issue  int    `json:",omitempty"`
 }
 
 // Result is what the coordinator did with a command, in a sentence.

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -83,7 +84,7 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		if cmd.Task == nil {
 			return cmdReply{err: errors.New("add: no task given")}
 		}
-		t, err := c.addTask(ctx, *cmd.Task, cmd.Source)
+		t, err := c.addTask(ctx, *cmd.Task, taskSource{URL: cmd.Source, Issue: cmd.Issue})
 		if err != nil {
 			return cmdReply{err: err}
 		}
@@ -339,7 +340,7 @@ func ResolveID(ids []task.ID, ref string) (task.ID, error) {
 
 // addTask validates and stores a new task, queued at its first phase on a
 // branch of its own from the current HEAD.
-func (c *Coordinator) addTask(ctx context.Context, t task.Task, source string) (task.Task, error) {
+func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) (task.Task, error) {
 	t, err := Prepare(t, c.p.Repo, c.now())
 	if err != nil {
 		return task.Task{}, err
@@ -348,8 +349,12 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task, source string) (
 		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(c.harnessNames(), ", "))
 	}
 	ev := c.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
-	if source != "" {
-		ev.Text += " From " + task.PlainLine(source) + "."
+	if src.URL != "" {
+		ev.Text += " From " + task.PlainLine(src.URL) + "."
+	}
+	if src.Issue > 0 {
+		// issueOf reads it back: the pull request closes the issue.
+		ev.Data, _ = json.Marshal(map[string]any{"issue": src.Issue, "url": src.URL})
 	}
 	if err := c.st.TaskInsert(ctx, t, ev); err != nil {
 		return task.Task{}, fmt.Errorf("store task: %w", err)

@@ -320,6 +320,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	work := context.WithoutCancel(ctx)
 	c.publish()
 	close(c.loaded)
+	c.startSource(ctx)
 	tickEvery := c.cfg.Lease.Tick.Duration
 	if tickEvery <= 0 {
 		tickEvery = time.Second

@@ -81,7 +81,7 @@ func NewSource(c *Coordinator, cfg SourceConfig) *Source {
 		cfg.Interval = time.Second
 	}
 	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
+		cfg.Log = slog.Default()
 	}
 	return &Source{cfg: cfg, c: c, issues: map[int]*sourced{}, allowed: map[string]allowedAt{}}
 }
@@ -198,10 +198,13 @@ func (s *Source) issue(ctx context.Context, is forge.Issue) error {
 	}
 	t := s.taskOf(is)
 	t.ID = id
-	_, err = s.c.Do(ctx, Command{Kind: CmdAdd, Task: &t, Author: s.author(is.Author), Source: is.URL})
+	_, err = s.c.Do(ctx, Command{Kind: CmdAdd, Task: &t, Author: s.author(is.Author), Source: is.URL, Issue: is.Number})
 	if err != nil {
 		if _, gerr := s.c.st.TaskGet(ctx, id); gerr != nil {
-			return fmt.Errorf("issue #%d: %w", is.Number, err)
+			// Not runnable as written (no verify block, an unknown
+			// harness): said once, not retried every tick.
+			s.track(is.Number, id, true)
+			return fmt.Errorf("issue #%d is not a task: %w", is.Number, err)
 		}
 		// Another engine on the store added it first: the store kept one.
 	}

@@ -61,6 +61,11 @@ func (f *Forge) wrap(what string, resp *sdk.Response, err error) error {
 	if err == nil {
 		return nil
 	}
+	// Gitea 1.27 answers the comments of a missing issue with a 500
+	// saying "issue does not exist": the same not-found to the caller.
+	if strings.Contains(err.Error(), "does not exist") {
+		return fmt.Errorf("gitea %s: %s: %w", f.url, what, forge.ErrNotFound)
+	}
 	if resp != nil && resp.Response != nil {
 		switch resp.StatusCode {
 		case http.StatusNotFound:
