@@ -68,6 +68,12 @@ type sourced struct {
 	since time.Time
 	seen  map[int64]bool
 	done  bool // the task ended: nothing more to read
+	// statusID is the status comment, found among the comments after a
+	// restart; statusBody what it says; label the state label set.
+	statusID   int64
+	statusBody string
+	label      string
+	labelled   bool
 }
 
 type allowedAt struct {
@@ -168,6 +174,19 @@ func (s *Source) Poll(ctx context.Context) error {
 		}
 		if err := s.comments(ctx, n); err != nil {
 			errs = append(errs, err)
+		}
+	}
+	if len(numbers) > 0 {
+		all, err := s.statuses(ctx)
+		if err != nil {
+			return errors.Join(append(errs, err)...)
+		}
+		for _, n := range numbers {
+			if open[n] {
+				if err := s.status(ctx, n, all); err != nil {
+					errs = append(errs, err)
+				}
+			}
 		}
 	}
 	return errors.Join(errs...)
@@ -275,7 +294,18 @@ func (s *Source) comments(ctx context.Context, n int) error {
 		s.mu.Lock()
 		seen := sc.seen[cm.ID]
 		s.mu.Unlock()
-		if seen || strings.Contains(cm.Body, StatusMarker) {
+		if seen {
+			continue
+		}
+		if strings.Contains(cm.Body, StatusMarker) {
+			// The task's own status comment (or one posted before a
+			// restart): edited from now on, never read as a correction.
+			s.mu.Lock()
+			if sc.statusID == 0 {
+				sc.statusID, sc.statusBody = cm.ID, cm.Body
+			}
+			sc.seen[cm.ID] = true
+			s.mu.Unlock()
 			continue
 		}
 		ok, err := s.mayWrite(ctx, cm.Author)

@@ -52,15 +52,26 @@ func TestIssuesAndCommentsFromARealGitea(t *testing.T) {
 		Number int `json:"number"`
 	}
 	body := project.Goal + "\n\n## Acceptance\n\n" + "- " + strings.Join(project.Acceptance, "\n- ") + "\n"
+	// The labels exist first, so the issue is opened with all of them in
+	// one request, as a person choosing them in the form does.
+	var labelIDs []int64
+	for _, name := range []string{"orchestra", "harness:scripted", "pipeline:implement"} {
+		var l struct {
+			ID int64 `json:"id"`
+		}
+		require.NoError(t, srv.API(http.MethodPost, "api/v1/repos/"+repoName+"/labels", "",
+			map[string]any{"name": name, "color": "#00aabb"}, &l))
+		labelIDs = append(labelIDs, l.ID)
+	}
 	require.NoError(t, srv.API(http.MethodPost, "api/v1/repos/"+repoName+"/issues", "",
-		map[string]any{"title": "Fix calc", "body": body}, &issue))
+		map[string]any{"title": "Fix calc", "body": body, "labels": labelIDs}, &issue))
 	posted := time.Now()
-	require.NoError(t, f.SetLabels(context.Background(), issue.Number, []string{"orchestra", "harness:scripted", "pipeline:implement"}, nil))
 	added := b.waitEvent(t, 30*time.Second, kindIs(task.EvTaskAdded))
 	taskLatency := time.Since(posted)
 	id := added.TaskID
 	require.Equal(t, IssueTaskID(cfg.Key, issue.Number), id)
 	require.Contains(t, added.Text, fmt.Sprintf("%s%s/issues/%d", srv.URL, repoName, issue.Number))
+	require.Contains(t, string(added.Data), fmt.Sprintf(`"issue":%d`, issue.Number))
 	stored, err := b.st.TaskGet(context.Background(), id)
 	require.NoError(t, err)
 	require.Equal(t, fmt.Sprintf("#%d Fix calc", issue.Number), stored.Title)
@@ -114,6 +125,22 @@ func TestIssuesAndCommentsFromARealGitea(t *testing.T) {
 	again := NewSource(b.c, cfg)
 	require.NoError(t, again.Poll(context.Background()))
 	require.NoError(t, again.Poll(context.Background()))
+
+	// One status comment, edited in place (the restarted source found
+	// it), saying the task runs; the issue carries the running label.
+	cs, err := f.Comments(context.Background(), issue.Number, time.Time{})
+	require.NoError(t, err)
+	var statuses []forge.Comment
+	for _, c := range cs {
+		if strings.Contains(c.Body, StatusMarker) {
+			statuses = append(statuses, c)
+		}
+	}
+	require.Len(t, statuses, 1, "one status comment per task")
+	require.Contains(t, statuses[0].Body, "state: **running**")
+	is, err := f.Issue(context.Background(), issue.Number)
+	require.NoError(t, err)
+	require.Contains(t, is.Labels, "orchestra:running")
 
 	ds, err := b.st.DecisionList(context.Background(), id)
 	require.NoError(t, err)
