@@ -52,6 +52,9 @@ type Server struct {
 	cred *syscall.Credential
 	user string
 
+	// took says how long each step of Start took, for the log.
+	took []string
+
 	mu      sync.Mutex
 	web     *exec.Cmd
 	exited  chan struct{}
@@ -102,15 +105,17 @@ func Start(t testing.TB) *Server {
 		t.Fatalf("giteatest: %v", err)
 	}
 	t.Cleanup(s.Stop)
+	step := time.Now()
 	if err := s.Restart(); err != nil {
 		t.Fatalf("giteatest: %v", err)
 	}
+	s.took = append(s.took, "web up "+time.Since(step).Round(time.Millisecond).String())
 	tok, err := s.CreateToken(s.Admin, s.Password)
 	if err != nil {
 		t.Fatalf("giteatest: %v", err)
 	}
 	s.Token = tok
-	t.Logf("giteatest: Gitea at %s ready in %s", s.URL, time.Since(start).Round(time.Millisecond))
+	t.Logf("giteatest: Gitea at %s ready in %s (%s)", s.URL, time.Since(start).Round(time.Millisecond), strings.Join(s.took, ", "))
 	return s
 }
 
@@ -161,11 +166,30 @@ DISABLE_REGISTRATION = true
 ROOT = %[2]s/repos
 [cron.update_checker]
 ENABLED = false
+; What a start costs and the API tests do not need: the OAuth2 signing
+; key (an RSA key made at the first start), the issue indexer's bleve
+; index, and the persistent queues.
+[oauth2]
+ENABLED = false
+[indexer]
+ISSUE_INDEXER_TYPE = db
+[queue]
+TYPE = channel
 [log]
 LEVEL = Warn
 `, name, s.dir, port, s.URL)
 	if err := os.WriteFile(s.conf, []byte(ini), 0o644); err != nil {
 		return err
+	}
+	step := time.Now()
+	db := filepath.Join(s.dir, "data", "gitea.db")
+	template := templatePath(bin)
+	if err := os.MkdirAll(filepath.Dir(db), 0o755); err != nil {
+		return err
+	}
+	if template != "" && copyFile(template, db) == nil {
+		s.took = append(s.took, "database from the template "+time.Since(step).Round(time.Millisecond).String())
+		return s.chownAll()
 	}
 	if err := s.chownAll(); err != nil {
 		return err
@@ -176,6 +200,16 @@ LEVEL = Warn
 	if out, err := s.command("admin", "user", "create", "--username", s.Admin, "--password", s.Password,
 		"--email", s.Admin+"@example.invalid", "--admin", "--must-change-password=false").CombinedOutput(); err != nil {
 		return fmt.Errorf("gitea admin user create: %v\n%s", err, out)
+	}
+	s.took = append(s.took, "migrate and admin "+time.Since(step).Round(time.Millisecond).String())
+	if template != "" {
+		// Kept for the next Start: migrating takes most of a start. A
+		// rename makes it whole or absent for a test binary beside.
+		tmp := fmt.Sprintf("%s.%d.tmp", template, os.Getpid())
+		if copyFile(db, tmp) == nil {
+			_ = os.Rename(tmp, template)
+		}
+		_ = os.Remove(tmp)
 	}
 	return nil
 }
@@ -422,6 +456,32 @@ func (s *Server) chownAll() error {
 		}
 		return os.Lchown(p, int(s.cred.Uid), int(s.cred.Gid))
 	})
+}
+
+// templatePath is where the migrated database with the admin user is kept
+// beside the binary, named after the binary's size and time so a rebuilt
+// one migrates again; "" when that folder cannot be written.
+func templatePath(bin string) string {
+	fi, err := os.Stat(bin)
+	if err != nil {
+		return ""
+	}
+	dir := filepath.Dir(bin)
+	if f, err := os.CreateTemp(dir, ".probe-"); err == nil {
+		_ = f.Close()
+		_ = os.Remove(f.Name())
+	} else {
+		return ""
+	}
+	return filepath.Join(dir, fmt.Sprintf("giteatest-%d-%d.db", fi.Size(), fi.ModTime().UnixNano()))
+}
+
+func copyFile(src, dst string) error {
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
 }
 
 func freePort() (int, error) {
