@@ -55,6 +55,8 @@ type Config struct {
 	Fleet Fleet `toml:"fleet"`
 	// Console says how the console draws on the operator's terminal.
 	Console Console `toml:"console"`
+	// Source is the forge and repository of issues and pull requests.
+	Source Source `toml:"source"`
 
 	// fromFile names the harnesses orchestra.toml defines or changes.
 	fromFile map[string]bool
@@ -129,6 +131,10 @@ type Finalise struct {
 	// the GitHub CLI (gh) is installed, opens a pull request.
 	Push   bool   `toml:"push"`
 	Remote string `toml:"remote"`
+	// PR, when set, makes approve push the branch to Remote and open a
+	// pull request on the [source] forge; the task completes when it is
+	// merged there (coord/pullrequest.go).
+	PR bool `toml:"pr"`
 
 	// Queue, when set, makes approve (and merge) hand the task to the
 	// merge queue: it integrates one task at a time onto Base in a
@@ -414,6 +420,10 @@ func (c Config) Validate(name string) error {
 	}
 	if err := c.Console.validate(name); err != nil {
 		errs = append(errs, err)
+	}
+	errs = append(errs, c.Source.errors(name)...)
+	if c.Finalise.PR && !c.Source.Configured() {
+		errs = append(errs, fmt.Errorf("%s: finalise.pr opens pull requests on the [source] forge; set source.forge and source.repo", name))
 	}
 	if u := c.Store.URL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
 		// Never echo the value: it may hold a password.

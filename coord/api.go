@@ -86,6 +86,8 @@ type TaskView struct {
 	// Host is the machine whose engine runs the task (leased, running, or
 	// in its verify gate) when engines share a store; empty otherwise.
 	Host string `json:",omitempty"`
+	// PR is the task's pull request ([finalise] pr) as last polled.
+	PR *task.PullData `json:",omitempty"`
 }
 
 // LeaseView is a lease with its clocks computed for display.
@@ -176,9 +178,12 @@ const (
 	CmdExtend   CommandKind = "extend"
 	CmdExpire   CommandKind = "expire"
 	CmdCancel   CommandKind = "cancel"
-	CmdPark     CommandKind = "park"
-	CmdUnpark   CommandKind = "unpark"
-	CmdApprove  CommandKind = "approve"
+	// CmdRefuse records a refusal the operator sees: a forge comment by
+	// someone not allowed to correct the task, never delivered.
+	CmdRefuse  CommandKind = "refuse"
+	CmdPark    CommandKind = "park"
+	CmdUnpark  CommandKind = "unpark"
+	CmdApprove CommandKind = "approve"
 	// CmdRetry requeues a failed or cancelled task with a fresh attempt
 	// budget; its dead ends are kept.
 	CmdRetry CommandKind = "retry"
@@ -222,6 +227,14 @@ type Command struct {
 	Model    string        // for resume: replaces the file's model
 	// Anchor makes a correction a review comment on a line of the diff.
 	Anchor *store.Anchor `json:",omitempty"`
+	// DecisionID, for a correct or refuse from a forge comment, is the id
+	// derived from the comment (CommentDecisionID): the store keeps one
+	// decision or refusal per id, so a comment read twice is one.
+	DecisionID string `json:",omitempty"`
+	// Source and Issue, for add, are where the task came from: an issue's
+	// URL and number, kept in its task.added event's Data.
+	Source string `json:",omitempty"`
+	Issue  int    `json:",omitempty"`
 }
 
 // Result is what the coordinator did with a command, in a sentence.

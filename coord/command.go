@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -83,7 +84,7 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		if cmd.Task == nil {
 			return cmdReply{err: errors.New("add: no task given")}
 		}
-		t, err := c.addTask(ctx, *cmd.Task)
+		t, err := c.addTask(ctx, *cmd.Task, taskSource{URL: cmd.Source, Issue: cmd.Issue})
 		if err != nil {
 			return cmdReply{err: err}
 		}
@@ -102,6 +103,8 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 	switch cmd.Kind {
 	case CmdCorrect:
 		return c.correct(ctx, t, r, cmd)
+	case CmdRefuse:
+		return c.refuseOutside(ctx, t, cmd)
 	case CmdRequestChanges:
 		return c.requestChanges(ctx, t, cmd)
 	case CmdResolve:
@@ -221,8 +224,19 @@ func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Comm
 		text = commentText(*cmd.Anchor, text)
 	}
 	d := store.Decision{ID: task.NewULID(now), TaskID: t.ID, Text: text, Author: authorOf(cmd), At: now, Anchor: cmd.Anchor}
+	if cmd.DecisionID != "" {
+		if c.hasDecision(ctx, t.ID, cmd.DecisionID) {
+			return cmdReply{res: Result{TaskID: t.ID, Message: "already recorded"}}
+		}
+		d.ID = cmd.DecisionID
+	}
 	ev := c.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Human decision by %s: %s", d.Author, text))
 	if err := c.st.DecisionInsert(ctx, d, ev); err != nil {
+		if cmd.DecisionID != "" && c.hasDecision(ctx, t.ID, cmd.DecisionID) {
+			// Another engine on the store recorded it first; it, or
+			// the store watch, delivers it.
+			return cmdReply{res: Result{TaskID: t.ID, Message: "already recorded"}}
+		}
 		return cmdReply{err: fmt.Errorf("record decision: %w", err)}
 	}
 	c.hub.event(ev)
@@ -326,7 +340,7 @@ func ResolveID(ids []task.ID, ref string) (task.ID, error) {
 
 // addTask validates and stores a new task, queued at its first phase on a
 // branch of its own from the current HEAD.
-func (c *Coordinator) addTask(ctx context.Context, t task.Task) (task.Task, error) {
+func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) (task.Task, error) {
 	t, err := Prepare(t, c.p.Repo, c.now())
 	if err != nil {
 		return task.Task{}, err
@@ -335,6 +349,13 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task) (task.Task, erro
 		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(c.harnessNames(), ", "))
 	}
 	ev := c.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
+	if src.URL != "" {
+		ev.Text += " From " + task.PlainLine(src.URL) + "."
+	}
+	if src.Issue > 0 {
+		// issueOf reads it back: the pull request closes the issue.
+		ev.Data, _ = json.Marshal(map[string]any{"issue": src.Issue, "url": src.URL})
+	}
 	if err := c.st.TaskInsert(ctx, t, ev); err != nil {
 		return task.Task{}, fmt.Errorf("store task: %w", err)
 	}

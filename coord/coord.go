@@ -106,6 +106,8 @@ type Coordinator struct {
 	sd stepDown
 	// mq is the merge queue's state (mergequeue.go).
 	mq mergeQueue
+	// pr is the state of the open pull requests (pullrequest.go).
+	pr pullRequests
 	// notified holds back a repeat of the same news about the same session
 	// from the notify command (notify.go).
 	notified notified
@@ -326,6 +328,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	work := context.WithoutCancel(ctx)
 	c.publish()
 	close(c.loaded)
+	c.startSource(ctx)
 	tickEvery := c.cfg.Lease.Tick.Duration
 	if tickEvery <= 0 {
 		tickEvery = time.Second
@@ -362,6 +365,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			c.tickForks(work)
 			c.place(work)
 			c.tickMerge(work)
+			c.tickPulls(work)
 			c.publish()
 			req.reply <- rep
 			continue
@@ -401,6 +405,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		c.tickForks(work)
 		c.place(work)
 		c.tickMerge(work)
+		c.tickPulls(work)
 		c.checkStranded(work)
 		c.publish()
 	}
@@ -451,6 +456,7 @@ func (c *Coordinator) quietTick(ctx context.Context) bool {
 		c.tickMerge(ctx)
 		changed = changed || c.mq.busy != ""
 	}
+	c.tickPulls(ctx)
 	if changed || len(c.runs) > 0 || c.hub.pending() {
 		c.publish()
 	}

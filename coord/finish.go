@@ -233,6 +233,10 @@ func (c *Coordinator) approve(ctx context.Context, t task.Task, cmd Command) cmd
 		info := DescribeBranch(r, t)
 		return func() {
 			id := t.ID
+			if c.cfg.Finalise.PR {
+				c.approveIntoPullRequest(ctx, id, cmd, info, later)
+				return
+			}
 			if c.cfg.Finalise.Queue {
 				later <- c.approveIntoQueue(ctx, id, cmd, info)
 				return

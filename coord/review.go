@@ -54,7 +54,7 @@ func openDecisions(ds []store.Decision) []store.Decision {
 // task.Apply's requeue, with a fresh attempt budget: the reviewer's
 // comments are the work, not a failure of the agent.
 func (c *Coordinator) requestChanges(ctx context.Context, t task.Task, cmd Command) cmdReply {
-	if t.State != task.StateAwaitingReview {
+	if t.State != task.StateAwaitingReview && t.State != task.StatePullOpen {
 		return cmdReply{err: fmt.Errorf("cannot request changes on task %s: it is %s, not awaiting review", t.ID.Short(), t.State)}
 	}
 	ds, err := c.st.DecisionList(ctx, t.ID)

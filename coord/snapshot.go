@@ -24,6 +24,7 @@ func (c *Coordinator) publish() {
 		if c.fleet.shared {
 			tv.Host = c.hostOf(id)
 		}
+		tv.PR = c.pr.views[id]
 		if r := c.runs[t.ID]; r != nil {
 			tv.SessionID = r.sessionID
 			tv.Stuck = r.stuck

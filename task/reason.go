@@ -51,6 +51,9 @@ const (
 	ReasonStoreFailed        Reason = "store-failed"
 	ReasonBranchForeign      Reason = "branch-foreign-repository"
 	ReasonFetchFailed        Reason = "fetch-failed"
+	// ReasonForgeNotAllowed: a forge comment by a user who may not
+	// correct the task (not in [source] users, or no write access).
+	ReasonForgeNotAllowed Reason = "forge-comment-not-allowed"
 )
 
 // Reasons lists every reason, for tests that enumerate them.
@@ -65,7 +68,7 @@ var Reasons = []Reason{
 	ReasonHandoffInvalid, ReasonHandoffForeignRepo, ReasonForkFingerprint, ReasonCommitFailed,
 	ReasonArtifactNotSealed, ReasonPathOutside, ReasonMergeConflict, ReasonMergeRefused, ReasonPushFailed,
 	ReasonArtifactStale, ReasonStoreFailed, ReasonInputNotAccepted, ReasonBranchForeign,
-	ReasonFetchFailed,
+	ReasonFetchFailed, ReasonForgeNotAllowed,
 }
 
 var sentences = map[Reason]string{
@@ -111,6 +114,7 @@ var sentences = map[Reason]string{
 	ReasonPushFailed:         "The task's branch could not be pushed or its pull request opened.",
 	ReasonBranchForeign:      "The task's branch on the remote belongs to another repository; it was not checked out.",
 	ReasonFetchFailed:        "The task's branch could not be fetched from the remote; the session starts from what this clone has.",
+	ReasonForgeNotAllowed:    "A comment on the task's issue is not from a user allowed to correct it; it was not delivered.",
 }
 
 // Sentence returns the operator-facing sentence for r. An unknown reason

@@ -56,6 +56,8 @@ func noMerge(tv coord.TaskView) string {
 		return fmt.Sprintf("%s is merged already: nothing to merge", id)
 	case task.StateMergeQueued, task.StateIntegrating:
 		return fmt.Sprintf("%s is in the merge queue (%s): it lands once its tests are green on the base", id, tv.Task.State)
+	case task.StatePullOpen:
+		return noMergePull(tv)
 	case task.StateCompleted:
 		return ""
 	case task.StateAwaitingReview:

@@ -234,7 +234,7 @@ func (m *Model) taskHints() []string {
 		return []string{"a approve"}
 	case task.StateCompleted:
 		return []string{"M merge"}
-	case task.StateMerged, task.StateMergeQueued, task.StateIntegrating:
+	case task.StateMerged, task.StateMergeQueued, task.StateIntegrating, task.StatePullOpen:
 		return nil // the merge queue has it, or it is merged: nothing to press
 	case task.StateFailed, task.StateCancelled:
 		return []string{"R retry"}

@@ -394,7 +394,7 @@ func (m *Model) taskRow(tv coord.TaskView, c listColumns) string {
 	if c.phase {
 		b.WriteString(padRight(string(t.Phase), 9) + " ")
 	}
-	b.WriteString(padRight(rowStateLabel(t, c.shortState), stateW(c.shortState)) + " ")
+	b.WriteString(padRight(rowState(tv, c.shortState), stateW(c.shortState)) + " ")
 	if c.hostW > 0 {
 		b.WriteString(padRight(tv.Host, c.hostW) + " ")
 	}

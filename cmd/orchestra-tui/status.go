@@ -66,6 +66,8 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		// Host is the machine whose engine runs a live task, when
 		// engines share the store.
 		Host string `json:"host,omitempty"`
+		// PR is the open pull request of a task in pr-open.
+		PR *task.PullData `json:"pr,omitempty"`
 	}
 	hosts, shared, err := taskHosts(ctx, st)
 	if err != nil {
@@ -81,7 +83,13 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		if t.State.Live() {
 			host = hosts[t.ID]
 		}
-		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason, host})
+		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason, host, nil})
+		if t.State == task.StatePullOpen {
+			// Few tasks wait on a pull request: one ledger read each.
+			if rows[len(rows)-1].PR, err = coord.ReadPull(ctx, st, t.ID); err != nil {
+				return fail(stderr, err)
+			}
+		}
 	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -111,6 +119,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		// Titles and verdicts hold text the operator did not type here
 		// (a task file, an agent's output): never raw to the terminal.
 		state := r.State
+		if l := coord.PullLabel(r.PR); l != "" {
+			state += " " + l
+		}
 		if shared {
 			host := r.Host
 			if host == "" {
