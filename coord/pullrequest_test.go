@@ -124,4 +124,8 @@ func TestPullBodyClosesTheIssueAndListsTheDecisions(t *testing.T) {
 	require.Contains(t, body, "- 2026-12-01 10:00, by bob on a.go:3: name it\n")
 	require.Contains(t, body, "✓ ok · tests green (12 passed): `go test ./...`, re-run by orchestra-tui; 12 passed, 0 failed, 0 skipped.")
 	require.Contains(t, body, "1 session in all.")
+
+	long := PullBody(tk, v, append(ds, store.Decision{Text: strings.Repeat("word ", 20000), Author: "ana", At: at}), evs, 7)
+	require.Less(t, len(long), 65536, "GitHub's limit")
+	require.True(t, strings.HasSuffix(long, "orchestra-tui task 01JTASK\n"))
 }
