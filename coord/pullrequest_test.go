@@ -93,6 +93,14 @@ func TestApproveWithPROpensAPullRequestAndItsMergeCompletesTheTask(t *testing.T)
 	require.Equal(t, "Pull request #1 was merged on the forge: the task is merged.", ev.Text)
 	b.barrier(t)
 	require.Equal(t, task.StateMerged, b.taskView(t, id).Task.State)
+	files, err := filepath.Glob(b.storeAt + "*")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NotContains(t, string(data), gh.Token, "the token is in no store row: %s", f)
+	}
 }
 
 // A review requesting changes on the pull request's head sends the task
