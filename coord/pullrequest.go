@@ -134,9 +134,18 @@ func PullBody(t task.Task, v *task.Verdict, decisions []store.Decision, evs []ta
 			fmt.Fprintf(&b, "- %s %s\n", e.At.UTC().Format("2006-01-02 15:04"), oneLine(task.PlainText(e.Text)))
 		}
 	}
-	fmt.Fprintf(&b, "\n%s in all.\n\norchestra-tui task %s\n", plural(n, "session"), t.ID)
-	return b.String()
+	fmt.Fprintf(&b, "\n%s in all.\n", plural(n, "session"))
+	out := b.String()
+	if len(out) > maxPullBody {
+		// GitHub refuses a body over 65536 characters; the ledger has
+		// the rest.
+		out = strings.ToValidUTF8(out[:maxPullBody], "") + "\n\n… (cut; `orchestra-tui events` has the rest)\n"
+	}
+	return out + fmt.Sprintf("\norchestra-tui task %s\n", t.ID)
 }
+
+// maxPullBody bounds a pull request's body below GitHub's limit.
+const maxPullBody = 60000
 
 // pullOutcome is what publishing a task as a pull request came to, off
 // the loop.
@@ -235,8 +244,10 @@ func pullData(p forge.PullRequest) task.PullData {
 }
 
 // tickPulls polls the open pull requests that are due. It runs on the loop.
+// A task left in pr-open is followed while a forge is configured, even
+// with [finalise] pr turned off since.
 func (c *Coordinator) tickPulls(ctx context.Context) {
-	if !c.cfg.Finalise.PR {
+	if !c.cfg.Source.Configured() {
 		return
 	}
 	c.pr.init()

@@ -93,6 +93,14 @@ func TestApproveWithPROpensAPullRequestAndItsMergeCompletesTheTask(t *testing.T)
 	require.Equal(t, "Pull request #1 was merged on the forge: the task is merged.", ev.Text)
 	b.barrier(t)
 	require.Equal(t, task.StateMerged, b.taskView(t, id).Task.State)
+	files, err := filepath.Glob(b.storeAt + "*")
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		require.NoError(t, err)
+		require.NotContains(t, string(data), gh.Token, "the token is in no store row: %s", f)
+	}
 }
 
 // A review requesting changes on the pull request's head sends the task
@@ -124,4 +132,8 @@ func TestPullBodyClosesTheIssueAndListsTheDecisions(t *testing.T) {
 	require.Contains(t, body, "- 2026-12-01 10:00, by bob on a.go:3: name it\n")
 	require.Contains(t, body, "✓ ok · tests green (12 passed): `go test ./...`, re-run by orchestra-tui; 12 passed, 0 failed, 0 skipped.")
 	require.Contains(t, body, "1 session in all.")
+
+	long := PullBody(tk, v, append(ds, store.Decision{Text: strings.Repeat("word ", 20000), Author: "ana", At: at}), evs, 7)
+	require.Less(t, len(long), 65536, "GitHub's limit")
+	require.True(t, strings.HasSuffix(long, "orchestra-tui task 01JTASK\n"))
 }
