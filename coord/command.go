@@ -334,6 +334,7 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task) (task.Task, erro
 	if _, ok := c.cfg.Harness[harnessOf(t)]; !ok {
 		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(c.harnessNames(), ", "))
 	}
+	t = c.signed(t)
 	ev := c.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
 	if err := c.st.TaskInsert(ctx, t, ev); err != nil {
 		return task.Task{}, fmt.Errorf("store task: %w", err)

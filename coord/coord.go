@@ -17,6 +17,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/sign"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
@@ -102,6 +103,12 @@ type Coordinator struct {
 	strandTried map[task.ID]int64
 	// fleet is what sharing the store with other engines takes (fleet.go).
 	fleet fleetState
+	// key signs the tasks this engine accepts and checks every task before
+	// anything of it runs (signature.go); keyNew says this engine created
+	// it, so it signs the tasks from before signing, once.
+	key      sign.Key
+	keyNew   bool
+	upgraded int
 	// mq is the merge queue's state (mergequeue.go).
 	mq mergeQueue
 	// notified holds back a repeat of the same news about the same session
@@ -253,6 +260,9 @@ func New(p Params) (*Coordinator, error) {
 	}
 	c.hub.tap = c.tapEvent
 	c.forks = c.newForks()
+	if err := c.loadKey(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -289,6 +299,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if err := c.load(ctx); err != nil {
 		return err
 	}
+	c.signUpgrade(ctx)
 	if err := c.reconcile(ctx); err != nil {
 		return err
 	}

@@ -180,7 +180,7 @@ func resumeInto(o *coord.Opened, file, harness, model string, stdout, stderr io.
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	t, err := handoff.Resume(ctx, o.Store, o.Repo, d, harness, model, time.Now())
+	t, err := handoff.Resume(ctx, o.Store, o.Repo, d, harness, model, time.Now(), o.Key())
 	if err != nil {
 		return fail(stderr, fmt.Errorf("resume %s: %w", file, err))
 	}
