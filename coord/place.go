@@ -57,7 +57,7 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 		if err := c.badSignature(t); err != nil {
 			// Before any slot: a row edited in the store is refused by
 			// every engine alike, whatever it could run.
-			s, why, reason = nil, err.Error()+".", task.ReasonBadSignature
+			s, why, reason = nil, fmt.Sprintf("%v. Refused by the engine on %s.", err, c.fleet.host), task.ReasonBadSignature
 			flag = why
 		}
 		if why == "" {

@@ -53,8 +53,8 @@ func TestEditedTaskIsRefusedByEveryEngine(t *testing.T) {
 		require.Contains(t, b.taskView(t, tk.ID).Flag, "signature", "the queue shows why the task does not start")
 
 		// A task added through the engine is signed and runs.
-		good := b.add(t)
-		last := b.waitEvent(t, 90*time.Second, func(e task.Event) bool { return e.TaskID == good && ended(e) })
+		good := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
+		last := b.waitEvent(t, 180*time.Second, func(e task.Event) bool { return e.TaskID == good && ended(e) })
 		require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 		b.stop()
 	}
@@ -109,7 +109,7 @@ func TestNewKeySignsTasksFromBeforeSigning(t *testing.T) {
 	id, upgraded := b.c.FleetKey()
 	require.Equal(t, 1, upgraded)
 	require.Contains(t, signed.Text, id)
-	last := b.waitEvent(t, 90*time.Second, func(e task.Event) bool { return e.TaskID == tk.ID && ended(e) })
+	last := b.waitEvent(t, 180*time.Second, func(e task.Event) bool { return e.TaskID == tk.ID && ended(e) })
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 	fi, err := os.Stat(keyPath)
 	require.NoError(t, err)
