@@ -118,6 +118,11 @@ type Fleet struct {
 	// TTL is how old an engine's heartbeat may grow before the other
 	// engines take its tasks over.
 	TTL Duration `toml:"ttl"`
+	// Key is the path of the fleet key that signs every task (package
+	// sign): the same file, mode 0600, on every machine of the fleet, and
+	// never in the store. Empty means orchestra-tui/fleet.key in the
+	// user's configuration directory, created on first use.
+	Key string `toml:"key"`
 }
 
 // Finalise configures the end of the loop: merging an approved task's

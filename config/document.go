@@ -102,6 +102,8 @@ var keyDocs = map[string]string{
 	"fleet.remote":    "The git remote each sealed phase is pushed to and a taken-over task's branch fetched from (empty: no push).",
 	"fleet.heartbeat": "How often the engine records that it is alive.",
 	"fleet.ttl":       "How old an engine's heartbeat may grow before other engines take its tasks over.",
+	"fleet.key": "The fleet key that signs every task (mode 0600; the same file on every machine of the fleet, never in the store).\n" +
+		"Empty: orchestra-tui/fleet.key in the user's configuration directory, created on first use.",
 }
 
 // Document renders cfg as a commented orchestra.toml with every setting:

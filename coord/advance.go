@@ -70,7 +70,15 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, rep worker.Repo
 // never the verdict.
 func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next task.Phase, hasNext bool) {
 	t := c.tasks[r.taskID]
-	c.recordFor(ctx, r.token, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+t.Verify))
+	if err := c.badSignature(t); err != nil {
+		// The row changed in the store since the launch: its verify
+		// command is not run, and the refusal is no fault of the agent's.
+		ref := signatureRefusal(err)
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, ref.Reason, ref.Detail))
+		c.requeue(ctx, r, ref.Reason, ref.Error(), false)
+		return
+	}
+	c.recordFor(ctx, r.token, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+task.PlainLine(t.Verify)))
 	dir := r.dir
 	c.gating[r.taskID] = r
 	c.async(func() func() {

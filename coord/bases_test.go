@@ -28,7 +28,7 @@ func TestSnapshotShowsBasesAndCountsForkUsage(t *testing.T) {
 	tk := task.Task{ID: task.ID(task.NewULID(now)), Title: "parked", Goal: "g", Verify: "true", Repo: b.root,
 		Pipeline: task.Pipeline{task.PhaseImplement}, Harness: "scripted", State: task.StateParked,
 		Phase: task.PhaseImplement, CreatedAt: now, UpdatedAt: now}
-	require.NoError(t, b.st.TaskInsert(ctx, tk))
+	require.NoError(t, b.st.TaskInsert(ctx, signedTask(t, tk)))
 
 	const model = "claude-stub-answered"
 	var training, forked usage.Totals

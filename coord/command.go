@@ -348,6 +348,7 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) 
 	if _, ok := c.cfg.Harness[harnessOf(t)]; !ok {
 		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(c.harnessNames(), ", "))
 	}
+	t = c.signed(t)
 	ev := c.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
 	if src.URL != "" {
 		ev.Text += " From " + task.PlainLine(src.URL) + "."

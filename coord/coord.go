@@ -17,6 +17,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/sign"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
@@ -104,6 +105,12 @@ type Coordinator struct {
 	fleet fleetState
 	// sd is the liveness this engine trusts in itself (stepdown.go).
 	sd stepDown
+	// key signs the tasks this engine accepts and checks every task before
+	// anything of it runs (signature.go); keyNew says this engine created
+	// it, so it signs the tasks from before signing, once.
+	key      sign.Key
+	keyNew   bool
+	upgraded int
 	// mq is the merge queue's state (mergequeue.go).
 	mq mergeQueue
 	// pr is the state of the open pull requests (pullrequest.go).
@@ -263,6 +270,9 @@ func New(p Params) (*Coordinator, error) {
 	}
 	c.hub.tap = c.tapEvent
 	c.forks = c.newForks()
+	if err := c.loadKey(); err != nil {
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -299,6 +309,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if err := c.load(ctx); err != nil {
 		return err
 	}
+	c.signUpgrade(ctx)
 	if err := c.reconcile(ctx); err != nil {
 		return err
 	}

@@ -154,7 +154,7 @@ func TestKeeperLetsExpireOnceAndRetiresEndedTasks(t *testing.T) {
 		tk := task.Task{ID: task.ID(task.NewULID(now)), Title: title, Goal: "g", Verify: "true", Repo: b.root,
 			Pipeline: task.Pipeline{task.PhaseImplement}, Harness: "claude", State: state,
 			Phase: task.PhaseImplement, CreatedAt: now, UpdatedAt: now}
-		require.NoError(t, b.st.TaskInsert(ctx, tk))
+		require.NoError(t, b.st.TaskInsert(ctx, signedTask(t, tk)))
 		var training usage.Totals
 		training.Add(usage.Record{Model: "m", Tokens: usage.Tokens{Input: 1000, CacheCreation: 4000}}, nil)
 		base := fork.Base{ID: baseID, TaskID: tk.ID, Harness: "claude", Model: "m",

@@ -149,8 +149,14 @@ func (c *Coordinator) tickMerge(ctx context.Context) {
 	c.mq.busy = next.ID
 	t := c.tasks[next.ID]
 	r, cfg := c.p.Repo, c.cfg
+	sigErr := c.badSignature(t) // its verify command runs in the scratch worktree
 	c.async(func() func() {
-		o := integrateTask(c.io, r, cfg, t)
+		var o mergeOutcome
+		if sigErr != nil {
+			o.err = signatureRefusal(sigErr)
+		} else {
+			o = integrateTask(c.io, r, cfg, t)
+		}
 		return func() { c.integrated(ctx, t.ID, o) }
 	})
 }

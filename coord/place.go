@@ -57,6 +57,12 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 		}
 		s, why := c.slotFor(t)
 		flag, reason := why, task.ReasonUnplaceable
+		if err := c.badSignature(t); err != nil {
+			// Before any slot: a row edited in the store is refused by
+			// every engine alike, whatever it could run.
+			s, why, reason = nil, fmt.Sprintf("%v. Refused by the engine on %s.", err, c.fleet.host), task.ReasonBadSignature
+			flag = why
+		}
 		if why == "" {
 			if why = c.programMissing(t); why != "" {
 				flag = FlagProgramMissing + why + " The task starts once it is found; no attempt is counted."
@@ -286,6 +292,9 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 
 // prepare runs off the loop: worktree, baseline verify, session start.
 func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast string, baseline bool) (string, worker.Handle, *verify.Verdict, error) {
+	if err := c.badSignature(t); err != nil {
+		return "", nil, nil, signatureRefusal(err)
+	}
 	from, fetched, note, err := c.fetchTaskBranch(t)
 	if err != nil {
 		return "", nil, nil, err

@@ -85,7 +85,7 @@ func TestRestartExpiresOrphanedLeaseOnce(t *testing.T) {
 	tk, err := Prepare(task.Task{Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance,
 		Verify: project.VerifyCommand, Harness: "scripted", Pipeline: task.Pipeline{task.PhaseImplement}}, b.repo, now)
 	require.NoError(t, err)
-	require.NoError(t, b.st.TaskInsert(ctx, tk))
+	require.NoError(t, b.st.TaskInsert(ctx, signedTask(t, tk)))
 	dead := fmt.Sprintf("console:%d:OLDINSTANCE", os.Getpid())
 	l, err := b.st.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: tk.ID, Holder: dead, ExpectState: task.StateQueued,
 		GrantedAt: now, Deadline: now.Add(20 * time.Minute), Baseline: lease.Progress{At: now}})

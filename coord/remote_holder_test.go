@@ -42,7 +42,7 @@ func TestReconcileJudgesAnotherHostsEngineByItsHeartbeat(t *testing.T) {
 			tk, err := Prepare(task.Task{Title: "Fix calc", Goal: project.Goal, Verify: project.VerifyCommand,
 				Harness: "scripted", Pipeline: task.Pipeline{task.PhaseImplement}}, b.repo, now)
 			require.NoError(t, err)
-			require.NoError(t, b.st.TaskInsert(ctx, tk))
+			require.NoError(t, b.st.TaskInsert(ctx, signedTask(t, tk)))
 			l, err := b.st.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: tk.ID, Holder: remote, ExpectState: task.StateQueued,
 				GrantedAt: now, Deadline: now.Add(20 * time.Minute), Baseline: lease.Progress{At: now}})
 			require.NoError(t, err)

@@ -73,7 +73,7 @@ func (c *Coordinator) importHandoff(ctx context.Context, path, harness, model st
 	}
 	resumeMu.Lock()
 	defer resumeMu.Unlock()
-	return handoff.Resume(ctx, c.st, c.p.Repo, d, harness, model, c.now())
+	return handoff.Resume(ctx, c.st, c.p.Repo, d, harness, model, c.now(), c.key)
 }
 
 // loadResumed makes the imported task the loop's own: its row, the models

@@ -29,7 +29,7 @@ import (
 // harness launches {{self}} agent --script ..., and {{self}} is this binary.
 func TestMain(m *testing.M) {
 	agent.MainIfReexec()
-	os.Exit(m.Run())
+	os.Exit(withFleetKeyDir(m))
 }
 
 // bundle is a coordinator whose sessions are the scripted agent (this test

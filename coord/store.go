@@ -3,7 +3,6 @@ package coord
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -22,12 +21,15 @@ const StoreURLEnv = "ORCHESTRA_STORE_URL"
 // and where it is, fit to print (a URL's password redacted).
 func OpenStore(ctx context.Context, root string, cfg config.Config) (store.Store, string, error) {
 	url := cfg.Store.URL
-	if u := os.Getenv(StoreURLEnv); u != "" {
+	if u := storeURLFromEnv(); u != "" {
 		url = u
 	}
 	if url != "" {
 		if !postgres.IsURL(url) {
 			return nil, "", fmt.Errorf("%s must be a postgres:// URL; unset it for the SQLite store under .orchestra/", StoreURLEnv)
+		}
+		if err := checkTLS(url); err != nil {
+			return nil, postgres.Redact(url), err
 		}
 		st, err := postgres.Open(ctx, url)
 		if err != nil {

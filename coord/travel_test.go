@@ -110,7 +110,7 @@ func TestLaunchFetchesTheTaskBranch(t *testing.T) {
 				require.NoError(t, project.Git(other, "commit", "-q", "-m", "machine-a: half the work"))
 				require.NoError(t, project.Git(other, "push", "-q", "origin", tk.Branch))
 			}
-			require.NoError(t, b.st.TaskInsert(ctx, tk))
+			require.NoError(t, b.st.TaskInsert(ctx, signedTask(t, tk)))
 			b.start(t)
 			if foreign {
 				ev := b.waitEvent(t, 60*time.Second, refusalOf(task.ReasonBranchForeign))

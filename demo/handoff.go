@@ -154,6 +154,7 @@ func (h *handoffRun) machineA(ctx context.Context) error {
 	}
 	added := task.Event{ID: task.NewULID(now), TaskID: t.ID, Kind: task.EvTaskAdded, At: now,
 		Text: fmt.Sprintf("Task added: %s (%s).", t.Title, t.Pipeline)}
+	t.Signature = o.Key().Sign(t) // accepted here, as the engine's add would
 	if err := o.Store.TaskInsert(ctx, t, added); err != nil {
 		return err
 	}
@@ -208,7 +209,7 @@ func (h *handoffRun) machineB(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	t, err := handoff.Resume(ctx, o.Store, o.Repo, d, "", HandoffModelB, time.Now())
+	t, err := handoff.Resume(ctx, o.Store, o.Repo, d, "", HandoffModelB, time.Now(), o.Key())
 	if err != nil {
 		return err
 	}

@@ -68,7 +68,7 @@ func TestHungCodexLeaseNeedsItsVolatilePatterns(t *testing.T) {
 			tk, err := coord.Prepare(task.Task{Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance,
 				Verify: project.VerifyCommand, Harness: "codex"}, r, time.Now())
 			require.NoError(t, err)
-			require.NoError(t, st.TaskInsert(t.Context(), tk))
+			require.NoError(t, st.TaskInsert(t.Context(), signedTask(t, tk)))
 
 			cfg := config.Default()
 			spec := cfg.Harness["codex"]

@@ -14,5 +14,5 @@ import (
 // the variable through the environment like everything else.
 func TestMain(m *testing.M) {
 	os.Setenv(host.AnchorEnv, strconv.Itoa(os.Getpid()))
-	os.Exit(m.Run())
+	os.Exit(withFleetKeyDir(m))
 }

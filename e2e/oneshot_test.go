@@ -106,7 +106,7 @@ func TestOneShotAgentsRunATask(t *testing.T) {
 			tk, err := coord.Prepare(task.Task{Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance,
 				Verify: project.VerifyCommand, Harness: a.harness}, r, time.Now())
 			require.NoError(t, err)
-			require.NoError(t, st.TaskInsert(t.Context(), tk))
+			require.NoError(t, st.TaskInsert(t.Context(), signedTask(t, tk)))
 			worktree := filepath.Join(r.Root, filepath.FromSlash(repo.WorktreesDir), string(tk.ID))
 
 			cfg := config.Default()

@@ -68,7 +68,7 @@ func claudeSetup(t *testing.T, rules []modelstub.Rule, tk task.Task, environ []s
 
 	tk, err = coord.Prepare(tk, b.repo, time.Now())
 	require.NoError(t, err)
-	require.NoError(t, b.st.TaskInsert(context.Background(), tk))
+	require.NoError(t, b.st.TaskInsert(context.Background(), signedTask(t, tk)))
 	worktree := filepath.Join(b.repo.Root, filepath.FromSlash(repo.WorktreesDir), string(tk.ID))
 	require.NoError(t, modelstub.SeedHome(b.home, worktree))
 

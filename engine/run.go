@@ -148,6 +148,11 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 	}
 	lg.Printf("pid %d serving %s (protocol %d, %s)", os.Getpid(), paths.Socket, ProtocolVersion, p.Version)
 	lg.Printf("sessions' process trees are stopped through %s", session.TreeMechanism())
+	if id, upgraded := o.FleetKey(); upgraded > 0 {
+		lg.Printf("created the fleet key %s and signed the %d tasks from before task signing with it (upgrade); copy the key to the fleet's other machines", id, upgraded)
+	} else {
+		lg.Printf("tasks are signed and checked with the fleet key %s", id)
+	}
 	return e, nil
 }
 

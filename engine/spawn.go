@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/coord"
 )
 
 // ReadyFDEnv names the variable that tells a background engine which file
@@ -56,7 +58,7 @@ func Spawn(ctx context.Context, self, root string, extra ...string) (int, error)
 	cmd.Dir = root
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = devnull, logf, logf
 	cmd.ExtraFiles = []*os.File{pw}
-	cmd.Env = append(os.Environ(), ReadyFDEnv+"=3")
+	cmd.Env = append(coord.StoreEnv(os.Environ()), ReadyFDEnv+"=3")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
 		pw.Close()

@@ -11,6 +11,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/brief"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/sign"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -43,7 +44,10 @@ const ImportHolder = "handoff"
 // names the original. A harness or model given here replaces the
 // document's; a different harness without a model uses that harness's
 // default model rather than a model id meant for another tool.
-func Resume(ctx context.Context, st store.Store, r *repo.Repo, d Document, harness, model string, now time.Time) (task.Task, error) {
+//
+// The new task is signed with key, the fleet key of the engines that will
+// run it (package sign): this machine accepts it.
+func Resume(ctx context.Context, st store.Store, r *repo.Repo, d Document, harness, model string, now time.Time, key sign.Key) (task.Task, error) {
 	if _, err := Marshal(d); err != nil {
 		return task.Task{}, err
 	}
@@ -65,6 +69,7 @@ func Resume(ctx context.Context, st store.Store, r *repo.Repo, d Document, harne
 	}
 
 	t := resumedTask(d, harness, model, now)
+	t.Signature = key.Sign(t)
 	if err := checkBranchFree(ctx, st, t.Branch); err != nil {
 		return task.Task{}, err
 	}

@@ -188,7 +188,7 @@ func TestResumeRoundTripsEveryField(t *testing.T) {
 	require.NoError(t, err)
 
 	at := m.now.Add(time.Hour)
-	got, err := handoff.Resume(m.ctx, m.sb, m.rb, parsed, "", "model-b", at)
+	got, err := handoff.Resume(m.ctx, m.sb, m.rb, parsed, "", "model-b", at, testKey)
 	require.NoError(t, err)
 	require.NotEqual(t, m.task.ID, got.ID, "a resumed task gets an id of its own")
 	require.Equal(t, task.StateQueued, got.State)
@@ -262,7 +262,7 @@ func TestResumeRefusesAForeignRepository(t *testing.T) {
 	require.NoError(t, err)
 	st := openStore(t)
 
-	_, err = handoff.Resume(m.ctx, st, rf, d, "", "", m.now)
+	_, err = handoff.Resume(m.ctx, st, rf, d, "", "", m.now, testKey)
 	var r *task.Refusal
 	require.True(t, errors.As(err, &r), "%v", err)
 	require.Equal(t, task.ReasonHandoffForeignRepo, r.Reason)
@@ -283,7 +283,7 @@ func TestResumeExplainsAMissingBaseCommit(t *testing.T) {
 	d.Repo.BranchHead = ""
 	require.NoError(t, d.Seal())
 
-	_, err := handoff.Resume(m.ctx, m.sb, m.rb, d, "", "", m.now)
+	_, err := handoff.Resume(m.ctx, m.sb, m.rb, d, "", "", m.now, testKey)
 	var mc *handoff.MissingCommitError
 	require.True(t, errors.As(err, &mc), "%v", err)
 	require.Equal(t, "base commit", mc.What)
@@ -312,7 +312,7 @@ func TestResumeOfAnInvalidDocumentCreatesNothing(t *testing.T) {
 	}
 	bad := d
 	bad.Task.Verify = ""
-	_, err = handoff.Resume(m.ctx, m.sb, m.rb, bad, "", "", m.now)
+	_, err = handoff.Resume(m.ctx, m.sb, m.rb, bad, "", "", m.now, testKey)
 	var fe *handoff.FieldError
 	require.True(t, errors.As(err, &fe), "%v", err)
 	require.Equal(t, "task.verify", fe.Field)
@@ -323,9 +323,9 @@ func TestResumeTwiceIsRefused(t *testing.T) {
 	t.Parallel()
 	m := setup(t)
 	d := m.export(t)
-	_, err := handoff.Resume(m.ctx, m.sb, m.rb, d, "", "", m.now)
+	_, err := handoff.Resume(m.ctx, m.sb, m.rb, d, "", "", m.now, testKey)
 	require.NoError(t, err)
-	_, err = handoff.Resume(m.ctx, m.sb, m.rb, d, "", "", m.now)
+	_, err = handoff.Resume(m.ctx, m.sb, m.rb, d, "", "", m.now, testKey)
 	require.ErrorContains(t, err, "already works on branch "+m.task.Branch)
 	ts, err := m.sb.TaskList(m.ctx, store.TaskListParams{})
 	require.NoError(t, err)

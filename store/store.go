@@ -373,6 +373,10 @@ type Store interface {
 	TaskTransition(ctx context.Context, p TaskTransitionParams) (TaskTransitionResult, error)
 	// TaskToken returns the task's current lease token (0 before any grant).
 	TaskToken(ctx context.Context, id task.ID) (int64, error)
+	// TaskSign records the signature of a task that has none (a task from
+	// before signing, signed at the upgrade; package sign). A task that
+	// already has one keeps it: the write reports ErrConflict.
+	TaskSign(ctx context.Context, id task.ID, signature string) error
 	// TaskImport stores a new task with its history, all or nothing; see
 	// TaskImportParams.
 	TaskImport(ctx context.Context, p TaskImportParams) error

@@ -50,6 +50,10 @@ type Task struct {
 	Harness      string   `json:"harness"`
 	Model        string   `json:"model,omitempty"`
 	Capabilities []string `json:"capabilities,omitempty"`
+	// Signature is the fleet key's HMAC over the spec above (package
+	// sign): an engine runs nothing of a task whose signature it cannot
+	// check, so an edit of the row in the store cannot run code.
+	Signature string `json:"signature,omitempty"`
 
 	// The fields below are owned by the coordinator.
 	State      State     `json:"state"`

@@ -20,11 +20,18 @@ import (
 // gateHelperEnv makes this test binary act as an engine running one gate.
 const gateHelperEnv = "ORCHESTRA_TEST_GATE_HELPER"
 
+// gateCommandEnv, when set, is the helper gate's command.
+const gateCommandEnv = "ORCHESTRA_TEST_GATE_COMMAND"
+
 func TestMain(m *testing.M) {
 	if dir := os.Getenv(gateHelperEnv); dir != "" {
 		// The "engine": run a gate that writes its pid (into the test's
 		// FIFO) and then runs for ever, until this process is killed.
-		Run(context.Background(), Params{Dir: dir, Task: "T-ENGINE", Command: `echo $$ > gate.pid; exec sleep 600`})
+		command := `echo $$ > gate.pid; exec sleep 600`
+		if c := os.Getenv(gateCommandEnv); c != "" {
+			command = c
+		}
+		Run(context.Background(), Params{Dir: dir, Task: "T-ENGINE", Command: command})
 		os.Exit(0)
 	}
 	os.Exit(m.Run())

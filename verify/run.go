@@ -105,6 +105,9 @@ func Run(ctx context.Context, p Params) Verdict {
 	// running on beside the next engine's gate; what it started is found
 	// by the task's gate mark.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// What the shell starts dies with the engine too (deathwatch.go).
+	watch := startDeathWatch()
+	defer watch.stop()
 	if err := cmd.Start(); err != nil {
 		pw.Close()
 		v.Status, v.Detail = StatusError, fmt.Sprintf("could not start %q in %s: %v", p.Command, dirName(p.Dir), err)
@@ -112,6 +115,7 @@ func Run(ctx context.Context, p Params) Verdict {
 	}
 	pw.Close() // the children hold the write end now
 	pgid := cmd.Process.Pid
+	watch.watch(pgid)
 	if p.started != nil {
 		p.started(pgid)
 	}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/host"
 )
@@ -60,7 +61,10 @@ a task fails its verify gate; see README.md to give it a script.
 Every subcommand takes -C DIR and -h. Exit status: 0 ok, 1 failure, 2 usage.
 `
 
-func main() { os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) }
+func main() {
+	coord.HideStoreURL() // before anything starts a child (storeurl.go)
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
 
 func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	args = hoistGlobalFlags(args)

@@ -47,7 +47,7 @@ func openExistingStore(ctx context.Context, r *repo.Repo) (store.Store, error) {
 
 // openExisting is openExistingStore with the configuration already loaded.
 func openExisting(ctx context.Context, r *repo.Repo, cfg config.Config) (store.Store, error) {
-	if cfg.Store.URL == "" && os.Getenv(coord.StoreURLEnv) == "" {
+	if cfg.Store.URL == "" && !coord.StoreURLSet() {
 		path := sqlite.DefaultPath(r.Root)
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, &noStoreError{path: path}

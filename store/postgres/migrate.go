@@ -184,6 +184,8 @@ WHERE branch <> '' AND state NOT IN ('completed', 'failed', 'cancelled', 'merged
 ALTER TABLE decisions ADD COLUMN anchor text;
 ALTER TABLE decisions ADD COLUMN resolved_at timestamptz;
 `,
+	// 7: the fleet key's signature of each task (signature.go).
+	migrationSignature,
 }
 
 // migrate brings the schema to version target in one transaction under the

@@ -12,7 +12,7 @@ import (
 )
 
 const taskColumns = `id, title, goal, acceptance, verify, repo, pipeline, harness, model, capabilities,
-state, phase, attempt, base_commit, branch, reason, created_at, updated_at`
+state, phase, attempt, base_commit, branch, reason, created_at, updated_at, signature`
 
 // TaskInsert stores a new task and its events in one transaction.
 func (s *Store) TaskInsert(ctx context.Context, t task.Task, events ...task.Event) error {
@@ -38,10 +38,10 @@ func insertTask(ctx context.Context, tx pgx.Tx, t task.Task) error {
 		return fmt.Errorf("insert task %s: %w", t.ID, err)
 	}
 	_, err = tx.Exec(ctx, `INSERT INTO tasks (`+taskColumns+`)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)`,
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)`,
 		string(t.ID), t.Title, t.Goal, acceptance, t.Verify, t.Repo, pipeline, t.Harness, t.Model, caps,
 		string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
-		t.CreatedAt.UTC(), t.UpdatedAt.UTC())
+		t.CreatedAt.UTC(), t.UpdatedAt.UTC(), t.Signature)
 	if err != nil {
 		return branchTaken(t, fmt.Errorf("insert task %s: %w", t.ID, err))
 	}
@@ -142,7 +142,7 @@ func scanTaskToken(row pgx.Row, token *int64) (task.Task, error) {
 		acceptance, pipeline, caps string
 	)
 	dest := []any{&id, &t.Title, &t.Goal, &acceptance, &t.Verify, &t.Repo, &pipeline, &t.Harness, &t.Model, &caps,
-		&state, &phase, &t.Attempt, &t.BaseCommit, &t.Branch, &t.Reason, &t.CreatedAt, &t.UpdatedAt}
+		&state, &phase, &t.Attempt, &t.BaseCommit, &t.Branch, &t.Reason, &t.CreatedAt, &t.UpdatedAt, &t.Signature}
 	if token != nil {
 		dest = append(dest, token)
 	}

@@ -193,6 +193,8 @@ WHERE branch <> '' AND state NOT IN ('completed', 'failed', 'cancelled', 'merged
 ALTER TABLE decisions ADD COLUMN anchor TEXT;
 ALTER TABLE decisions ADD COLUMN resolved_at TEXT NOT NULL DEFAULT '';
 `,
+	// 11: the fleet key's signature of each task (signature.go).
+	migrationSignature,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

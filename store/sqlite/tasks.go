@@ -11,7 +11,11 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-const taskColumns = `id, title, goal, acceptance, verify, repo, pipeline, harness, model, capabilities,
+const taskColumns = insertColumns + `, signature`
+
+// insertColumns are the columns of every schema version's tasks table; the
+// signature (a later version's) is written after the row, only when set.
+const insertColumns = `id, title, goal, acceptance, verify, repo, pipeline, harness, model, capabilities,
 state, phase, attempt, base_commit, branch, reason, created_at, updated_at`
 
 // TaskInsert stores a new task and its events in one transaction.
@@ -38,13 +42,18 @@ func insertTask(ctx context.Context, tx *sql.Tx, t task.Task) error {
 	if err != nil {
 		return fmt.Errorf("insert task %s: %w", t.ID, err)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (`+taskColumns+`)
+	_, err = tx.ExecContext(ctx, `INSERT INTO tasks (`+insertColumns+`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		string(t.ID), t.Title, t.Goal, acceptance, t.Verify, t.Repo, pipeline, t.Harness, t.Model, caps,
 		string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
 		timeText(t.CreatedAt), timeText(t.UpdatedAt))
 	if err != nil {
 		return branchTaken(ctx, tx, t, fmt.Errorf("insert task %s: %w", t.ID, err))
+	}
+	if t.Signature != "" {
+		if _, err := tx.ExecContext(ctx, `UPDATE tasks SET signature = ? WHERE id = ?`, t.Signature, string(t.ID)); err != nil {
+			return fmt.Errorf("insert task %s: its signature: %w", t.ID, err)
+		}
 	}
 	return nil
 }
@@ -163,7 +172,7 @@ func scanTaskToken(sc scanner, token *int64) (task.Task, error) {
 		createdAt, updatedAt       string
 	)
 	dest := []any{&id, &t.Title, &t.Goal, &acceptance, &t.Verify, &t.Repo, &pipeline, &t.Harness, &t.Model, &caps,
-		&state, &phase, &t.Attempt, &t.BaseCommit, &t.Branch, &t.Reason, &createdAt, &updatedAt}
+		&state, &phase, &t.Attempt, &t.BaseCommit, &t.Branch, &t.Reason, &createdAt, &updatedAt, &t.Signature}
 	if token != nil {
 		dest = append(dest, token)
 	}
