@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
-	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // attachSized is attachTerm in a terminal of w x h.
@@ -36,10 +35,9 @@ func TestTwoConsolesSizePanesByTheLatest(t *testing.T) {
 	log := filepath.Join(t.TempDir(), "sizes.log")
 	f := newFixture(t, agent.Script{}, probeHarness(log)+"\n[[slots]]\nharness = \"probe\"\ncapacity = 2\n")
 	t.Cleanup(func() { _, _ = runIn(f, "stop") })
-	var ids []task.ID
 	for _, title := range []string{"probe one", "probe two"} {
-		ids = append(ids, task.ID(strings.TrimSpace(f.orch(t, "add", "--title", title, "--goal", "know the terminal",
-			"--verify", "true", "--harness", "probe", "--pipeline", "implement"))))
+		f.orch(t, "add", "--title", title, "--goal", "know the terminal",
+			"--verify", "true", "--harness", "probe", "--pipeline", "implement")
 	}
 	big := f.attachSized(t, 200, 50)
 	big.waitText(90*time.Second, "2 live")
