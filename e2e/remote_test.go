@@ -110,9 +110,13 @@ PermitRootLogin prohibit-password
 // detaches with the agent still running.
 func TestRemoteConsoleOverSSH(t *testing.T) {
 	t.Parallel()
+	// The engine ssh starts has the login's environment, not the test's
+	// temporary config directory: orchestra.toml names the fleet key both
+	// sides sign and check with, as a fleet's machines share one file.
+	key := filepath.Join(t.TempDir(), "fleet.key")
 	f := newFixture(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhasePlan: {{Behave: agent.BehaveIgnoreFirst}},
-	}}, "")
+	}}, fmt.Sprintf("[fleet]\nkey = %q\n", key))
 	f.addTask(t, "Remote task", "plan,implement")
 	srv := startSSHD(t)
 	t.Cleanup(func() { _ = exec.Command(f.bin, "stop", "-C", f.root).Run() })

@@ -27,7 +27,8 @@ import (
 // 2: panes carry their rows cut to the pty's width (lines), not one
 // rendered screen; tasks with nothing live come as summaries.
 // 3: a snapshot carries the summaries as rows of text (wireSnap).
-const ProtocolVersion = 3
+// 4: a summary row ends with the task's pull request.
+const ProtocolVersion = 4
 
 // Requests a client sends.
 const (

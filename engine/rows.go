@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -75,7 +76,7 @@ func fromWire(w wireSnap) (coord.Snapshot, error) {
 }
 
 // rowFields is the number of fields of a summary row.
-const rowFields = 37
+const rowFields = 38
 
 // appendRow appends a summary as one row: the fields in the order
 // parseRow reads them, each escaped (escape), lists joined by commas
@@ -152,6 +153,13 @@ func appendRow(b []byte, tv coord.TaskView) []byte {
 	} else {
 		b = append(b, "||||||||||||"...) // no verdict: its 12 fields empty
 	}
+	if tv.PR != nil {
+		// The pull request is rare and small: carried as its JSON.
+		js, _ := json.Marshal(tv.PR)
+		field(string(js))
+	} else {
+		b = append(b, '|')
+	}
 	return b
 }
 
@@ -227,6 +235,13 @@ func parseRow(line string) (coord.TaskView, error) {
 		tv.Verdict = &verify.Verdict{Status: verify.Status(str(26)), Command: str(27), ExitCode: int(num(28)),
 			Passed: int(num(29)), Failed: int(num(30)), Skipped: int(num(31)), Counted: f[32] == "true",
 			OutputBytes: num(33), Detail: str(34), Duration: time.Duration(num(35)), At: when(36)}
+	}
+	if f[37] != "" {
+		var pr task.PullData
+		if e := json.Unmarshal([]byte(str(37)), &pr); e != nil && err == nil {
+			err = fmt.Errorf("field 38: %w", e)
+		}
+		tv.PR = &pr
 	}
 	return tv, err
 }
