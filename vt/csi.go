@@ -316,7 +316,11 @@ func (t *Terminal) insertChars(n int) {
 	x := t.cur.x
 	l := t.scr.line(t.cur.y)
 	n = min(n, t.cols-x)
-	t.fixWide(l, x, 1)
+	// Only a wide character the cursor splits (its right half under the
+	// cursor) is broken; one that starts at the cursor moves whole.
+	if l.cells[x].Width == 0 && x > 0 && l.cells[x-1].Width == 2 {
+		l.cells[x-1] = blankCell(0)
+	}
 	copy(l.cells[x+n:], l.cells[x:])
 	l.clear(x, x+n, t.blank())
 	if l.cells[t.cols-1].Width == 2 {
