@@ -269,6 +269,18 @@ func New(p Params) (*Coordinator, error) {
 		c.fleet.ttl = EngineTTL
 	}
 	c.hub.tap = c.tapEvent
+	c.hub.seqs = func(ids []string) map[string]int64 {
+		if c.sw.outage {
+			return nil // not in the ledger yet: held until the store answers
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		m, err := c.st.EventSeqs(ctx, ids)
+		if err != nil {
+			return nil // the events go out with Seq 0, as before; the ledger has them
+		}
+		return m
+	}
 	c.forks = c.newForks()
 	if err := c.loadKey(); err != nil {
 		return nil, err

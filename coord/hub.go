@@ -33,6 +33,12 @@ type hub struct {
 	// tap, if set, sees every event as the loop publishes it (the notify
 	// command); it runs on the loop and must not block.
 	tap func(task.Event)
+	// seqs, if set, gives the ledger positions of events by id. flush
+	// stamps each event that has none with it, so a subscriber (events
+	// --follow, a console) sees the seq a later read of the ledger gives
+	// and can resume from it. An event not in the ledger (a store failure
+	// reported, one held through an outage) goes out with Seq 0.
+	seqs func(ids []string) map[string]int64
 }
 
 type subscriber struct {
@@ -107,12 +113,37 @@ func (h *hub) pending() bool {
 	return len(h.outbox) > 0
 }
 
+// stampSeqs sets the Seq of every event of evs that has none, from one
+// lookup of all their ids.
+func stampSeqs(evs []task.Event, seqs func([]string) map[string]int64) {
+	if seqs == nil {
+		return
+	}
+	var ids []string
+	for _, e := range evs {
+		if e.Seq == 0 && e.ID != "" {
+			ids = append(ids, e.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return
+	}
+	got := seqs(ids)
+	for i := range evs {
+		if evs[i].Seq == 0 {
+			evs[i].Seq = got[evs[i].ID]
+		}
+	}
+}
+
 // flush sends the held events to every subscriber, in order.
 func (h *hub) flush() {
 	h.mu.Lock()
 	out := h.outbox
 	h.outbox = nil
+	seqs := h.seqs
 	h.mu.Unlock()
+	stampSeqs(out, seqs)
 	for i := range out {
 		e := out[i]
 		h.each(func(s *subscriber) bool { return s.push(Notice{Event: &e}, "") })

@@ -36,6 +36,7 @@ const (
 type Record struct {
 	Type    string          `json:"type"`
 	Seq     int64           `json:"seq,omitempty"`
+	ID      string          `json:"id,omitempty"` // the event's own id (a ULID), as in the ledger
 	At      *time.Time      `json:"at,omitempty"`
 	Task    task.ID         `json:"task"`
 	Session string          `json:"session,omitempty"`
@@ -78,7 +79,7 @@ var (
 func (p *Printer) Line(ev task.Event) string {
 	if p.format == JSON {
 		at := ev.At.UTC()
-		return p.record(Record{Type: "event", Seq: ev.Seq, At: &at, Task: ev.TaskID, Session: ev.SessionID,
+		return p.record(Record{Type: "event", Seq: ev.Seq, ID: ev.ID, At: &at, Task: ev.TaskID, Session: ev.SessionID,
 			Kind: ev.Kind, Reason: ev.Reason, Text: ev.Text, Data: validJSON(ev.Data)})
 	}
 	tname := string(ev.TaskID)

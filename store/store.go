@@ -409,6 +409,11 @@ type Store interface {
 	// EventLastSeq returns the newest event's Seq, 0 for an empty ledger:
 	// where a reader that wants only what comes next starts.
 	EventLastSeq(ctx context.Context) (int64, error)
+	// EventSeqs returns the ledger position (Seq) of each event of ids
+	// that is in the ledger; an id that is not is absent from the map.
+	// The coordinator stamps the events it publishes with it, so a live
+	// follower sees the same seq a later read of the ledger gives.
+	EventSeqs(ctx context.Context, ids []string) (map[string]int64, error)
 
 	DecisionInsert(ctx context.Context, d Decision, events ...task.Event) error
 	DecisionList(ctx context.Context, taskID task.ID) ([]Decision, error)

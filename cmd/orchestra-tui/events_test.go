@@ -18,8 +18,8 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// lastSeq is the ledger's newest sequence number.
-func lastSeq(t *testing.T, root string) int64 {
+// ledgerEvents reads the repository's whole ledger.
+func ledgerEvents(t *testing.T, root string) []task.Event {
 	t.Helper()
 	st, err := sqlite.Open(sqlite.DefaultPath(root))
 	require.NoError(t, err)
@@ -27,12 +27,19 @@ func lastSeq(t *testing.T, root string) int64 {
 	evs, err := st.EventList(context.Background(), store.EventListParams{})
 	require.NoError(t, err)
 	require.NotEmpty(t, evs)
+	return evs
+}
+
+// lastSeq is the ledger's newest sequence number.
+func lastSeq(t *testing.T, root string) int64 {
+	evs := ledgerEvents(t, root)
 	return evs[len(evs)-1].Seq
 }
 
 type jsonEvent struct {
 	Type string    `json:"type"`
 	Seq  int64     `json:"seq"`
+	ID   string    `json:"id"`
 	Task task.ID   `json:"task"`
 	Kind task.Kind `json:"kind"`
 	Text string    `json:"text"`
@@ -119,6 +126,23 @@ func TestEventsFollowPrintsTheRunningEnginesEvents(t *testing.T) {
 	require.Equal(t, 0, got.code, got.stderr)
 	require.Contains(t, got.stdout, `"kind":"task.parked"`)
 	require.Contains(t, got.stdout, `"task":"`+string(id)+`"`)
+	// This follower replayed nothing: every line is a live event, and each
+	// carries the seq the ledger gave it, so `--since` can resume from the
+	// last one printed.
+	ledger := map[string]int64{}
+	for _, e := range ledgerEvents(t, root) {
+		ledger[e.ID] = e.Seq
+	}
+	var prev int64
+	for _, l := range strings.Split(strings.TrimSpace(got.stdout), "\n") {
+		var ev jsonEvent
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), l)
+		require.Positive(t, ev.Seq, "a live event carries its ledger seq: %s", l)
+		require.Greater(t, ev.Seq, prev, "in ledger order")
+		require.NotEmpty(t, ev.ID, l)
+		require.Equal(t, ledger[ev.ID], ev.Seq, "the event's id and seq are the ledger's own: %s", l)
+		prev = ev.Seq
+	}
 
 	code, stdout, stderr = cli(t, "events", "-C", root, "--since", "0")
 	require.Equal(t, 0, code, stderr)

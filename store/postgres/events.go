@@ -64,6 +64,31 @@ func (s *Store) EventLastSeq(ctx context.Context) (int64, error) {
 	return seq, nil
 }
 
+// EventSeqs returns the seq of each of ids in the ledger.
+func (s *Store) EventSeqs(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, seq FROM events WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read events' seq: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var seq int64
+		if err := rows.Scan(&id, &seq); err != nil {
+			return nil, fmt.Errorf("read events' seq: %w", err)
+		}
+		out[id] = seq
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read events' seq: %w", err)
+	}
+	return out, nil
+}
+
 // EventList returns events in ledger order, of one task or of all, after
 // p.AfterSeq, at most p.Limit of them when it is positive.
 func (s *Store) EventList(ctx context.Context, p store.EventListParams) ([]task.Event, error) {

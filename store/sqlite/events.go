@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strings"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -25,6 +26,41 @@ func (s *Store) EventLastSeq(ctx context.Context) (int64, error) {
 		return 0, fmt.Errorf("read the newest event: %w", err)
 	}
 	return seq, nil
+}
+
+// EventSeqs returns the seq of each of ids in the ledger, in chunks
+// that stay under SQLite's limit of bound parameters.
+func (s *Store) EventSeqs(ctx context.Context, ids []string) (map[string]int64, error) {
+	out := make(map[string]int64, len(ids))
+	for len(ids) > 0 {
+		n := min(len(ids), 500)
+		chunk := ids[:n]
+		ids = ids[n:]
+		args := make([]any, n)
+		for i, id := range chunk {
+			args[i] = id
+		}
+		q := `SELECT id, seq FROM events WHERE id IN (?` + strings.Repeat(`, ?`, n-1) + `)`
+		rows, err := s.r.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, fmt.Errorf("read events' seq: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			var seq int64
+			if err := rows.Scan(&id, &seq); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("read events' seq: %w", err)
+			}
+			out[id] = seq
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read events' seq: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // EventList returns events in ledger order, of one task or of all, after

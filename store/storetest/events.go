@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,6 +18,7 @@ var eventCases = []testCase{
 	{"EventWithoutIDGetsOne", testEventWithoutID},
 	{"EventAppendNothing", testEventAppendNothing},
 	{"EventLastSeq", testEventLastSeq},
+	{"EventSeqs", testEventSeqs},
 }
 
 func testEventRoundTrip(t *testing.T, b *bundle) {
@@ -120,4 +122,32 @@ func testEventLastSeq(t *testing.T, b *bundle) {
 	seq, err = b.st.EventLastSeq(b.ctx)
 	require.NoError(t, err)
 	require.Equal(t, all[len(all)-1].Seq, seq)
+}
+
+func testEventSeqs(t *testing.T, b *bundle) {
+	got, err := b.st.EventSeqs(b.ctx, nil)
+	require.NoError(t, err)
+	require.Empty(t, got)
+	// More ids than one statement of SQLite binds, most of them absent.
+	var evs []task.Event
+	for i := range 3 {
+		ev := b.event("t1", task.EvUsage)
+		ev.ID = fmt.Sprintf("01SEQ%d", i)
+		evs = append(evs, ev)
+	}
+	require.NoError(t, b.st.EventAppend(b.ctx, evs...))
+	all, err := b.st.EventList(b.ctx, store.EventListParams{})
+	require.NoError(t, err)
+	ids := []string{"01SEQ2"}
+	for i := range 1200 {
+		ids = append(ids, fmt.Sprintf("01ABSENT%d", i))
+	}
+	ids = append(ids, "01SEQ0", "01SEQ1")
+	got, err = b.st.EventSeqs(b.ctx, ids)
+	require.NoError(t, err)
+	want := map[string]int64{}
+	for _, e := range all {
+		want[e.ID] = e.Seq
+	}
+	require.Equal(t, want, got, "each id in the ledger with its seq, and no other")
 }
