@@ -79,12 +79,15 @@ func (c *Coordinator) watchStore(ctx context.Context) {
 		return
 	}
 	path := c.sw.path
+	deleted := func() {
+		c.storeFailed(fmt.Sprintf("The store %s was deleted while the engine ran: nothing recorded from now on would survive.", path),
+			"Stop the engine (orchestra-tui stop) and start it again: a new store is created; add the tasks again or resume them from a handoff.")
+	}
 	var st syscall.Stat_t
 	err := syscall.Stat(path, &st)
 	switch {
 	case errors.Is(err, syscall.ENOENT):
-		c.storeFailed(fmt.Sprintf("The store %s was deleted while the engine ran: nothing recorded from now on would survive.", path),
-			"Stop the engine (orchestra-tui stop) and start it again: a new store is created; add the tasks again or resume them from a handoff.")
+		deleted()
 		return
 	case err != nil:
 		c.storeFailed(fmt.Sprintf("The store %s cannot be read: %v.", path, err),
@@ -97,6 +100,10 @@ func (c *Coordinator) watchStore(ctx context.Context) {
 	}
 	for _, p := range []string{path, filepath.Dir(path)} {
 		if err := unix.Access(p, unix.W_OK); err != nil {
+			if errors.Is(err, unix.ENOENT) {
+				deleted() // removed between the stat and this check
+				return
+			}
 			c.storeFailed(fmt.Sprintf("The store %s cannot be written: %s is not writable (%v).", path, p, err),
 				fmt.Sprintf("Make it writable by user %d again (chmod u+w, or remount the file system read-write), then restart the engine.", os.Getuid()))
 			return
