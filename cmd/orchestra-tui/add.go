@@ -125,7 +125,9 @@ func addCmd(args []string, stdout, stderr io.Writer) int {
 		// meant.
 		fmt.Fprintf(stderr, "note: no --harness given, so this task runs on the built-in %q demo agent; `orchestra-tui harness list` shows the agent CLIs (e.g. --harness claude)\n", coord.DefaultHarness)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// As long as the other commands allow: on a busy machine (a race build,
+	// load 60) opening the store and loading its tasks took over 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	res, err := engineDo(ctx, r.Root, coord.Command{Kind: coord.CmdAdd, Task: &t, Author: author()})
 	if err == nil {
