@@ -49,7 +49,7 @@ func StatusBody(st store.TaskStatus) string {
 // status keeps issue n's status comment and state label in step with its
 // task: the comment is posted once and then edited in place, and only
 // when what it says changed.
-func (s *Source) status(ctx context.Context, n int, all map[task.ID]store.TaskStatus) error {
+func (s *Source) status(ctx context.Context, n int, all map[task.ID]store.TaskStatus) (err error) {
 	s.mu.Lock()
 	sc := s.issues[n]
 	id, statusID, last, label, labelled := sc.id, sc.statusID, sc.statusBody, sc.label, sc.labelled
@@ -58,6 +58,15 @@ func (s *Source) status(ctx context.Context, n int, all map[task.ID]store.TaskSt
 	if !ok {
 		return nil
 	}
+	defer func() {
+		// An ended task's comment and label are final once set: the
+		// issue is let go.
+		if st.State.Terminal() && err == nil {
+			s.mu.Lock()
+			sc.done = true
+			s.mu.Unlock()
+		}
+	}()
 	body := StatusBody(st)
 	if body != last {
 		if statusID == 0 {
