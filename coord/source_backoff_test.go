@@ -19,11 +19,10 @@ import (
 // rate limit once; it records when it was asked.
 type downForge struct {
 	forge.Forge
-	mu      sync.Mutex
-	down    bool
-	limit   time.Time // a rate limit until then, answered once
-	asked   []time.Time
-	onAsked func()
+	mu    sync.Mutex
+	down  bool
+	limit time.Time // a rate limit until then, answered once
+	asked []time.Time
 }
 
 func (f *downForge) Issues(context.Context, string, time.Time) ([]forge.Issue, error) {
