@@ -17,7 +17,10 @@ func stateLabel(s task.State) string {
 	switch s {
 	case task.StateLeased, task.StateRunning:
 		return "orchestra:running"
-	case task.StateAwaitingReview:
+	case task.StateParked:
+		// Held: nothing moves until a human unparks it.
+		return "orchestra:needs-you"
+	case task.StateAwaitingReview, task.StatePullOpen:
 		return "orchestra:review"
 	case task.StateFailed:
 		return "orchestra:failed"
