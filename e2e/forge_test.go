@@ -455,7 +455,8 @@ func agentEnvironments(t *testing.T, script string) [][]byte {
 
 // TestFleetTwoEnginesOneSource: two engines on one PostgreSQL store with
 // the same [source] (GitHub, its stub) read the same issues and comments:
-// each issue is one task, each comment one decision, delivered once.
+// each issue is one task, each comment one decision, delivered once; the
+// token is in no store row, file, log or agent environment.
 func TestFleetTwoEnginesOneSource(t *testing.T) {
 	t.Parallel()
 	gh := githubstub.New(t, "team", "calc")
@@ -538,5 +539,41 @@ func TestFleetTwoEnginesOneSource(t *testing.T) {
 		require.NoError(t, err)
 		require.Len(t, ds, per, "one decision per comment of #%d", n)
 		require.Equal(t, per, delivered(id), "each comment of #%d delivered once", n)
+	}
+
+	// The token: in no event or decision of the shared store, no file of
+	// either machine's repository (recordings, handoff files), no
+	// engine's log, no agent's environment.
+	for _, tk := range tasks {
+		evs, err := f.st.EventList(ctx, store.EventListParams{TaskID: tk.ID})
+		require.NoError(t, err)
+		for _, e := range evs {
+			require.NotContains(t, e.Text+string(e.Data), gh.Token)
+		}
+		ds, err := f.st.DecisionList(ctx, tk.ID)
+		require.NoError(t, err)
+		for _, d := range ds {
+			require.NotContains(t, d.Text+d.Author, gh.Token)
+		}
+	}
+	envs := agentEnvironments(t, f.script)
+	require.NotEmpty(t, envs, "the live agents")
+	for _, env := range envs {
+		require.False(t, bytes.Contains(env, []byte(gh.Token)), "the token is in an agent's environment")
+	}
+	for _, e := range f.engines {
+		for _, dir := range []string{e.dir, filepath.Dir(e.log.Name())} {
+			require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err != nil || d.IsDir() {
+					return err
+				}
+				data, err := os.ReadFile(p)
+				if err != nil {
+					return nil // a socket, or gone meanwhile
+				}
+				require.False(t, bytes.Contains(data, []byte(gh.Token)), "the token is in %s", p)
+				return nil
+			}))
+		}
 	}
 }
