@@ -160,6 +160,14 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 	if !exit.Exited && exit.TypedKnown && r.spec.Types() {
 		c.typeUntyped(ctx, r, exit.Typed)
 	}
+	if !exit.Exited && r.spec.Types() {
+		// A decision recorded while no engine watched the session (a
+		// forge comment read by this engine before it took the session
+		// up, or by the one that died before it could type it) has no
+		// delivery yet: it is typed now, once (the store keeps one
+		// delivery per decision and session).
+		c.deliverForeign(ctx, t.ID)
+	}
 	return true
 }
 

@@ -61,6 +61,7 @@ type Source struct {
 	mu      sync.Mutex
 	issues  map[int]*sourced
 	allowed map[string]allowedAt
+	self    string // the token's login, once read: the status comments' author
 }
 
 type sourced struct {
@@ -74,6 +75,11 @@ type sourced struct {
 	statusBody string
 	label      string
 	labelled   bool
+	// pull is the task's pull request once it has one; its line
+	// comments are read from reviewSince on (source_review.go).
+	pull        int
+	reviewSince time.Time
+	reviewSeen  map[int64]bool
 }
 
 type allowedAt struct {
@@ -115,30 +121,49 @@ func derivedULID(ms int64, what string) string {
 }
 
 // Run polls the forge until ctx ends. A failed poll is logged and tried
-// again on the next tick; a rate limit waits until the forge's reset.
+// again after a backoff that doubles with each failure in a row, from the
+// interval up to sourceBackoffMax (a forge that is down is not hammered,
+// and one that is back is read within that bound); a rate limit waits
+// until the forge's reset. Nothing is lost meanwhile: every read starts
+// from what the store and the source have recorded, so the comments
+// posted during an outage are read when it ends.
 func (s *Source) Run(ctx context.Context) error {
-	t := time.NewTicker(s.cfg.Interval)
-	defer t.Stop()
+	wait := s.cfg.Interval
 	for {
-		if err := s.Poll(ctx); err != nil && ctx.Err() == nil {
-			var rl *forge.RateLimitError
-			if errors.As(err, &rl) {
-				s.cfg.Log.Warn("forge rate limit", "reset", rl.Reset)
-				select {
-				case <-time.After(time.Until(rl.Reset)):
-				case <-ctx.Done():
-				}
-			} else {
-				s.cfg.Log.Warn("forge poll failed", "err", err)
-			}
+		err := s.Poll(ctx)
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var rl *forge.RateLimitError
+		switch {
+		case err == nil:
+			wait = s.cfg.Interval
+		case errors.As(err, &rl):
+			wait = max(time.Until(rl.Reset), s.cfg.Interval)
+			s.cfg.Log.Warn("forge rate limit", "reset", rl.Reset, "wait", wait)
+		case errors.Is(err, errIssueList):
+			// The forge did not answer the first read: down, or
+			// unreachable.
+			wait = min(2*wait, max(sourceBackoffMax, s.cfg.Interval))
+			s.cfg.Log.Warn("forge poll failed", "err", err, "retry in", wait)
+		default:
+			// One issue's trouble: the others are read on time.
+			wait = s.cfg.Interval
+			s.cfg.Log.Warn("forge poll failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-t.C:
+		case <-time.After(wait):
 		}
 	}
 }
+
+// errIssueList marks a poll whose first read, the issue list, failed.
+var errIssueList = errors.New("list the labelled issues")
+
+// sourceBackoffMax bounds the wait between polls of a forge that fails.
+const sourceBackoffMax = 8 * time.Second
 
 // Poll reads the forge once: new issues become tasks, closed ones cancel
 // theirs, and new comments on every live task's issue become corrections
@@ -146,7 +171,7 @@ func (s *Source) Run(ctx context.Context) error {
 func (s *Source) Poll(ctx context.Context) error {
 	list, err := s.cfg.Forge.Issues(ctx, s.cfg.Label, time.Time{})
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errIssueList, err)
 	}
 	open := map[int]bool{}
 	var errs []error
@@ -170,22 +195,23 @@ func (s *Source) Poll(ctx context.Context) error {
 			if err := s.closed(ctx, n); err != nil {
 				errs = append(errs, err)
 			}
-			continue
+		} else if err := s.comments(ctx, n); err != nil {
+			errs = append(errs, err)
 		}
-		if err := s.comments(ctx, n); err != nil {
+		if err := s.reviews(ctx, n); err != nil {
 			errs = append(errs, err)
 		}
 	}
 	if len(numbers) > 0 {
+		// Closed issues too: the status comment says how the task
+		// ended (merged, cancelled) before the source lets it go.
 		all, err := s.statuses(ctx)
 		if err != nil {
 			return errors.Join(append(errs, err)...)
 		}
 		for _, n := range numbers {
-			if open[n] {
-				if err := s.status(ctx, n, all); err != nil {
-					errs = append(errs, err)
-				}
+			if err := s.status(ctx, n, all); err != nil {
+				errs = append(errs, err)
 			}
 		}
 	}
@@ -235,12 +261,13 @@ func (s *Source) track(n int, id task.ID, done bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, ok := s.issues[n]; !ok {
-		s.issues[n] = &sourced{id: id, seen: map[int64]bool{}, done: done}
+		s.issues[n] = &sourced{id: id, seen: map[int64]bool{}, reviewSeen: map[int64]bool{}, done: done}
 	}
 }
 
 // closed cancels the task of an issue that left the open list, once the
-// forge says it is closed (a removed label leaves the task alone).
+// forge says it is closed (a removed label leaves the task alone), unless
+// the task's pull request is open: its merge is what closed the issue.
 func (s *Source) closed(ctx context.Context, n int) error {
 	is, err := s.cfg.Forge.Issue(ctx, n)
 	if err != nil {
@@ -250,13 +277,16 @@ func (s *Source) closed(ctx context.Context, n int) error {
 		return nil
 	}
 	s.mu.Lock()
-	sc := s.issues[n]
-	sc.done = true
-	id := sc.id
+	id := s.issues[n].id
 	s.mu.Unlock()
 	t, err := s.c.st.TaskGet(ctx, id)
 	if err != nil || t.State.Terminal() {
 		return err
+	}
+	if t.State == task.StatePullOpen {
+		// Merging the pull request ("Closes #N") closed it: the pull
+		// request's poll sees the merge and completes the task.
+		return nil
 	}
 	_, err = s.c.Do(ctx, Command{Kind: CmdCancel, TaskID: id, Author: "the forge (issue #" + fmt.Sprint(n) + " closed)"})
 	if err != nil && !t.State.Terminal() {
@@ -281,10 +311,7 @@ func (s *Source) comments(ctx context.Context, n int) error {
 		return err
 	}
 	if t.State.Terminal() {
-		s.mu.Lock()
-		sc.done = true
-		s.mu.Unlock()
-		return nil
+		return nil // status says how it ended, then lets the issue go
 	}
 	list, err := s.cfg.Forge.Comments(ctx, n, since)
 	if err != nil {
@@ -297,9 +324,14 @@ func (s *Source) comments(ctx context.Context, n int) error {
 		if seen {
 			continue
 		}
-		if strings.Contains(cm.Body, StatusMarker) {
+		mine, err := s.mine(ctx, cm)
+		if err != nil {
+			return err
+		}
+		if mine {
 			// The task's own status comment (or one posted before a
 			// restart): edited from now on, never read as a correction.
+			// The marker alone is not enough: anyone can type it.
 			s.mu.Lock()
 			if sc.statusID == 0 {
 				sc.statusID, sc.statusBody = cm.ID, cm.Body
@@ -338,6 +370,27 @@ func (s *Source) comments(ctx context.Context, n int) error {
 		s.mu.Unlock()
 	}
 	return nil
+}
+
+// mine reports whether cm is a status comment this source posted: it
+// carries StatusMarker and its author is the token's account.
+func (s *Source) mine(ctx context.Context, cm forge.Comment) (bool, error) {
+	if !strings.Contains(cm.Body, StatusMarker) {
+		return false, nil
+	}
+	s.mu.Lock()
+	self := s.self
+	s.mu.Unlock()
+	if self == "" {
+		var err error
+		if self, err = s.cfg.Forge.Self(ctx); err != nil {
+			return false, err
+		}
+		s.mu.Lock()
+		s.self = self
+		s.mu.Unlock()
+	}
+	return cm.Author == self, nil
 }
 
 // mayWrite reports whether user may open tasks and correct them: listed in

@@ -47,3 +47,19 @@ func TestDerivedIDsAreStableAndDistinct(t *testing.T) {
 	require.Equal(t, CommentDecisionID("k", c), CommentDecisionID("k", c))
 	require.NotEqual(t, CommentDecisionID("k", c), CommentDecisionID("k", forge.Comment{ID: 6}))
 }
+
+// The state labels: one per state that has one, from the four the source
+// keeps.
+func TestStateLabels(t *testing.T) {
+	for st, want := range map[task.State]string{
+		task.StateQueued: "", task.StateLeased: "orchestra:running", task.StateRunning: "orchestra:running",
+		task.StateParked: "orchestra:needs-you", task.StateAwaitingReview: "orchestra:review",
+		task.StatePullOpen: "orchestra:review", task.StateFailed: "orchestra:failed",
+		task.StateMerged: "", task.StateCancelled: "",
+	} {
+		require.Equal(t, want, stateLabel(st), "%s", st)
+		if want != "" {
+			require.Contains(t, stateLabels, want)
+		}
+	}
+}

@@ -17,7 +17,10 @@ func stateLabel(s task.State) string {
 	switch s {
 	case task.StateLeased, task.StateRunning:
 		return "orchestra:running"
-	case task.StateAwaitingReview:
+	case task.StateParked:
+		// Held: nothing moves until a human unparks it.
+		return "orchestra:needs-you"
+	case task.StateAwaitingReview, task.StatePullOpen:
 		return "orchestra:review"
 	case task.StateFailed:
 		return "orchestra:failed"
@@ -49,7 +52,7 @@ func StatusBody(st store.TaskStatus) string {
 // status keeps issue n's status comment and state label in step with its
 // task: the comment is posted once and then edited in place, and only
 // when what it says changed.
-func (s *Source) status(ctx context.Context, n int, all map[task.ID]store.TaskStatus) error {
+func (s *Source) status(ctx context.Context, n int, all map[task.ID]store.TaskStatus) (err error) {
 	s.mu.Lock()
 	sc := s.issues[n]
 	id, statusID, last, label, labelled := sc.id, sc.statusID, sc.statusBody, sc.label, sc.labelled
@@ -58,6 +61,15 @@ func (s *Source) status(ctx context.Context, n int, all map[task.ID]store.TaskSt
 	if !ok {
 		return nil
 	}
+	defer func() {
+		// An ended task's comment and label are final once set: the
+		// issue is let go.
+		if st.State.Terminal() && err == nil {
+			s.mu.Lock()
+			sc.done = true
+			s.mu.Unlock()
+		}
+	}()
 	body := StatusBody(st)
 	if body != last {
 		if statusID == 0 {

@@ -97,6 +97,9 @@ type Forge interface {
 	// Comments lists an issue's comments created or updated at or after
 	// since, oldest first.
 	Comments(ctx context.Context, number int, since time.Time) ([]Comment, error)
+	// Self is the login of the account the token belongs to: the author
+	// of the status comments the engine posts.
+	Self(ctx context.Context) (string, error)
 	// CanWrite reports whether user may push to the repository (the
 	// default allow list for tasks and corrections).
 	CanWrite(ctx context.Context, user string) (bool, error)

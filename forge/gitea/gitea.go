@@ -147,6 +147,18 @@ func (f *Forge) Comments(ctx context.Context, number int, since time.Time) ([]fo
 	return out, nil
 }
 
+func (f *Forge) Self(ctx context.Context) (string, error) {
+	c, err := f.client(ctx)
+	if err != nil {
+		return "", err
+	}
+	u, resp, err := c.GetMyUserInfo()
+	if err != nil {
+		return "", f.wrap("read the token's user", resp, err)
+	}
+	return u.UserName, nil
+}
+
 func (f *Forge) CanWrite(ctx context.Context, user string) (bool, error) {
 	c, err := f.client(ctx)
 	if err != nil {

@@ -130,6 +130,15 @@ func (f *Forge) Comments(ctx context.Context, number int, since time.Time) ([]fo
 
 // CanWrite reports whether user has write, maintain or admin permission on
 // the repository. A user GitHub does not know cannot write.
+// Self is the login of the token's account.
+func (f *Forge) Self(ctx context.Context) (string, error) {
+	u, _, err := f.c.Users.Get(ctx, "")
+	if err != nil {
+		return "", f.fail("read the token's user", err)
+	}
+	return u.GetLogin(), nil
+}
+
 func (f *Forge) CanWrite(ctx context.Context, user string) (bool, error) {
 	p, _, err := f.c.Repositories.GetPermissionLevel(ctx, f.owner, f.name, user)
 	if err != nil {

@@ -351,6 +351,7 @@ func fakeSHA(s string) string {
 func (s *Stub) routes() http.Handler {
 	m := http.NewServeMux()
 	repo := "/repos/{owner}/{repo}"
+	m.HandleFunc("GET /user", func(w http.ResponseWriter, r *http.Request) { s.ok(w, r, s.userJSON(s.Owner)) })
 	m.HandleFunc("GET "+repo+"/issues", s.listIssues)
 	m.HandleFunc("GET "+repo+"/issues/{n}", s.getIssue)
 	m.HandleFunc("GET "+repo+"/issues/{n}/comments", s.listComments)
