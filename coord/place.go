@@ -42,6 +42,9 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 	if !c.trusted() {
 		return false // stepped down (stepdown.go): its leases may be taken
 	}
+	if dayCheck(ctx, c) {
+		return false // the day's budget is spent (budget.go)
+	}
 	var queue []task.Task
 	for _, id := range c.ids() {
 		t := c.tasks[id]
@@ -53,6 +56,13 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 			continue
 		}
 		if c.infraRetry.waiting(t.ID, c.now()) {
+			continue
+		}
+		if u := c.taskUsage(t.ID); c.budget.over(t.ID, u.CostUSD) {
+			// Spent in an earlier session (one whose CLI's records are
+			// read as it ends): parked before it costs more.
+			parkForBudget(ctx, c, t, nil, u)
+			changed = true
 			continue
 		}
 		s, why := c.slotFor(t)

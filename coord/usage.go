@@ -28,6 +28,10 @@ type meter struct {
 	// followed (opencode's database), once, as the session ends.
 	atEnd func(context.Context) ([]usage.Record, error)
 
+	// lowerBound says why the meter's totals are a lower bound (its CLI
+	// makes requests it records nowhere); "" when they are complete.
+	lowerBound string
+
 	mu     sync.Mutex
 	totals usage.Totals
 }
@@ -51,7 +55,7 @@ func (c *Coordinator) startMeter(ctx context.Context, r *run) *meter {
 		return nil
 	}
 	env := session.ScrubEnv(c.p.Environ, r.spec)
-	m := &meter{}
+	m := &meter{lowerBound: unrecordedBy(r.spec)}
 	prices := c.cfg.Prices
 	emit := func(rec usage.Record) {
 		m.mu.Lock()
@@ -136,16 +140,22 @@ func (c *Coordinator) finishUsage(ctx context.Context, r *run) {
 		text += " Reading its records: " + err.Error()
 	}
 	ev := c.event(r.taskID, r.sessionID, task.EvUsage, text)
-	ev.Data, _ = json.Marshal(UsageData{SessionID: r.sessionID, Phase: r.phase, Totals: tot})
+	if m.lowerBound != "" {
+		text += " At least: " + m.lowerBound
+	}
+	ev.Data, _ = json.Marshal(UsageData{SessionID: r.sessionID, Phase: r.phase, Totals: tot, LowerBound: m.lowerBound})
 	c.record(ctx, ev)
-	c.addUsage(r.taskID, r.phase, tot)
+	c.addUsage(r.taskID, r.phase, tot, m.lowerBound)
+	_, cost := tot.Sum()
+	c.budget.ended(ev.At, cost, m.lowerBound != "")
 }
 
 // addUsage adds a session's totals to its task's usage and notes the
-// models that really answered.
-func (c *Coordinator) addUsage(id task.ID, p task.Phase, tot usage.Totals) {
+// models that really answered; lower, when set, says why they are a
+// lower bound.
+func (c *Coordinator) addUsage(id task.ID, p task.Phase, tot usage.Totals, lower string) {
 	u := c.usage[id]
-	u = u.plus(p, tot)
+	u = u.plus(p, tot, lower)
 	c.usage[id] = u
 	for _, m := range tot.ModelIDs() {
 		c.noteModel(id, m)
@@ -158,7 +168,7 @@ func (c *Coordinator) addUsage(id task.ID, p task.Phase, tot usage.Totals) {
 func (c *Coordinator) taskUsage(id task.ID) Usage {
 	u := c.usage[id]
 	if r := c.runs[id]; r != nil && r.meter != nil {
-		u = u.plus(r.phase, r.meter.total())
+		u = u.plus(r.phase, r.meter.total(), r.meter.lowerBound)
 	}
 	return u
 }
@@ -176,21 +186,25 @@ func (c *Coordinator) loadUsage(ctx context.Context, id task.ID) error {
 		}
 		var d UsageData
 		if json.Unmarshal(e.Data, &d) == nil {
-			c.addUsage(id, d.Phase, d.Totals)
+			c.addUsage(id, d.Phase, d.Totals, d.LowerBound)
 		}
 	}
 	return nil
 }
 
 // plus returns u with tot added, to the whole and to phase p.
-func (u Usage) plus(p task.Phase, tot usage.Totals) Usage {
+func (u Usage) plus(p task.Phase, tot usage.Totals, lower string) Usage {
 	out := u.clone()
 	tk, cost := tot.Sum()
 	out = out.addTokens(tk, cost)
 	if out.Phases == nil {
 		out.Phases = map[task.Phase]Usage{}
 	}
-	out.Phases[p] = out.Phases[p].addTokens(tk, cost)
+	pu := out.Phases[p].addTokens(tk, cost)
+	if lower != "" {
+		out.LowerBound, pu.LowerBound = lower, lower
+	}
+	out.Phases[p] = pu
 	for _, m := range tot.ModelIDs() {
 		if !containsString(out.Models, m) {
 			out.Models = append(out.Models, m)
@@ -229,4 +243,40 @@ func containsString(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// unrecorded says, for each CLI whose sessions make requests of their own
+// that it writes to none of its records, what those are. Measured against
+// the scripted model servers, whose every reply is logged with its tokens
+// (the demo's usage proof and e2e TestUsageAddsUp compare the two): the
+// one-shot modes `claude -p`, `codex exec` and `gemini -p` recorded every
+// request they made; the interactive sessions of every built-in CLI made
+// side requests their records do not hold.
+var unrecorded = map[session.UsageSource]string{
+	// Claude Code 2.1.197 sends a side request at every session start
+	// (5,350 of 16,200 input tokens in one run); its transcript holds the
+	// conversation's replies only, and no other file of its records it.
+	session.UsageClaudeTranscript: "Claude Code's interactive sessions make side requests (one at each start) that its transcripts do not record.",
+	// Codex 0.171 asks for a title for each turn (10 of 21 requests in one
+	// run, about 5,400 input tokens each); its rollout records the
+	// conversation's responses only.
+	session.UsageCodexRollout: "Codex's interactive sessions ask for titles in requests its rollout files do not record.",
+	// Gemini CLI 0.61 checks its turns with a small model
+	// (gemini-3.5-flash-lite, about 500 input tokens a request); its chat
+	// file records the main model's replies only.
+	session.UsageGeminiChat: "Gemini CLI's interactive sessions check turns with a small model in requests its chat files do not record.",
+	// opencode 1.18 asks for the session's title in a request of its own;
+	// its database keeps the title, not the request's usage.
+	session.UsageOpenCodeDB: "opencode asks for session titles in requests its database does not record.",
+}
+
+// unrecordedBy says why the usage a session of spec reports is a lower
+// bound, "" when its CLI records every request it makes.
+func unrecordedBy(spec session.Spec) string {
+	if spec.Delivery != session.DeliveryType && spec.Usage != session.UsageOpenCodeDB {
+		// A one-shot mode: measured complete (`opencode run` was not:
+		// it titles its session as the interactive one does).
+		return ""
+	}
+	return unrecorded[spec.Usage]
 }
