@@ -525,8 +525,9 @@ func (c *Coordinator) load(ctx context.Context) error {
 		if _, ok := c.tasks[u.TaskID]; ok {
 			// The store sums tokens, not the lower-bound marks of the
 			// session.usage events: the task's harness says whether its
-			// CLI records every request.
-			c.addUsage(u.TaskID, u.Phase, u.Totals, unrecordedBy(c.cfg.Harness[harnessOf(c.tasks[u.TaskID])]))
+			// CLI records every request (its version unknown here, the
+			// older releases' rule holds).
+			c.addUsage(u.TaskID, u.Phase, u.Totals, UsageLowerBound(c.cfg, c.tasks[u.TaskID]))
 		}
 	}
 	return nil

@@ -281,6 +281,10 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 				c.record(ctx, c.refusalEvent(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
 			}
 			r.meter = c.startMeter(ctx, r)
+			if r.meter != nil && fp.err == nil {
+				// The CLI's version says whether it records every request.
+				r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
+			}
 			c.goLive(next.ID, w)
 			c.watchPane(r)
 			r.launched = c.now()

@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -55,7 +57,7 @@ func (c *Coordinator) startMeter(ctx context.Context, r *run) *meter {
 		return nil
 	}
 	env := session.ScrubEnv(c.p.Environ, r.spec)
-	m := &meter{lowerBound: unrecordedBy(r.spec)}
+	m := &meter{lowerBound: unrecordedBy(r.spec, "")}
 	prices := c.cfg.Prices
 	emit := func(rec usage.Record) {
 		m.mu.Lock()
@@ -256,7 +258,8 @@ var unrecorded = map[session.UsageSource]string{
 	// Claude Code 2.1.197 sends a side request at every session start
 	// (5,350 of 16,200 input tokens in one run); its transcript holds the
 	// conversation's replies only, and no other file of its records it.
-	session.UsageClaudeTranscript: "Claude Code's interactive sessions make side requests (one at each start) that its transcripts do not record.",
+	// 2.1.332 sends none (claudeComplete).
+	session.UsageClaudeTranscript: "Claude Code before 2.1.332 makes a side request at each session start that its transcripts do not record.",
 	// Codex 0.171 asks for a title for each turn (10 of 21 requests in one
 	// run, about 5,400 input tokens each); its rollout records the
 	// conversation's responses only.
@@ -270,13 +273,63 @@ var unrecorded = map[session.UsageSource]string{
 	session.UsageOpenCodeDB: "opencode asks for session titles in requests its database does not record.",
 }
 
+// claudeComplete is the first Claude Code release measured to record
+// every request of an interactive session in its transcript.
+var claudeComplete = [3]int{2, 1, 332}
+
 // unrecordedBy says why the usage a session of spec reports is a lower
-// bound, "" when its CLI records every request it makes.
-func unrecordedBy(spec session.Spec) string {
+// bound, "" when its CLI records every request it makes; version is its
+// `--version` line ("" when unknown: then the harness's rule holds).
+func unrecordedBy(spec session.Spec, version string) string {
 	if spec.Delivery != session.DeliveryType && spec.Usage != session.UsageOpenCodeDB {
 		// A one-shot mode: measured complete (`opencode run` was not:
 		// it titles its session as the interactive one does).
 		return ""
 	}
+	if spec.Usage == session.UsageClaudeTranscript {
+		if v, ok := semver(version); ok && !less(v, claudeComplete) {
+			return ""
+		}
+	}
 	return unrecorded[spec.Usage]
+}
+
+// semver reads the first "X.Y.Z" of a --version line.
+func semver(s string) ([3]int, bool) {
+	var v [3]int
+	for _, f := range strings.Fields(s) {
+		parts := strings.SplitN(strings.TrimPrefix(f, "v"), ".", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		ok := true
+		for i, p := range parts {
+			n, err := strconv.Atoi(strings.TrimRightFunc(p, func(r rune) bool { return r < '0' || r > '9' }))
+			if err != nil {
+				ok = false
+				break
+			}
+			v[i] = n
+		}
+		if ok {
+			return v, true
+		}
+	}
+	return v, false
+}
+
+func less(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// UsageLowerBound says why the usage recorded for t's sessions is a lower
+// bound, as far as its harness in cfg tells without its CLI's version
+// (`status --json`, a restarted engine); "" when it is complete.
+func UsageLowerBound(cfg config.Config, t task.Task) string {
+	return unrecordedBy(cfg.Harness[harnessOf(t)], "")
 }
