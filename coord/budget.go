@@ -204,9 +204,8 @@ func checkTaskBudgets(ctx context.Context, c *Coordinator) {
 	if b.taskUSD <= 0 {
 		return
 	}
-	for _, id := range c.ids() {
-		r := c.runs[id]
-		if r == nil || r.stopping || r.finishing {
+	for id, r := range c.runs {
+		if r.stopping || r.finishing {
 			continue
 		}
 		u := c.taskUsage(id)
