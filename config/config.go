@@ -38,8 +38,11 @@ type Config struct {
 	// Slots are the worker slots. With none configured there is one slot
 	// per harness with the harness's capacity (default 1).
 	Slots []Slot `toml:"slots"`
-	// Prices are per-model prices in US dollars per million tokens.
+	// Prices are per-model prices in US dollars per million tokens,
+	// over the built-in ones (DefaultPrices).
 	Prices map[string]Price `toml:"prices"`
+	// Budget bounds what a task and a day may spend.
+	Budget Budget `toml:"budget"`
 	// Fork configures trained bases and the forks started from them.
 	Fork Fork `toml:"fork"`
 	// Finalise says what happens to an approved task's branch.
@@ -234,7 +237,7 @@ func Default() Config {
 		Stuck:  Stuck{After: Duration{Duration: 2 * time.Minute}},
 		Verify: Verify{Timeout: Duration{Duration: 10 * time.Minute}},
 		Pane:   Pane{Cols: 120, Rows: 40, History: 10000, Size: "latest"},
-		Prices: map[string]Price{},
+		Prices: DefaultPrices(),
 		Fork: Fork{
 			CacheLifetime: Duration{Duration: 5 * time.Minute},
 			ExpectedGap:   Duration{Duration: 15 * time.Minute},
@@ -427,6 +430,7 @@ func (c Config) Validate(name string) error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, c.Source.errors(name)...)
+	errs = append(errs, c.Budget.errors(name)...)
 	if c.Finalise.PR && !c.Source.Configured() {
 		errs = append(errs, fmt.Errorf("%s: finalise.pr opens pull requests on the [source] forge; set source.forge and source.repo", name))
 	}

@@ -64,12 +64,17 @@ var keyDocs = map[string]string{
 	"slots.capacity":     "Sessions at once.",
 	"slots.capabilities": "Tags it offers to tasks that need them.",
 
-	"prices": "Prices per million tokens, in US dollars, by model id, for the cost column. Example:\n" +
+	"prices": "Prices per million tokens, in US dollars, by model id, for the cost column and [budget]. The built-in table\n" +
+		"below holds the models the built-in harnesses use by default; a table of the same model replaces its entry. Example:\n" +
 		"[prices.\"claude-sonnet-4-5\"]\ninput = 3.0\noutput = 15.0\ncache_creation = 3.75\ncache_read = 0.3",
 	"prices.input":          "Input tokens.",
 	"prices.output":         "Output tokens.",
 	"prices.cache_creation": "Tokens written to the prompt cache.",
 	"prices.cache_read":     "Tokens read from the prompt cache.",
+
+	"budget":      "What tasks may spend, priced by [prices]; \"0 USD\" means no limit. Both are notified once and shown in the list.",
+	"budget.task": "A task whose sessions have spent this is parked at the end of its turn (the reply that reached it), with the figures;\nunpark it, or raise the budget, to go on.",
+	"budget.day":  "Once the day's spend of every task reaches this, nothing new starts until the next day (the engine's clock)\nor a raised budget; sessions running go on, each within its task's budget.",
 
 	"fork":                "Trained bases and the forks run from them (`orchestra-tui fork`).",
 	"fork.cache_lifetime": "How long the model service keeps a prompt cache after its last read.",
@@ -158,9 +163,14 @@ func Document(cfg Config) string {
 				names = append(names, k.String())
 			}
 			sort.Strings(names)
-			for _, n := range names {
+			for i, n := range names {
 				fmt.Fprintf(&b, "[prices.%q]\n", n)
-				writeFields(&b, v.MapIndex(reflect.ValueOf(n)), "prices", "", true)
+				// The columns are documented once, at the first model.
+				section := "prices"
+				if i > 0 {
+					section = ""
+				}
+				writeFields(&b, v.MapIndex(reflect.ValueOf(n)), section, "", true)
 			}
 			continue
 		}

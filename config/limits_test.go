@@ -33,3 +33,27 @@ func TestEveryNumberHasARange(t *testing.T) {
 	require.Equal(t, 16<<10, cfg.Limits.CorrectionBytes)
 	require.NoError(t, Default().Validate("default"))
 }
+
+// A budget is an amount in US dollars with a range; another currency, a
+// word or a negative amount is refused with the key named.
+func TestBudgetIsAnAmountInUSD(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse("orchestra.toml", "[budget]\ntask = \"0.05 USD\"\nday = \"$50\"\n")
+	require.NoError(t, err)
+	require.InDelta(t, 0.05, cfg.Budget.Task.USD(), 1e-12)
+	require.InDelta(t, 50, cfg.Budget.Day.USD(), 1e-12)
+	for text, want := range map[string]string{
+		"[budget]\ntask = \"5 EUR\"\n":  "the amount must be in USD",
+		"[budget]\nday = \"lots\"\n":    "is not an amount",
+		"[budget]\ntask = \"-1 USD\"\n": "budget.task = \"-1 USD\" is out of range",
+		"[budget]\nday = \"1e9 USD\"\n": "budget.day = \"1000000000 USD\" is out of range",
+	} {
+		_, err := Parse("orchestra.toml", text)
+		require.ErrorContains(t, err, want, text)
+	}
+	// The built-in prices are there and a table replaces one model's.
+	cfg, err = Parse("orchestra.toml", "[prices.\"gpt-stub\"]\ninput = 1.0\n")
+	require.NoError(t, err)
+	require.Equal(t, Price{Input: 1}, cfg.Prices["gpt-stub"])
+	require.Equal(t, DefaultPrices()["claude-sonnet-4-5"], cfg.Prices["claude-sonnet-4-5"])
+}

@@ -62,6 +62,8 @@ type Snapshot struct {
 	// has not landed for most of a TTL, so it places and pushes nothing
 	// and its sessions are frozen until it lands again (stepdown.go).
 	SteppedDown string
+	// Budget is [budget] with the day's spend; nil when no budget is set.
+	Budget *BudgetView `json:",omitempty"`
 }
 
 // TaskView is one task as the UI shows it.
@@ -128,6 +130,9 @@ type Usage struct {
 	Models []string `json:",omitempty"`
 	// Phases splits the figures above by phase (their own Phases unset).
 	Phases map[task.Phase]Usage `json:",omitempty"`
+	// LowerBound, when set, says the figures are at least these, and
+	// why: a session's CLI made requests it records nowhere (shown "≥").
+	LowerBound string `json:",omitempty"`
 }
 
 // DetailQuery narrows a Detail read to what changed, so a reader that

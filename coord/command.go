@@ -153,6 +153,7 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		}
 		res.Message = "parked; unpark to queue it again"
 	case CmdUnpark:
+		unparkedFromBudget(c, t)
 		if !c.move(ctx, id, 0, task.ActUnpark, func(n *task.Task) { n.Reason = "" }, c.event(id, "", task.EvTaskUnparked, "Unparked by "+authorOf(cmd)+".")) {
 			return cmdReply{err: fmt.Errorf("cannot unpark task %s: it is %s", id.Short(), t.State)}
 		}

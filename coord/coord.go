@@ -118,6 +118,8 @@ type Coordinator struct {
 	// notified holds back a repeat of the same news about the same session
 	// from the notify command (notify.go).
 	notified notified
+	// budget enforces [budget] (budget.go).
+	budget budget
 
 	// inflight counts async work not yet handed back; idle is signalled
 	// when it drops to zero, so shutdown can apply every result.
@@ -262,6 +264,7 @@ func New(p Params) (*Coordinator, error) {
 	for _, s := range cfg.EffectiveSlots() {
 		c.slots = append(c.slots, &slot{Slot: s})
 	}
+	c.budget = newBudget(cfg.Budget.Task.USD(), cfg.Budget.Day.USD(), nil)
 	c.snap.Store(&Snapshot{})
 	c.fleet = fleetState{host: hostname(cfg.Fleet.Host), ttl: cfg.Fleet.TTL.Duration, shared: isShared(p.Store),
 		own: map[string]struct{}{}, heldOn: map[task.ID]string{}}
@@ -319,6 +322,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		}
 	}
 	if err := c.load(ctx); err != nil {
+		return err
+	}
+	if err := loadBudgetDay(ctx, c); err != nil {
 		return err
 	}
 	c.signUpgrade(ctx)
@@ -426,6 +432,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			continue
 		}
 		c.tickForks(work)
+		checkTaskBudgets(work, c)
 		c.place(work)
 		c.tickMerge(work)
 		c.tickPulls(work)
@@ -528,7 +535,11 @@ func (c *Coordinator) load(ctx context.Context) error {
 	}
 	for _, u := range us {
 		if _, ok := c.tasks[u.TaskID]; ok {
-			c.addUsage(u.TaskID, u.Phase, u.Totals)
+			// The store sums tokens, not the lower-bound marks of the
+			// session.usage events: the task's harness says whether its
+			// CLI records every request (its version unknown here, the
+			// older releases' rule holds).
+			c.addUsage(u.TaskID, u.Phase, u.Totals, UsageLowerBound(c.cfg, c.tasks[u.TaskID]))
 		}
 	}
 	return nil

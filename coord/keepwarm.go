@@ -76,7 +76,7 @@ func (c *Coordinator) publishForkEvents() {
 		}
 		var d UsageData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			c.addUsage(ev.TaskID, d.Phase, d.Totals)
+			c.addUsage(ev.TaskID, d.Phase, d.Totals, d.LowerBound)
 		}
 	}
 }

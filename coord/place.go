@@ -42,6 +42,9 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 	if !c.trusted() {
 		return false // stepped down (stepdown.go): its leases may be taken
 	}
+	if dayCheck(ctx, c) {
+		return false // the day's budget is spent (budget.go)
+	}
 	var queue []task.Task
 	for _, id := range c.ids() {
 		t := c.tasks[id]
@@ -53,6 +56,13 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 			continue
 		}
 		if c.infraRetry.waiting(t.ID, c.now()) {
+			continue
+		}
+		if u := c.taskUsage(t.ID); c.budget.over(t.ID, u.CostUSD) {
+			// Spent in an earlier session (one whose CLI's records are
+			// read as it ends): parked before it costs more.
+			parkForBudget(ctx, c, t, nil, u)
+			changed = true
 			continue
 		}
 		s, why := c.slotFor(t)
@@ -271,6 +281,10 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 				c.record(ctx, c.refusalEvent(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
 			}
 			r.meter = c.startMeter(ctx, r)
+			if r.meter != nil && fp.err == nil {
+				// The CLI's version says whether it records every request.
+				r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
+			}
 			c.goLive(next.ID, w)
 			c.watchPane(r)
 			r.launched = c.now()

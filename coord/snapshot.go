@@ -11,7 +11,9 @@ import (
 func (c *Coordinator) publish() {
 	ids := c.ids()
 	c.gen++
-	s := &Snapshot{At: c.now(), Gen: c.gen, Tasks: make([]TaskView, 0, len(ids)), StoreFault: c.sw.fault, SteppedDown: c.sd.text}
+	s := &Snapshot{At: c.now(), Gen: c.gen, Tasks: make([]TaskView, 0, len(ids)), StoreFault: c.sw.fault, SteppedDown: c.sd.text,
+		Budget: budgetView(c)}
+	held := dayFlag(s.Budget)
 	for _, id := range ids {
 		t := c.tasks[id]
 		// Verdicts and usage are replaced, never changed in place, and the
@@ -21,6 +23,9 @@ func (c *Coordinator) publish() {
 		ms := c.models[id]
 		tv := TaskView{Task: t, Flag: c.flagOf(id), Gate: c.gating[id] != nil, Usage: c.taskUsage(id),
 			Models: ms[:len(ms):len(ms)], Verdict: c.verdicts[id], Disk: c.disk.use[id]}
+		if tv.Flag == "" && t.State == task.StateQueued {
+			tv.Flag = held
+		}
 		if c.fleet.shared {
 			tv.Host = c.hostOf(id)
 		}

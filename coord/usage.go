@@ -6,9 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -27,6 +29,10 @@ type meter struct {
 	// atEnd, when set, reads records the agent keeps where they cannot be
 	// followed (opencode's database), once, as the session ends.
 	atEnd func(context.Context) ([]usage.Record, error)
+
+	// lowerBound says why the meter's totals are a lower bound (its CLI
+	// makes requests it records nowhere); "" when they are complete.
+	lowerBound string
 
 	mu     sync.Mutex
 	totals usage.Totals
@@ -51,7 +57,7 @@ func (c *Coordinator) startMeter(ctx context.Context, r *run) *meter {
 		return nil
 	}
 	env := session.ScrubEnv(c.p.Environ, r.spec)
-	m := &meter{}
+	m := &meter{lowerBound: unrecordedBy(r.spec, "")}
 	prices := c.cfg.Prices
 	emit := func(rec usage.Record) {
 		m.mu.Lock()
@@ -136,16 +142,22 @@ func (c *Coordinator) finishUsage(ctx context.Context, r *run) {
 		text += " Reading its records: " + err.Error()
 	}
 	ev := c.event(r.taskID, r.sessionID, task.EvUsage, text)
-	ev.Data, _ = json.Marshal(UsageData{SessionID: r.sessionID, Phase: r.phase, Totals: tot})
+	if m.lowerBound != "" {
+		text += " At least: " + m.lowerBound
+	}
+	ev.Data, _ = json.Marshal(UsageData{SessionID: r.sessionID, Phase: r.phase, Totals: tot, LowerBound: m.lowerBound})
 	c.record(ctx, ev)
-	c.addUsage(r.taskID, r.phase, tot)
+	c.addUsage(r.taskID, r.phase, tot, m.lowerBound)
+	_, cost := tot.Sum()
+	c.budget.ended(ev.At, cost, m.lowerBound != "")
 }
 
 // addUsage adds a session's totals to its task's usage and notes the
-// models that really answered.
-func (c *Coordinator) addUsage(id task.ID, p task.Phase, tot usage.Totals) {
+// models that really answered; lower, when set, says why they are a
+// lower bound.
+func (c *Coordinator) addUsage(id task.ID, p task.Phase, tot usage.Totals, lower string) {
 	u := c.usage[id]
-	u = u.plus(p, tot)
+	u = u.plus(p, tot, lower)
 	c.usage[id] = u
 	for _, m := range tot.ModelIDs() {
 		c.noteModel(id, m)
@@ -158,7 +170,7 @@ func (c *Coordinator) addUsage(id task.ID, p task.Phase, tot usage.Totals) {
 func (c *Coordinator) taskUsage(id task.ID) Usage {
 	u := c.usage[id]
 	if r := c.runs[id]; r != nil && r.meter != nil {
-		u = u.plus(r.phase, r.meter.total())
+		u = u.plus(r.phase, r.meter.total(), r.meter.lowerBound)
 	}
 	return u
 }
@@ -176,21 +188,25 @@ func (c *Coordinator) loadUsage(ctx context.Context, id task.ID) error {
 		}
 		var d UsageData
 		if json.Unmarshal(e.Data, &d) == nil {
-			c.addUsage(id, d.Phase, d.Totals)
+			c.addUsage(id, d.Phase, d.Totals, d.LowerBound)
 		}
 	}
 	return nil
 }
 
 // plus returns u with tot added, to the whole and to phase p.
-func (u Usage) plus(p task.Phase, tot usage.Totals) Usage {
+func (u Usage) plus(p task.Phase, tot usage.Totals, lower string) Usage {
 	out := u.clone()
 	tk, cost := tot.Sum()
 	out = out.addTokens(tk, cost)
 	if out.Phases == nil {
 		out.Phases = map[task.Phase]Usage{}
 	}
-	out.Phases[p] = out.Phases[p].addTokens(tk, cost)
+	pu := out.Phases[p].addTokens(tk, cost)
+	if lower != "" {
+		out.LowerBound, pu.LowerBound = lower, lower
+	}
+	out.Phases[p] = pu
 	for _, m := range tot.ModelIDs() {
 		if !containsString(out.Models, m) {
 			out.Models = append(out.Models, m)
@@ -229,4 +245,91 @@ func containsString(ss []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// unrecorded says, for each CLI whose sessions make requests of their own
+// that it writes to none of its records, what those are. Measured against
+// the scripted model servers, whose every reply is logged with its tokens
+// (the demo's usage proof and e2e TestUsageAddsUp compare the two): the
+// one-shot modes `claude -p`, `codex exec` and `gemini -p` recorded every
+// request they made; the interactive sessions of every built-in CLI made
+// side requests their records do not hold.
+var unrecorded = map[session.UsageSource]string{
+	// Claude Code 2.1.197 sends a side request at every session start
+	// (5,350 of 16,200 input tokens in one run); its transcript holds the
+	// conversation's replies only, and no other file of its records it.
+	// 2.1.332 sends none (claudeComplete).
+	session.UsageClaudeTranscript: "Claude Code before 2.1.332 makes a side request at each session start that its transcripts do not record.",
+	// Codex 0.171 asks for a title for each turn (10 of 21 requests in one
+	// run, about 5,400 input tokens each); its rollout records the
+	// conversation's responses only.
+	session.UsageCodexRollout: "Codex's interactive sessions ask for titles in requests its rollout files do not record.",
+	// Gemini CLI 0.61 checks its turns with a small model
+	// (gemini-3.5-flash-lite, about 500 input tokens a request); its chat
+	// file records the main model's replies only.
+	session.UsageGeminiChat: "Gemini CLI's interactive sessions check turns with a small model in requests its chat files do not record.",
+	// opencode 1.18 asks for the session's title in a request of its own;
+	// its database keeps the title, not the request's usage.
+	session.UsageOpenCodeDB: "opencode asks for session titles in requests its database does not record.",
+}
+
+// claudeComplete is the first Claude Code release measured to record
+// every request of an interactive session in its transcript.
+var claudeComplete = [3]int{2, 1, 332}
+
+// unrecordedBy says why the usage a session of spec reports is a lower
+// bound, "" when its CLI records every request it makes; version is its
+// `--version` line ("" when unknown: then the harness's rule holds).
+func unrecordedBy(spec session.Spec, version string) string {
+	if spec.Delivery != session.DeliveryType && spec.Usage != session.UsageOpenCodeDB {
+		// A one-shot mode: measured complete (`opencode run` was not:
+		// it titles its session as the interactive one does).
+		return ""
+	}
+	if spec.Usage == session.UsageClaudeTranscript {
+		if v, ok := semver(version); ok && !less(v, claudeComplete) {
+			return ""
+		}
+	}
+	return unrecorded[spec.Usage]
+}
+
+// semver reads the first "X.Y.Z" of a --version line.
+func semver(s string) ([3]int, bool) {
+	var v [3]int
+	for _, f := range strings.Fields(s) {
+		parts := strings.SplitN(strings.TrimPrefix(f, "v"), ".", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		ok := true
+		for i, p := range parts {
+			n, err := strconv.Atoi(strings.TrimRightFunc(p, func(r rune) bool { return r < '0' || r > '9' }))
+			if err != nil {
+				ok = false
+				break
+			}
+			v[i] = n
+		}
+		if ok {
+			return v, true
+		}
+	}
+	return v, false
+}
+
+func less(a, b [3]int) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+// UsageLowerBound says why the usage recorded for t's sessions is a lower
+// bound, as far as its harness in cfg tells without its CLI's version
+// (`status --json`, a restarted engine); "" when it is complete.
+func UsageLowerBound(cfg config.Config, t task.Task) string {
+	return unrecordedBy(cfg.Harness[harnessOf(t)], "")
 }

@@ -28,7 +28,9 @@ import (
 // rendered screen; tasks with nothing live come as summaries.
 // 3: a snapshot carries the summaries as rows of text (wireSnap).
 // 4: a summary row ends with the task's pull request.
-const ProtocolVersion = 4
+// 5: a summary row ends with why its usage is a lower bound; a snapshot
+// carries [budget] and the day's spend.
+const ProtocolVersion = 5
 
 // Requests a client sends.
 const (

@@ -76,7 +76,7 @@ func fromWire(w wireSnap) (coord.Snapshot, error) {
 }
 
 // rowFields is the number of fields of a summary row.
-const rowFields = 38
+const rowFields = 39
 
 // appendRow appends a summary as one row: the fields in the order
 // parseRow reads them, each escaped (escape), lists joined by commas
@@ -160,6 +160,7 @@ func appendRow(b []byte, tv coord.TaskView) []byte {
 	} else {
 		b = append(b, '|')
 	}
+	field(u.LowerBound)
 	return b
 }
 
@@ -243,6 +244,7 @@ func parseRow(line string) (coord.TaskView, error) {
 		}
 		tv.PR = &pr
 	}
+	tv.Usage.LowerBound = str(38)
 	return tv, err
 }
 

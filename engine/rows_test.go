@@ -152,7 +152,7 @@ func BenchmarkSnapshotWire(b *testing.B) {
 				CreatedAt: created, UpdatedAt: created.Add(40 * time.Minute)},
 			Verdict: &verify.Verdict{Status: verify.StatusOK, Command: "go test ./...", Passed: 12, Counted: true, At: created.Add(37 * time.Minute)},
 			Usage: coord.Usage{InputTokens: 24000, OutputTokens: 6800, CacheCreationTokens: 1600, CacheReadTokens: 180000,
-				CostUSD: 0.1824, Models: []string{"claude-sonnet-4-5"}},
+				CostUSD: 0.1824, Models: []string{"claude-sonnet-4-5"}, LowerBound: "side requests | unrecorded, here"},
 			Models: []string{"claude-sonnet-4-5"},
 		})
 	}

@@ -50,7 +50,9 @@ type UsageData struct {
 	SessionID string       `json:"session_id"`
 	Phase     task.Phase   `json:"phase"`
 	Totals    usage.Totals `json:"totals"`
-	BaseID    string       `json:"base_id"`
+	// LowerBound is coord.UsageData's: set, the totals are at least these.
+	LowerBound string `json:"lower_bound,omitempty"`
+	BaseID     string `json:"base_id"`
 	// Role is RoleBase for a training run, RoleFork for a fork.
 	Role string `json:"role"`
 	// Hit reports whether the fork read the cache.

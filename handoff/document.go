@@ -67,6 +67,19 @@ type SessionInfo struct {
 	Ended     string     `json:"ended,omitempty"` // how it ended: exited, killed, lease expired…
 	StartedAt time.Time  `json:"started_at"`
 	EndedAt   time.Time  `json:"ended_at,omitzero"`
+	// Usage is what the session's CLI recorded spending, nil when it
+	// recorded nothing the console reads.
+	Usage *SessionUsage `json:"usage,omitempty"`
+}
+
+// SessionUsage is one session's tokens and cost as the console recorded
+// them from the CLI's own records.
+type SessionUsage struct {
+	Tokens  task.Tokens `json:"tokens"`
+	CostUSD float64     `json:"cost_usd"`
+	// LowerBound, when set, says the figures are at least these and why:
+	// the CLI made requests it records nowhere.
+	LowerBound string `json:"lower_bound,omitempty"`
 }
 
 // Verdict is the last verify gate result, without the exporting machine's

@@ -41,8 +41,10 @@ func fullDocument() Document {
 		},
 		PhaseReached: task.PhaseImplement,
 		Sessions: []SessionInfo{
-			{Phase: task.PhasePlan, Attempt: 1, Harness: "claude", Model: "claude-sonnet-4-5-20250929", Ended: "exited", StartedAt: at.Add(-time.Hour), EndedAt: at.Add(-50 * time.Minute)},
-			{Phase: task.PhaseImplement, Attempt: 2, Harness: "codex", Model: "gpt-5-codex", Ended: "lease expired", StartedAt: at.Add(-40 * time.Minute), EndedAt: at.Add(-time.Minute)},
+			{Phase: task.PhasePlan, Attempt: 1, Harness: "claude", Model: "claude-sonnet-4-5-20250929", Ended: "exited", StartedAt: at.Add(-time.Hour), EndedAt: at.Add(-50 * time.Minute),
+				Usage: &SessionUsage{Tokens: task.Tokens{Input: 1000, Output: 20, CacheCreation: 300, CacheRead: 4000}, CostUSD: 0.0056, LowerBound: "side requests unrecorded"}},
+			{Phase: task.PhaseImplement, Attempt: 2, Harness: "codex", Model: "gpt-5-codex", Ended: "lease expired", StartedAt: at.Add(-40 * time.Minute), EndedAt: at.Add(-time.Minute),
+				Usage: &SessionUsage{Tokens: task.Tokens{Input: 5000, Output: 90, CacheCreation: 10, CacheRead: 7}, CostUSD: 0.02, LowerBound: "titles unrecorded"}},
 		},
 		Verdict:      &Verdict{Status: verify.StatusIncomplete, Line: "FAIL 1 of 4", Passed: 3, Failed: 1, Skipped: 2, Counted: true},
 		FilesChanged: []string{"calc.go", "internal/calc/add_test.go"},

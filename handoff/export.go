@@ -130,9 +130,13 @@ func addHistory(ctx context.Context, st store.Store, t task.Task, d *Document, x
 	if err != nil {
 		return fmt.Errorf("read sessions: %w", err)
 	}
+	spent, err := sessionUsage(ctx, st, t.ID)
+	if err != nil {
+		return err
+	}
 	for _, s := range sessions {
 		info := SessionInfo{Phase: s.Phase, Attempt: s.Attempt, Harness: s.Harness, Model: s.Model,
-			Ended: string(s.Status), StartedAt: s.StartedAt, EndedAt: s.EndedAt}
+			Ended: string(s.Status), StartedAt: s.StartedAt, EndedAt: s.EndedAt, Usage: spent[s.ID]}
 		if c, ok := parseContinuity(s.Continuity); ok && c.Ended != "" {
 			info.Ended = x.text(c.Ended)
 		}
@@ -185,6 +189,28 @@ func addHistory(ctx context.Context, st store.Store, t task.Task, d *Document, x
 		d.DeadEnds = append(d.DeadEnds, DeadEnd{Phase: e.Phase, Attempt: e.Attempt, Text: x.text(e.Text), At: e.At})
 	}
 	return nil
+}
+
+// sessionUsage reads the usage of each of the task's sessions from its
+// session.usage events.
+func sessionUsage(ctx context.Context, st store.Store, id task.ID) (map[string]*SessionUsage, error) {
+	evs, err := st.EventList(ctx, store.EventListParams{TaskID: id})
+	if err != nil {
+		return nil, fmt.Errorf("read usage: %w", err)
+	}
+	out := map[string]*SessionUsage{}
+	for _, e := range evs {
+		if e.Kind != task.EvUsage || len(e.Data) == 0 {
+			continue
+		}
+		var d store.UsageData
+		if json.Unmarshal(e.Data, &d) != nil {
+			continue
+		}
+		tk, cost := d.Totals.Sum()
+		out[d.SessionID] = &SessionUsage{Tokens: tk, CostUSD: cost, LowerBound: d.LowerBound}
+	}
+	return out, nil
 }
 
 func parseContinuity(s string) (brief.Continuity, bool) {

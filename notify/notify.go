@@ -25,6 +25,7 @@ const (
 	KindRefused        = "refused"         // the engine refused something only a human can fix
 	KindFailed         = "failed"          // it used its attempts; only a human can retry it
 	KindReturned       = "returned"        // the merge queue sent it back to implement (a conflict, or red on the base)
+	KindBudget         = "budget"          // a task spent its budget (parked), or the day's budget stopped placement
 )
 
 // Notice is one "a task needs you", as the command receives it (JSON on
@@ -71,6 +72,9 @@ func For(ev task.Event) (Notice, bool) {
 		n.Kind = KindFailed
 	case ev.Kind == task.EvMergeReturned:
 		n.Kind = KindReturned
+	case ev.Kind == task.EvTaskParked && ev.Reason == task.ReasonTaskBudget,
+		ev.Kind == task.EvBudgetDayReached:
+		n.Kind = KindBudget
 	case ev.Kind == task.EvRefusal && ev.Reason == task.ReasonStuck:
 		n.Kind = KindStuck
 	case ev.Kind == task.EvRefusal && humanRefusals[ev.Reason]:
@@ -89,7 +93,11 @@ func (n Notice) Headline() string {
 		KindRefused:        "was refused",
 		KindFailed:         "failed",
 		KindReturned:       "was sent back by the merge queue",
+		KindBudget:         "spent its budget and was parked",
 	}[n.Kind]
+	if n.TaskID == "" && n.Kind == KindBudget {
+		return "the day's budget is spent: nothing new starts"
+	}
 	name := n.TaskID.Short()
 	if n.Title != "" {
 		name += " “" + n.Title + "”"

@@ -33,6 +33,10 @@ func TestForPicksTheEventsThatNeedAHuman(t *testing.T) {
 			// The queue sent it back by itself: the operator is told.
 			require.True(t, ok)
 			require.Equal(t, KindReturned, n.Kind)
+		case task.EvBudgetDayReached:
+			// Placement stopped for the day: only the operator raises it.
+			require.True(t, ok)
+			require.Equal(t, KindBudget, n.Kind)
 		default:
 			require.False(t, ok, "%s alone does not need a human", k)
 		}
@@ -41,7 +45,15 @@ func TestForPicksTheEventsThatNeedAHuman(t *testing.T) {
 		_, ok := For(task.Event{Kind: task.EvRefusal, Reason: r})
 		require.False(t, ok, "%s resolves itself", r)
 	}
-	n, ok := For(task.Event{Kind: task.EvRefusal, Reason: task.ReasonStuck})
+	// A park notifies only when the budget did it, not the operator.
+	n, ok := For(task.Event{Kind: task.EvTaskParked, Reason: task.ReasonTaskBudget, TaskID: "01JQ8Z4TASK0000000000000AB"})
+	require.True(t, ok)
+	require.Equal(t, KindBudget, n.Kind)
+	require.Contains(t, n.Headline(), "spent its budget")
+	n, ok = For(task.Event{Kind: task.EvBudgetDayReached})
+	require.True(t, ok)
+	require.Equal(t, "the day's budget is spent: nothing new starts", n.Headline())
+	n, ok = For(task.Event{Kind: task.EvRefusal, Reason: task.ReasonStuck})
 	require.True(t, ok)
 	require.Equal(t, KindStuck, n.Kind)
 	for _, r := range []task.Reason{task.ReasonUnplaceable, task.ReasonMergeConflict, task.ReasonWorktreeFailed} {

@@ -303,6 +303,9 @@ type UsageData struct {
 	SessionID string           `json:"session_id"`
 	Phase     task.Phase       `json:"phase"`
 	Totals    task.UsageTotals `json:"totals"`
+	// LowerBound, when set, says the totals are at least these and why:
+	// the session's CLI makes requests it records nowhere.
+	LowerBound string `json:"lower_bound,omitempty"`
 }
 
 // UsageTotal is the sum of a task's session.usage events in one phase.

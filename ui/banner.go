@@ -51,6 +51,11 @@ func (m *Model) renderBanner(w int) []string {
 		// frozen until its heartbeat lands again.
 		out = append(out, m.renderOneBanner(BannerMsg{Title: "Engine: " + d, Tone: ToneBad}, w, true)...)
 	}
+	if d := dayBudgetBanner(m.snap.Budget); d != "" {
+		// The day's budget holds placement (coord/budget.go) until the
+		// next day or a raised budget.
+		out = append(out, m.renderOneBanner(BannerMsg{Title: d, Tone: ToneBad}, w, true)...)
+	}
 	out = append(out, m.renderOneBanner(m.banner, w, false)...)
 	return append(out, m.renderOneBanner(m.note, w, true)...)
 }

@@ -210,7 +210,7 @@ func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
 	if tv.Disk.Total() > 0 {
 		disk = m.st.dim.Render(" · disk ") + humanize.IBytes(uint64(tv.Disk.Total()))
 	}
-	spends := spendForms(tv.Usage)
+	spends := spendForms(tv.Usage, m.snap.Budget)
 	if len(spends) == 0 {
 		if disk != "" && ansi.StringWidth(verdicts[0]+disk) <= w {
 			return fit(verdicts[0]+disk, w)
@@ -245,12 +245,21 @@ func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
 
 // spendForms are a task's spend from the fullest to the shortest: cost,
 // models and tokens; cost and models; cost. None when nothing was reported.
-func spendForms(u coord.Usage) []string {
+// With [budget] set, the cost names the task's budget ("$0.0300 of $0.05")
+// and, once the day's is spent, that placement has stopped.
+func spendForms(u coord.Usage, b *coord.BudgetView) []string {
 	full := taskUsageLine(u)
-	if full == "" {
+	if full == "" && b == nil {
 		return nil
 	}
-	cost := fmt.Sprintf("$%.4f", u.CostUSD)
+	cost := atLeast(fmt.Sprintf("$%.4f", u.CostUSD), u.LowerBound)
+	if full == "" {
+		full = cost
+	}
+	if of := budgetOf(b); of != "" {
+		full = strings.Replace(full, cost, cost+of, 1)
+		cost += of
+	}
 	out := []string{full}
 	if len(u.Models) > 0 {
 		out = append(out, cost+" · "+strings.Join(u.Models, "+"))

@@ -40,10 +40,19 @@ func totalsLine(t usage.Totals) string {
 	return line
 }
 
-// taskUsageLine is the usage of a task from its snapshot view.
+// taskUsageLine is the usage of a task from its snapshot view; a lower
+// bound (a CLI that records some requests nowhere) reads "≥$…".
 func taskUsageLine(u coord.Usage) string {
-	return usageLine(u.Models, usage.Tokens{Input: u.InputTokens, Output: u.OutputTokens,
-		CacheCreation: u.CacheCreationTokens, CacheRead: u.CacheReadTokens}, u.CostUSD)
+	return atLeast(usageLine(u.Models, usage.Tokens{Input: u.InputTokens, Output: u.OutputTokens,
+		CacheCreation: u.CacheCreationTokens, CacheRead: u.CacheReadTokens}, u.CostUSD), u.LowerBound)
+}
+
+// atLeast marks a usage line as a lower bound when lower says why.
+func atLeast(line, lower string) string {
+	if line == "" || lower == "" {
+		return line
+	}
+	return "≥" + line
 }
 
 // count renders a token count compactly: 950, 12.3k, 4.1M.
@@ -157,7 +166,7 @@ func (m *Model) sessionsContent(w int) []string {
 			}
 			parts = append(parts, fp)
 		}
-		if u := totalsLine(spent[s.ID].Totals); u != "" {
+		if u := atLeast(totalsLine(spent[s.ID].Totals), spent[s.ID].LowerBound); u != "" {
 			parts = append(parts, u)
 		} else {
 			if s.Model != "" {

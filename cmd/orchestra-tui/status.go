@@ -68,8 +68,14 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		Host string `json:"host,omitempty"`
 		// PR is the open pull request of a task in pr-open.
 		PR *task.PullData `json:"pr,omitempty"`
+		// Usage is what the task's sessions recorded spending.
+		Usage *statusUsage `json:"usage,omitempty"`
 	}
 	hosts, shared, err := taskHosts(ctx, st)
+	if err != nil {
+		return fail(stderr, err)
+	}
+	spent, err := statusSpend(ctx, st, r.Root)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -83,7 +89,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		if t.State.Live() {
 			host = hosts[t.ID]
 		}
-		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason, host, nil})
+		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason, host, nil, spent[t.ID]})
 		if t.State == task.StatePullOpen {
 			// Few tasks wait on a pull request: one ledger read each.
 			if rows[len(rows)-1].PR, err = coord.ReadPull(ctx, st, t.ID); err != nil {

@@ -117,6 +117,22 @@ func (s *Server) Exchanges() []Exchange {
 	return append([]Exchange(nil), s.exchanges...)
 }
 
+// Served returns the usage of every reply the server sent (a held reply
+// sends none), in arrival order, side requests included: what a CLI
+// against it was billed.
+func (s *Server) Served() []Exchange {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []Exchange
+	for _, e := range s.exchanges {
+		if e.Rule == "" || e.Reply.Hold {
+			continue // not a message request (count_tokens, an unknown path), or never answered
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 func (s *Server) logf(format string, args ...any) {
 	if s.Logf != nil {
 		s.Logf(format, args...)
@@ -174,8 +190,12 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, req Request) (Rep
 	name, reply := s.answer(req)
 	reply = s.complete(req, reply)
 	s.store(Exchange{Request: req, Rule: name, Reply: reply})
-	s.logf("modelstub: %s %s model=%s stream=%v tools=%d messages=%d -> %s (%d tool uses, %s)",
-		r.Method, r.URL.Path, req.Model, req.Stream, len(req.Tools), len(req.Messages), name, len(reply.ToolUses), reply.StopReason)
+	// The tokens each reply reports are logged, so a test's log shows what
+	// the stub served beside what the console recorded (Served sums them).
+	u := reply.Usage
+	s.logf("modelstub: %s %s model=%s stream=%v tools=%d messages=%d -> %s (%d tool uses, %s; served %d in, %d out, %d cache write, %d cache read)",
+		r.Method, r.URL.Path, req.Model, req.Stream, len(req.Tools), len(req.Messages), name, len(reply.ToolUses), reply.StopReason,
+		u.InputTokens, u.OutputTokens, u.CacheCreationInputTokens, u.CacheReadInputTokens)
 	if reply.Hold {
 		s.hold(r)
 		return reply, false

@@ -126,18 +126,14 @@ func withUsage(rules []modelstub.Rule) []modelstub.Rule {
 	return out
 }
 
-// reported is the usage of the replies the stub gave the CLI's main loop:
-// side requests (a title, a routing question) are answered by the
-// fallback, and the CLIs keep no record of them.
+// reported is the usage of every reply the stub sent, the CLI's side
+// requests (titles, topic detection) included: what a provider would bill.
 func (a *agentHarness) reported() []Served {
 	if a.srv == nil {
 		return nil
 	}
 	var out []Served
-	for _, e := range a.srv.Exchanges() {
-		if e.Rule == "" || e.Rule == "fallback" || e.Reply.Hold {
-			continue
-		}
+	for _, e := range a.srv.Served() {
 		u := e.Reply.Usage
 		out = append(out, Served{At: e.Request.At, Tokens: usage.Tokens{Input: int64(u.InputTokens), Output: int64(u.OutputTokens),
 			CacheCreation: int64(u.CacheCreationInputTokens), CacheRead: int64(u.CacheReadInputTokens)}})

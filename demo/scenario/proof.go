@@ -26,7 +26,7 @@ const (
 	ClaimBeats      = "every beat happened, in order: stuck → resubmitted, plan refused → fixed, correction delivered, lease expired → relaunched, verify red → green, approved"
 	// ClaimUsage is proved only by a harness that knows what its model
 	// server reported (Harness.ReportedUsage).
-	ClaimUsage = "the usage the console recorded from the agent's own records is what the model server reported, token for token (but for a reply in flight when the console killed a session)"
+	ClaimUsage = "the usage the console recorded from the agent's own records is what the model server served, side requests included, token for token (but for a reply in flight when the console killed a session, or one a session marked as a lower bound did not record)"
 )
 
 // Finish checks the proofs after a run and prints one line each, then the
