@@ -9,8 +9,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -90,4 +92,27 @@ func TestDiskUseIsMeasuredAtStart(t *testing.T) {
 			t.Fatal("a restarted coordinator did not measure the task's disk use")
 		}
 	}
+}
+
+// idleHarness adds the "idle" harness: a shell that shows a prompt and
+// sleeps, the cheapest agent that launches, confirms and takes a brief.
+func idleHarness(cfg *config.Config) {
+	cfg.Harness["idle"] = session.Spec{
+		Name: "idle", Argv: []string{"/bin/sh", "-c", "printf 'idle> '; exec sleep 600"}, Env: []string{"PATH"},
+		Delivery: session.DeliveryType, Ready: "idle>", Submit: `\r`,
+		Quiet:         session.Duration{Duration: 50 * time.Millisecond},
+		LaunchTimeout: session.Duration{Duration: 2 * time.Minute},
+	}
+}
+
+// addIdle adds a one-phase task for the idle harness whose verify command
+// is `true`.
+func (b *bundle) addIdle(t testing.TB, title string) task.ID {
+	t.Helper()
+	res, err := b.c.Do(context.Background(), Command{Kind: CmdAdd, Task: &task.Task{
+		Title: title, Goal: "Stay idle.", Acceptance: []string{"none"},
+		Verify: "true", Harness: "idle", Pipeline: task.Pipeline{task.PhaseImplement},
+	}})
+	require.NoError(t, err)
+	return res.TaskID
 }

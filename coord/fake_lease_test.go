@@ -214,17 +214,33 @@ func TestFakeAttemptsRunOutAfterThreeLeases(t *testing.T) {
 
 // The snapshot's lease clocks are computed when it is read, from the
 // session's launch: seven minutes in, 13 remain and the window opens in 8.
+// A pane that drew then froze is renewed once when the window opens, and
+// its time since progress keeps growing after the renewal.
 func TestFakeSnapshotLeaseClocks(t *testing.T) {
 	t.Parallel()
 	synctest.Test(t, func(t *testing.T) {
 		b := setupFake(t, nil)
 		id := b.add(t, task.Pipeline{task.PhaseImplement})
-		b.launch(t)
+		a, launched := b.launch(t)
 		time.Sleep(7 * time.Minute)
 		lv := b.taskView(t, id).Lease
 		require.NotNil(t, lv)
 		require.Equal(t, 13*time.Minute, lv.Remaining)
 		require.Equal(t, 8*time.Minute, lv.WindowOpensIn)
 		require.Equal(t, 7*time.Minute, lv.SinceProgress)
+		require.Equal(t, b.c.Holder(), lv.Holder)
+
+		// The pane draws once, then freezes: renewed once when the window
+		// opens, a full length from the renewal, and still not busy.
+		a.Work("● Update(calc.go)")
+		renewed := b.waitEvent(t, kindIs(task.EvLeaseRenewed))
+		require.Equal(t, id, renewed.TaskID)
+		require.Equal(t, 15*time.Minute, renewed.At.Sub(launched.At))
+		b.barrier(t)
+		lv = b.taskView(t, id).Lease
+		require.Equal(t, 1, lv.Renewals)
+		require.Equal(t, "renew", lv.LastDecision)
+		require.Equal(t, 20*time.Minute, lv.Remaining, "a renewal runs a full length from its start")
+		require.Equal(t, 8*time.Minute, lv.SinceProgress, "a frozen pane does not look busy after a renewal")
 	})
 }

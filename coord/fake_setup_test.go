@@ -1,6 +1,7 @@
 package coord
 
 import (
+	"context"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -136,3 +137,37 @@ func (b *fakeBundle) waitOnce(t *testing.T, kind task.Kind, session string) task
 	}
 	return b.waitEvent(t, ok)
 }
+
+// ledger returns the task's stored events that satisfy ok.
+func (b *fakeBundle) ledger(t *testing.T, id task.ID, ok func(task.Event) bool) []task.Event {
+	t.Helper()
+	evs, err := b.st.EventList(context.Background(), store.EventListParams{TaskID: id})
+	require.NoError(t, err)
+	var out []task.Event
+	for _, e := range evs {
+		if ok(e) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// lastSession returns the task's newest stored session.
+func (b *fakeBundle) lastSession(t *testing.T, id task.ID) store.Session {
+	t.Helper()
+	ss, err := b.st.SessionList(context.Background(), id)
+	require.NoError(t, err)
+	require.NotEmpty(t, ss)
+	return ss[len(ss)-1]
+}
+
+// restart stops the coordinator and starts a new one on the same store,
+// as a console stopped and started again does.
+func (b *fakeBundle) restart(t *testing.T) {
+	t.Helper()
+	b.stop()
+	b.run(t, b.storePath(), nil)
+}
+
+// storePath is where the bundle's store lives.
+func (b *fakeBundle) storePath() string { return sqlite.DefaultPath(b.root) }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -161,67 +160,4 @@ func TestASealBeforeConfirmationConfirmsTheSession(t *testing.T) {
 			b.requireNothingStranded(t, id)
 		})
 	}
-}
-
-// The store-level check at start-up: a session left recorded as running by
-// a console that is gone is marked killed, so no view shows a session that
-// nothing runs.
-func TestStartUpMarksSessionsOfGoneConsolesKilled(t *testing.T) {
-	t.Parallel()
-	b := setup(t, agent.Script{}, nil)
-	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
-	b.waitEvent(t, 30*time.Second, kindIs(task.EvSessionLaunched))
-	b.stop()
-	ctx := context.Background()
-	// A crash between two writes: the task was requeued, its session row not.
-	s := b.lastSession(t, id)
-	s.Status, s.EndedAt = store.SessionConfirmed, time.Time{}
-	s.Holder = "console:999999999:gone"
-	require.NoError(t, b.st.SessionUpdate(ctx, s))
-	require.NoError(t, b.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: func() task.Task {
-		tk, err := b.st.TaskGet(ctx, id)
-		require.NoError(t, err)
-		tk.State = task.StateParked
-		return tk
-	}(), ExpectState: task.StateQueued}))
-	b.start(t)
-	b.barrier(t)
-	got, err := b.st.SessionGet(ctx, s.ID)
-	require.NoError(t, err)
-	require.Equal(t, store.SessionKilled, got.Status)
-	require.NotEmpty(t, b.ledger(t, id, func(e task.Event) bool {
-		return e.Kind == task.EvRefusal && strings.Contains(e.Text, "is marked killed")
-	}))
-}
-
-// The running check: a task left running with no session and no gate
-// behind it (here written so behind the console's back, as a path that
-// forgot to move its task would leave it) is requeued, not charged.
-func TestAStrandedTaskIsRequeued(t *testing.T) {
-	t.Parallel()
-	b := setup(t, agent.Script{}, func(cfg *config.Config) { cfg.Slots = []config.Slot{{Name: "none", Harness: "shell"}} })
-	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
-	b.barrier(t)
-	// Leave it running with nothing behind it, as a forgetful path would.
-	ctx := context.Background()
-	done := make(chan struct{})
-	b.c.back <- func() {
-		defer close(done)
-		tk := b.c.tasks[id]
-		l, err := b.st.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: id, Holder: b.c.holder, ExpectState: task.StateQueued,
-			GrantedAt: time.Now(), Deadline: time.Now().Add(time.Hour)})
-		require.NoError(t, err)
-		tk.State, tk.Attempt = task.StateRunning, 1
-		require.NoError(t, b.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: tk, ExpectState: task.StateLeased, ExpectToken: l.Token}))
-		b.c.tasks[id] = tk
-	}
-	<-done
-	ev := b.waitEvent(t, 30*time.Second, func(e task.Event) bool { return e.Kind == task.EvTaskRequeued && e.TaskID == id })
-	require.Contains(t, ev.Text, "no session and no verify gate")
-	got, err := b.st.TaskGet(ctx, id)
-	require.NoError(t, err)
-	require.Equal(t, task.StateQueued, got.State)
-	require.Equal(t, 0, got.Attempt, "the console lost it, not the agent: no attempt is charged")
-	_, err = b.st.LeaseGet(ctx, id)
-	require.ErrorIs(t, err, store.ErrNotFound)
 }

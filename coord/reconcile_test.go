@@ -2,7 +2,6 @@ package coord
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -16,7 +15,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
-	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -66,63 +64,6 @@ func TestStopRequeuesLiveTaskOnceAndRelaunchesWithContinuity(t *testing.T) {
 		return e.Kind == task.EvTaskRequeued && e.Reason == task.ReasonLeaseOrphaned
 	})
 	require.Len(t, requeues, 1, "requeued exactly once")
-}
-
-// A console killed without shutdown leaves its lease behind. The next
-// instance expires it and requeues the task exactly once; the task then
-// runs to green, and a third instance finds nothing to do.
-func TestRestartExpiresOrphanedLeaseOnce(t *testing.T) {
-	t.Parallel()
-	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
-		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
-	}}, nil)
-	b.stop()
-
-	// What a killed console leaves: a running task, its lease held by an
-	// instance that is gone, and a session that looks live.
-	ctx := context.Background()
-	now := time.Now()
-	tk, err := Prepare(task.Task{Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance,
-		Verify: project.VerifyCommand, Harness: "scripted", Pipeline: task.Pipeline{task.PhaseImplement}}, b.repo, now)
-	require.NoError(t, err)
-	require.NoError(t, b.st.TaskInsert(ctx, signedTask(t, tk)))
-	dead := fmt.Sprintf("console:%d:OLDINSTANCE", os.Getpid())
-	l, err := b.st.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: tk.ID, Holder: dead, ExpectState: task.StateQueued,
-		GrantedAt: now, Deadline: now.Add(20 * time.Minute), Baseline: lease.Progress{At: now}})
-	require.NoError(t, err)
-	running := tk
-	running.State, running.Attempt = task.StateRunning, 1
-	require.NoError(t, b.st.TaskUpdate(ctx, store.TaskUpdateParams{Task: running, ExpectState: task.StateLeased, ExpectToken: l.Token}))
-	old := store.Session{ID: task.NewULID(now), TaskID: tk.ID, Phase: task.PhaseImplement, Attempt: 1, Harness: "scripted",
-		Token: l.Token, Holder: dead, Status: store.SessionConfirmed, StartedAt: now}
-	require.NoError(t, b.st.SessionInsert(ctx, old))
-
-	b.start(t)
-	orphaned := b.waitEvent(t, 10*time.Second, func(e task.Event) bool {
-		return e.Kind == task.EvRefusal && e.Reason == task.ReasonLeaseOrphaned
-	})
-	require.Equal(t, tk.ID, orphaned.TaskID)
-	require.Contains(t, orphaned.Text, fmt.Sprintf("The engine pid %d is gone.", os.Getpid()))
-	leased := b.waitEvent(t, 10*time.Second, kindIs(task.EvTaskLeased))
-	require.Contains(t, orphaned.Text, "Attempt 1 of phase implement is not counted")
-	require.Contains(t, leased.Text, "attempt 1", "the orphaned attempt is not charged: the console died, not the agent")
-	last := b.waitEvent(t, 60*time.Second, ended)
-	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
-	s, err := b.st.SessionGet(ctx, old.ID)
-	require.NoError(t, err)
-	require.Equal(t, store.SessionKilled, s.Status, "the dead console's session no longer looks live")
-	require.Len(t, b.ledger(t, tk.ID, refusalOf(task.ReasonLeaseOrphaned)), 1)
-
-	b.stop()
-	b.start(t)
-	b.barrier(t)
-	require.Len(t, b.ledger(t, tk.ID, refusalOf(task.ReasonLeaseOrphaned)), 1, "the third start found nothing to do")
-	got, err := b.st.TaskGet(ctx, tk.ID)
-	require.NoError(t, err)
-	require.Equal(t, task.StateAwaitingReview, got.State)
-	leases, err := b.st.LeaseList(ctx)
-	require.NoError(t, err)
-	require.Empty(t, leases)
 }
 
 // Stopping the console while a session is still being prepared (worktree,

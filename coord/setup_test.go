@@ -268,13 +268,3 @@ func (b *bundle) ledger(t testing.TB, id task.ID, ok func(task.Event) bool) []ta
 func refusalOf(reason task.Reason) func(task.Event) bool {
 	return func(e task.Event) bool { return e.Kind == task.EvRefusal && e.Reason == reason }
 }
-
-// shortLease makes leases short enough to expire within a test, and long
-// enough that an agent running go test on a loaded machine (a still screen
-// while it compiles) keeps its lease: at 1.5s the attempt meant to succeed
-// expired too now and then.
-func shortLease(cfg *config.Config) {
-	cfg.Lease.Length.Duration = 3 * time.Second
-	cfg.Lease.Window.Duration = 2 * time.Second
-	cfg.Lease.Tick.Duration = 100 * time.Millisecond
-}

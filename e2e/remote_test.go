@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -69,9 +70,11 @@ KbdInteractiveAuthentication no
 PermitRootLogin prohibit-password
 `, port, filepath.Join(dir, "host_key"), filepath.Join(dir, "authorized_keys"), filepath.Join(dir, "sshd.pid"))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(conf), 0o600))
-	// -D: stay in the foreground as this test's child, so it is killed with
-	// the test; -e: log to stderr, kept for a failure message.
+	// -D: stay in the foreground as this test's child, which dies with the
+	// test binary (Pdeathsig), even when it dies of its timeout before the
+	// cleanup runs; -e: log to stderr, kept for a failure message.
 	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	var log strings.Builder
 	cmd.Stderr = &log
 	require.NoError(t, cmd.Start())

@@ -23,12 +23,17 @@ import (
 // TestMain lets the test binary act as a session host (`host ...`, as the
 // launcher runs it) and as an engine that launches one and then waits to
 // be killed (spawnEnv).
+// Every host these tests start ends with this test binary (AnchorEnv),
+// even when it dies of its timeout before a cleanup runs.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == "host" {
 		os.Exit(Main(os.Args[2:], os.Stderr))
 	}
 	if raw := os.Getenv(spawnEnv); raw != "" {
 		os.Exit(spawnAndWait(raw))
+	}
+	if os.Getenv(AnchorEnv) == "" {
+		os.Setenv(AnchorEnv, strconv.Itoa(os.Getpid()))
 	}
 	os.Exit(m.Run())
 }
