@@ -42,9 +42,6 @@ type fleet struct {
 	script  string
 	// environ is added to every command's environment.
 	environ []string
-	// engineBin, when set, is the binary the engines run (one built with
-	// the orchestra_faults tag); bin runs everything else.
-	engineBin string
 
 	engines map[string]*fleetEngine
 }
@@ -53,8 +50,6 @@ type fleet struct {
 type fleetEngine struct {
 	host string
 	dir  string
-	// env is added to this engine's environment only.
-	env  []string
 	cmd  *exec.Cmd
 	log  *os.File
 	done chan struct{}
@@ -147,12 +142,8 @@ func (f *fleet) start(t testing.TB, host string) {
 	logf, err := os.Create(filepath.Join(t.TempDir(), host+".log"))
 	require.NoError(t, err)
 	e.log = logf
-	bin := f.bin
-	if f.engineBin != "" {
-		bin = f.engineBin
-	}
-	e.cmd = exec.Command(bin, "engine", "--foreground", "-C", e.dir)
-	e.cmd.Env = append(f.env(), e.env...)
+	e.cmd = exec.Command(f.bin, "engine", "--foreground", "-C", e.dir)
+	e.cmd.Env = f.env()
 	e.cmd.Stdout, e.cmd.Stderr = logf, logf
 	require.NoError(t, e.cmd.Start())
 	e.done = make(chan struct{})
