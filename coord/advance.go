@@ -83,7 +83,8 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 	c.gating[r.taskID] = r
 	c.async(func() func() {
 		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration, Task: string(t.ID)})
-		return func() {
+		var apply func()
+		apply = func() {
 			if c.gating[r.taskID] != r {
 				// The task was parked or cancelled while this gate ran,
 				// and perhaps unparked and relaunched since: the result
@@ -94,8 +95,18 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 					fmt.Sprintf("Verify gate of session %s finished after the task moved on; its result is ignored: %s", short(r.sessionID), v.Line())))
 				return
 			}
+			if c.sw.outage {
+				// The store does not answer: the verdict waits, with the
+				// task still marked as gated, until it does (outage.go).
+				holdUntilBack(c, apply)
+				return
+			}
 			delete(c.gating, r.taskID)
 			if !c.recordVerdict(ctx, r.taskID, r.sessionID, r.phase, v, "Verify gate: ", r.token) {
+				if c.sw.outage {
+					c.gating[r.taskID] = r
+					holdUntilBack(c, apply)
+				}
 				return // fenced out: the task is another engine's
 			}
 			if c.tasks[r.taskID].State.Terminal() || c.tasks[r.taskID].State == task.StateParked {
@@ -116,6 +127,7 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 			}
 			c.finalize(ctx, r, v)
 		}
+		return apply
 	})
 }
 
@@ -134,7 +146,8 @@ func (c *Coordinator) gateFailed(ctx context.Context, r *run, v verify.Verdict) 
 // recordVerdict stores a verdict and its event and keeps it for the UI. A
 // non-zero token fences it (a gate's, a baseline's): it reports false when
 // the store refused it because another engine holds the task now, and the
-// caller must then move nothing.
+// caller must then move nothing; or when a network store does not answer
+// (c.sw.outage is then set), and the caller holds it until it does.
 func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID string, p task.Phase, v verify.Verdict, prefix string, token int64) bool {
 	if sessionID == "" && strings.HasPrefix(prefix, "Baseline") && v.Status != verify.StatusError {
 		v.Detail = verify.BaselineDetail
@@ -148,6 +161,13 @@ func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID s
 	err := c.st.VerdictInsert(ctx, store.VerdictRecord{TaskID: id, SessionID: sessionID, Phase: p, Verdict: v, Token: token}, ev)
 	if errors.Is(err, store.ErrStaleToken) {
 		c.staleVerdict(ctx, id, sessionID, token, v, err)
+		return false
+	}
+	if err != nil && c.sw.path == "" {
+		// A network store's outage: the caller holds the verdict until
+		// the store answers (outage.go) instead of acting on a verdict
+		// the store does not have.
+		c.writeFailed(err)
 		return false
 	}
 	if err != nil {

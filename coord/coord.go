@@ -224,7 +224,7 @@ func New(p Params) (*Coordinator, error) {
 		return nil, errors.New("coordinator needs a store and a repository")
 	}
 	if p.Now == nil {
-		p.Now = time.Now
+		p.Now = wallClock
 	}
 	if p.Environ == nil {
 		p.Environ = os.Environ()
@@ -431,6 +431,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			c.publish()
 			continue
 		}
+		resumeHeld(c, work)
 		c.tickForks(work)
 		checkTaskBudgets(work, c)
 		c.place(work)

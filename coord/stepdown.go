@@ -207,6 +207,14 @@ func (c *Coordinator) checkTrust(ctx context.Context) bool {
 		c.record(ctx, c.refusalEvent("", "", task.ReasonStoreFailed, c.sd.text))
 	}
 	if !c.trustedAt(time.Now()) {
+		if !c.sw.outage && c.sw.path == "" {
+			// Stepped down, nothing else on the loop asks the store:
+			// one read tells an outage (the operator's banner and
+			// PostgreSQL's advice) from a heartbeat that is merely slow.
+			if _, err := c.st.EngineList(ctx); err != nil {
+				c.writeFailed(err)
+			}
+		}
 		return true
 	}
 	return !c.standUp(ctx)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -49,6 +50,8 @@ type storeWatch struct {
 	// held are the events record could not append during the outage, in
 	// order; they are appended when the store answers.
 	held []task.Event
+	// later are the steps held until the store answers (outage.go).
+	later []func()
 }
 
 // pathed is a store that lives in a file.
@@ -141,11 +144,21 @@ func (c *Coordinator) storeOutage(err error) {
 		return
 	}
 	c.sw.outage, c.sw.since = true, c.now()
-	c.sw.fault = fmt.Sprintf("The store (PostgreSQL) does not answer: %v. Placement has paused and resumes by itself once it answers; "+
-		"live sessions keep running and nothing recorded meanwhile is lost. Check that the database server runs and is reachable "+
-		"(pg_isready -d \"$%s\") and the engine's log.", oneLine(err.Error()), StoreURLEnv)
+	c.sw.fault = StoreOutageText(err) + " Placement has paused and resumes by itself once it answers; " +
+		"nothing recorded meanwhile is lost. " + StoreOutageAdvice
 	ev := c.refusalEvent("", "", task.ReasonStoreFailed, c.sw.fault)
 	c.hub.event(ev)
+}
+
+// StoreOutageAdvice is what an operator does about a PostgreSQL store that
+// does not answer: the engine's log, a console's banner and `engines` say
+// it alike.
+const StoreOutageAdvice = "Check that the database server runs and is reachable (pg_isready -d \"$" + StoreURLEnv + "\"), " +
+	"its own log (a restart or a failover shows there), and the engine's log."
+
+// StoreOutageText says that a PostgreSQL store does not answer, and why.
+func StoreOutageText(err error) string {
+	return fmt.Sprintf("The store (PostgreSQL) does not answer: %s.", strings.TrimSuffix(oneLine(err.Error()), "."))
 }
 
 // probeStore asks a store in an outage whether it answers again; if it

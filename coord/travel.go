@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -33,13 +34,16 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 	}
 	t := c.tasks[r.taskID]
 	dir := r.dir
-	if !c.trusted() {
+	c.gating[r.taskID] = r
+	if !c.trusted() || c.sw.outage {
 		// Past its own liveness deadline the engine pushes nothing: the
-		// task may be another engine's by now (stepdown.go). The commit
-		// is made by the run that relaunches it.
+		// task may be another engine's by now (stepdown.go). The push
+		// waits, the task still marked as gated, until the engine trusts
+		// itself again and the store answers (outage.go); it then finds
+		// whether the lease is still its own.
+		holdUntilBack(c, func() { c.pushPhase(ctx, r, then) })
 		return
 	}
-	c.gating[r.taskID] = r
 	seen := r.remoteSeen
 	if !r.remoteKnown {
 		seen = c.p.Repo.RemoteTracking(remote, t.Branch)
@@ -47,7 +51,7 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 	st, holder := c.st, c.holder
 	c.async(func() func() {
 		sha, committed, err := repo.CommitAll(dir, fmt.Sprintf("%s: phase %s\n\norchestra-tui task %s, session %s", t.Title, r.phase, t.ID, r.sessionID))
-		var pushErr error
+		var pushErr, leaseErr error
 		held := true
 		if err == nil {
 			if !committed {
@@ -56,15 +60,26 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 			// The push happens only while this engine holds the lease,
 			// and only over the commit it last saw on the remote: an
 			// engine that took the task over and pushed since wins.
-			if l, lerr := st.LeaseGet(context.WithoutCancel(ctx), r.taskID); lerr != nil || l.Holder != holder || l.Token != r.token {
+			l, lerr := st.LeaseGet(context.WithoutCancel(ctx), r.taskID)
+			switch {
+			case lerr != nil && !errors.Is(lerr, store.ErrNotFound):
+				held, leaseErr = false, lerr // the store cannot tell
+			case lerr != nil || l.Holder != holder || l.Token != r.token:
 				held = false
-			} else {
+			default:
 				pushErr = c.p.Repo.PushLease(remote, t.Branch, seen)
 			}
 		}
 		return func() {
 			if c.gating[r.taskID] != r {
 				return // parked or cancelled meanwhile: the commit stays, the task does not move
+			}
+			if leaseErr != nil && c.sw.path == "" {
+				// The store does not answer: whose the lease is cannot
+				// be known, so the push waits until it answers.
+				c.writeFailed(leaseErr)
+				holdUntilBack(c, func() { c.pushPhase(ctx, r, then) })
+				return
 			}
 			delete(c.gating, r.taskID)
 			if !held || errors.Is(pushErr, repo.ErrPushStale) {

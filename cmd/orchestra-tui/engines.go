@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/engine"
 	"github.com/orchestra-tui/orchestra-tui/headless"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -53,13 +55,26 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "no engines: %v\n", err)
 		return 0
 	}
-	if err != nil {
+	if err != nil && !networkStore(cfg) {
 		return fail(stderr, err)
 	}
-	defer st.Close()
-	es, err := st.EngineList(ctx)
+	var es []store.Engine
+	if err == nil {
+		defer st.Close()
+		es, err = st.EngineList(ctx)
+	}
 	if err != nil {
-		return fail(stderr, err)
+		if !networkStore(cfg) {
+			return fail(stderr, err)
+		}
+		// A database that does not answer is an outage to weather, not
+		// this command's failure: say it as the engines say it, with
+		// what this machine's engine has seen of it.
+		fmt.Fprintln(stdout, coord.StoreOutageText(err), coord.StoreOutageAdvice)
+		if seen := localStoreFault(r.Root); seen != "" {
+			fmt.Fprintln(stdout, "This machine's engine: "+seen)
+		}
+		return 1
 	}
 	now, host := time.Now(), coord.HostName(cfg.Fleet.Host)
 	if *asJSON {
@@ -90,7 +105,30 @@ func enginesCmd(args []string, stdout, stderr io.Writer) int {
 			headless.Printable(e.Repo))
 	}
 	tw.Flush()
+	if seen := localStoreFault(r.Root); seen != "" {
+		// This machine's engine alone cannot reach the store (a
+		// partition): its row above ages while it lasts.
+		fmt.Fprintln(stdout, "This machine's engine: "+seen)
+	}
 	return 0
+}
+
+// networkStore reports whether the repository's store is PostgreSQL.
+func networkStore(cfg config.Config) bool { return cfg.Store.URL != "" || coord.StoreURLSet() }
+
+// localStoreFault asks this machine's engine, if one answers within a
+// second, what it says of the store: its outage or step-down sentence, ""
+// when all is well or no engine answers.
+func localStoreFault(root string) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	cl, err := engine.Dial(ctx, engine.PathsFor(root).Socket, engine.Options{Watch: true, Kind: "cli", Version: version()})
+	if err != nil {
+		return ""
+	}
+	defer cl.Close()
+	s := cl.Snapshot()
+	return strings.TrimSpace(s.StoreFault + " " + s.SteppedDown)
 }
 
 // engineState is "running", "stopped" (it said so) or "gone" (it ended

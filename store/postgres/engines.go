@@ -32,9 +32,14 @@ heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at, ssh = ex
 }
 
 // EngineList returns every recorded engine, most recent heartbeat first.
+// A heartbeat's age counts from the database server's start at the
+// earliest: while the server was down (a restart, an outage) no engine
+// could beat, so the time it was down says nothing of any engine, and every
+// engine has a whole TTL from the server's return to beat again before
+// another may judge it lost, whenever each one's connection came back.
 func (s *Store) EngineList(ctx context.Context) ([]store.Engine, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, host, pid, version, repo, slots, busy, started_at,
-heartbeat_at, stopped_at, ssh, bin, extract(epoch FROM now() - heartbeat_at)::float8
+heartbeat_at, stopped_at, ssh, bin, extract(epoch FROM now() - greatest(heartbeat_at, pg_postmaster_start_time()))::float8
 FROM engines ORDER BY heartbeat_at DESC, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list engines: %w", err)
