@@ -328,6 +328,9 @@ func overlay(base, s session.Spec) session.Spec {
 	if s.Pending == "" {
 		s.Pending = base.Pending
 	}
+	if s.Queued == "" {
+		s.Queued = base.Queued
+	}
 	if s.SubmitRetries == 0 {
 		s.SubmitRetries = base.SubmitRetries
 	}

@@ -23,6 +23,7 @@ var keyDocs = map[string]string{
 	"harness.ready":          "Regular expression on the screen: the program is ready for input once it matches.",
 	"harness.submit":         `Key sequence that submits a prompt, Go-escaped ("\r").`,
 	"harness.pending":        "Regular expression matching the screen while typed input waits unsubmitted (a paste placeholder); the submit key is re-sent until it goes.",
+	"harness.queued":         "Regular expression matching the screen while the program holds typed input in its own queue, to send when its turn ends; such input counts as taken.",
 	"harness.submit_retries": "How many times the submit key is re-sent before the input is refused (0: 3).",
 	"harness.tested":         "Oldest and newest version of the program these settings were proven with; `harness check` compares.",
 	"harness.dialogs":        "Screens the program stops at for the operator, each \"NAME: REGEX\"; while one shows the task needs you and its launch clock stands still.",

@@ -88,6 +88,12 @@ type Spec struct {
 	// changed and Pending does not match; until then the submit key is
 	// sent again. Empty: an input counts as taken once written.
 	Pending string `toml:"pending"`
+	// Queued is a regular expression that matches the screen while the
+	// program holds typed input in a queue of its own, to send when its
+	// current turn or tool call ends (Claude Code's "Press up to edit
+	// queued messages"). Such input was taken: where Queued matches,
+	// Pending is not read as input left unsent.
+	Queued string `toml:"queued"`
 	// SubmitRetries is how many times the submit key is re-sent when the
 	// program has not visibly taken an input; 0 means 3.
 	SubmitRetries int `toml:"submit_retries"`
@@ -183,6 +189,11 @@ func (s Spec) Validate() error {
 	if s.Pending != "" {
 		if _, err := regexp.Compile(s.Pending); err != nil {
 			bad("pending", "bad regular expression: %v", err)
+		}
+	}
+	if s.Queued != "" {
+		if _, err := regexp.Compile(s.Queued); err != nil {
+			bad("queued", "bad regular expression: %v", err)
 		}
 	}
 	if len(s.Tested) != 0 && len(s.Tested) != 2 {
