@@ -355,6 +355,9 @@ func overlay(base, s session.Spec) session.Spec {
 	if s.Capacity == 0 {
 		s.Capacity = base.Capacity
 	}
+	if s.Trust == "" {
+		s.Trust = base.Trust
+	}
 	if s.Usage == "" {
 		s.Usage = base.Usage // else an argv override stops counting usage and forking
 	}

@@ -33,6 +33,7 @@ var keyDocs = map[string]string{
 	"harness.volatile":       "Regular expressions of screen regions that change without progress (spinners, clocks).",
 	"harness.capabilities":   "Tags a task's --capability must find in the slot that runs it.",
 	"harness.capacity":       "Sessions of this harness at once when no [[slots]] are configured (0: one).",
+	"harness.trust":          "Where the program keeps the folders it trusts (\"claude-projects\", \"codex-projects\"); the worktrees the product makes are marked trusted there.",
 	"harness.usage":          "Where the program reports tokens spent, for the usage and cost columns.",
 
 	"lease":              "Leases: a task's right to run, renewed only when its pane made real progress.",

@@ -72,12 +72,17 @@ func init() {
 		// Its spinner, with the elapsed time ("✻ Thinking… (3s · esc to
 		// interrupt)") and, in a turn's first seconds, without it
 		// ("✢ Crunching…"): neither is progress.
+		// 2.1.332 also animates its logo, drawn in block elements beside
+		// "Claude Code vX" in an idle pane (harness check's idle check
+		// saw it change, now and then).
 		Volatile: []string{
 			`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*]\s*\S+…?\s*\(\d+s[^)]*\)`,
 			`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*] \S+…`,
+			`[\x{2580}-\x{259F}]+`,
 		},
 		Capabilities: []string{"code"},
 		Usage:        UsageClaudeTranscript,
+		Trust:        TrustClaudeProjects,
 		Dialogs:      claudeDialogs,
 		Tested:       claudeTested,
 	})
@@ -97,6 +102,7 @@ func init() {
 		Resubmit:      ResubmitSubmit,
 		Capabilities:  []string{"code"},
 		Usage:         UsageClaudeTranscript,
+		Trust:         TrustClaudeProjects,
 		Tested:        claudeTested,
 	})
 }

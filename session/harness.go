@@ -116,6 +116,10 @@ type Spec struct {
 	// Usage names where the program reports the tokens it spent; "" means
 	// it reports none the console can read.
 	Usage UsageSource `toml:"usage"`
+	// Trust names where the program keeps the folders it trusts; the
+	// product marks the directory it made for a session trusted there
+	// before the program starts (see MarkTrusted). "" marks nothing.
+	Trust TrustStore `toml:"trust"`
 	// Dialogs are the screens the program may stop at for the operator
 	// (dialog.go).
 	Dialogs []Dialog `toml:"dialogs"`
@@ -216,6 +220,9 @@ func (s Spec) Validate() error {
 	}
 	if s.LaunchTimeout.Duration < 0 {
 		bad("launch_timeout", "is negative")
+	}
+	if !validTrust(s.Trust) {
+		bad("trust", "unknown value %q; use one of %q or leave it out", s.Trust, trustStores)
 	}
 	if s.Usage != "" && !slices.Contains(usageSources, s.Usage) {
 		bad("usage", "unknown value %q; use one of %q or leave it out", s.Usage, usageSources)
