@@ -331,6 +331,9 @@ func overlay(base, s session.Spec) session.Spec {
 	if s.Pending == "" {
 		s.Pending = base.Pending
 	}
+	if s.Queued == "" {
+		s.Queued = base.Queued
+	}
 	if s.SubmitRetries == 0 {
 		s.SubmitRetries = base.SubmitRetries
 	}
@@ -354,6 +357,9 @@ func overlay(base, s session.Spec) session.Spec {
 	}
 	if s.Capacity == 0 {
 		s.Capacity = base.Capacity
+	}
+	if s.Trust == "" {
+		s.Trust = base.Trust
 	}
 	if s.Usage == "" {
 		s.Usage = base.Usage // else an argv override stops counting usage and forking

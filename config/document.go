@@ -23,6 +23,7 @@ var keyDocs = map[string]string{
 	"harness.ready":          "Regular expression on the screen: the program is ready for input once it matches.",
 	"harness.submit":         `Key sequence that submits a prompt, Go-escaped ("\r").`,
 	"harness.pending":        "Regular expression matching the screen while typed input waits unsubmitted (a paste placeholder); the submit key is re-sent until it goes.",
+	"harness.queued":         "Regular expression matching the screen while the program holds typed input in its own queue, to send when its turn ends; such input counts as taken.",
 	"harness.submit_retries": "How many times the submit key is re-sent before the input is refused (0: 3).",
 	"harness.tested":         "Oldest and newest version of the program these settings were proven with; `harness check` compares.",
 	"harness.dialogs":        "Screens the program stops at for the operator, each \"NAME: REGEX\"; while one shows the task needs you and its launch clock stands still.",
@@ -32,6 +33,7 @@ var keyDocs = map[string]string{
 	"harness.volatile":       "Regular expressions of screen regions that change without progress (spinners, clocks).",
 	"harness.capabilities":   "Tags a task's --capability must find in the slot that runs it.",
 	"harness.capacity":       "Sessions of this harness at once when no [[slots]] are configured (0: one).",
+	"harness.trust":          "Where the program keeps the folders it trusts (\"claude-projects\", \"codex-projects\"); the worktrees the product makes are marked trusted there.",
 	"harness.usage":          "Where the program reports tokens spent, for the usage and cost columns.",
 
 	"lease":              "Leases: a task's right to run, renewed only when its pane made real progress.",

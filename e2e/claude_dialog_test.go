@@ -2,6 +2,9 @@ package e2e
 
 import (
 	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +15,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -56,4 +60,55 @@ func TestClaudeAPIKeyDialogNeedsYou(t *testing.T) {
 	got, err := b.st.TaskGet(context.Background(), tk.ID)
 	require.NoError(t, err)
 	require.Equal(t, 1, got.Attempt, "the dialog cost no attempt:\n%s", b.dump())
+}
+
+// Claude Code in a home that trusts no folder (onboarding done, the key
+// approved, no projects at all) starts in the task's worktree without its
+// "trust this folder?" dialog: the worktree is the product's own and is
+// marked trusted in the CLI's config before it starts. The launch is
+// confirmed, nothing needs the operator, and the task finishes on its
+// first attempt; the config gained that worktree's entry and kept the rest.
+func TestClaudeWorktreeIsTrusted(t *testing.T) {
+	t.Parallel()
+	rules := modelstub.PhaseScript(modelstub.ScriptOptions{
+		Code: modelstub.EditFile("calc.go", project.CalcBroken, project.CalcFixed),
+	})
+	var home string
+	b, tk := claudeSetup(t, rules, task.Task{
+		Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance, Verify: project.VerifyCommand,
+		Harness: "claude", Pipeline: task.Pipeline{task.PhaseImplement},
+	}, nil, func(cfg *config.Config) {
+		home = cfg.Harness["claude"].SetEnv["HOME"]
+		for _, path := range []string{filepath.Join(home, ".claude.json"), filepath.Join(home, modelstub.ConfigDirName, ".claude.json")} {
+			data, err := os.ReadFile(path)
+			require.NoError(t, err)
+			var c map[string]any
+			require.NoError(t, json.Unmarshal(data, &c))
+			delete(c, "projects")
+			data, err = json.Marshal(c)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, data, 0o600))
+		}
+	})
+	last := b.waitEvent(t, tk.ID, 3*time.Minute, func(e task.Event) bool {
+		require.NotEqual(t, task.EvSessionNeedsYou, e.Kind, "a dialog showed: %s\n%s", e.Text, b.dump())
+		return ended(e)
+	})
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	got, err := b.st.TaskGet(context.Background(), tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Attempt, b.dump())
+
+	data, err := os.ReadFile(filepath.Join(home, modelstub.ConfigDirName, ".claude.json"))
+	require.NoError(t, err)
+	var c struct {
+		HasCompletedOnboarding bool `json:"hasCompletedOnboarding"`
+		Projects               map[string]struct {
+			HasTrustDialogAccepted bool `json:"hasTrustDialogAccepted"`
+		} `json:"projects"`
+	}
+	require.NoError(t, json.Unmarshal(data, &c))
+	require.True(t, c.HasCompletedOnboarding)
+	worktree := filepath.Join(b.repo.Root, filepath.FromSlash(repo.WorktreesDir), string(tk.ID))
+	require.True(t, c.Projects[worktree].HasTrustDialogAccepted, "%s", data)
 }

@@ -20,7 +20,9 @@ import (
 // model stub with the real CLI, is green: the ready marker matches and the
 // screen settles, nothing unmasked changes while idle, typed text shows and
 // the submit key is taken; the installed version is in the tested range.
-// The one-shot claude-print is confirmed as soon as it runs.
+// The one-shot claude-print is confirmed as soon as it runs. The CLI's
+// home trusts no folder the check runs in: the check marks its directory
+// trusted, as the product does for its worktrees.
 func TestHarnessCheckClaudeIsGreen(t *testing.T) {
 	t.Parallel()
 	bin := claudecli.Require(t)
@@ -31,8 +33,10 @@ func TestHarnessCheckClaudeIsGreen(t *testing.T) {
 			base, err := srv.Start()
 			require.NoError(t, err)
 			t.Cleanup(func() { _ = srv.Close() })
+			// The CLI trusts no folder the check knows of (only one
+			// elsewhere): the check marks its scratch directory trusted.
 			home, dir := t.TempDir(), t.TempDir()
-			require.NoError(t, modelstub.SeedHome(home, dir))
+			require.NoError(t, modelstub.SeedHome(home, t.TempDir()))
 			spec := modelstub.Harness(session.DefaultSpecs()[name], bin, home, base).
 				Expand(map[string]string{"model": "claude-sonnet-4-5"})
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

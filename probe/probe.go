@@ -39,6 +39,10 @@ type Params struct {
 	// Type is the probe text typed at the prompt; "" means a default that
 	// asks the agent for nothing.
 	Type string
+	// NoModel leaves out every check that sends a request to the model:
+	// the submit of the probe text, and the whole run of a one-shot
+	// program (which sends its prompt as it starts).
+	NoModel bool
 }
 
 // Status is how one check came out.
@@ -59,6 +63,9 @@ type Check struct {
 	Text   string `json:"text"`
 	// Suggest holds volatile patterns the harness could add.
 	Suggest []string `json:"suggest,omitempty"`
+	// Fix says what to do about a failed check, where its text alone
+	// does not.
+	Fix string `json:"fix,omitempty"`
 }
 
 // Report is the whole lint.
@@ -84,6 +91,13 @@ func (r Report) Green() bool {
 // DefaultType is what the probe types at a prompt: text that asks the
 // agent for nothing, so submitting it costs at most one short reply.
 const DefaultType = "orchestra-tui harness check: this is a test, reply with OK only."
+
+// SendsToModel reports whether a probe of spec sends a request to the
+// model: one short reply to the probe text (or a one-shot's whole turn),
+// unless NoModel is set or nothing is ever typed into the program.
+func (p Params) SendsToModel() bool {
+	return !p.NoModel && (p.Spec.Types() || p.Spec.OneShot())
+}
 
 // Run probes the harness. It returns an error only when the probe itself
 // could not run; everything about the harness is in the report.
@@ -128,9 +142,24 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	}
 
 	if spec.OneShot() {
+		if p.NoModel {
+			add("launch", Skip, "a one-shot program sends its prompt to the model as it starts; left out (--no-model)")
+			return rep, nil
+		}
 		// A one-shot program takes its prompt at launch; give it the
 		// probe text so it has something to answer.
 		spec.Argv = append(append([]string(nil), spec.Argv...), p.Type)
+	}
+	// The scratch directory is the product's own, as a task's worktree
+	// is: the program is told it trusts it, so no "trust this folder?"
+	// dialog stands between the check and the prompt.
+	if spec.Trust != "" {
+		if err := session.MarkTrusted(spec, p.Environ, p.Dir); err != nil {
+			c := add("trust", Fail, "%v", err)
+			c.Fix = "the program's own config file could not be updated; mend it, or answer the trust dialog by running the program once in " + p.Dir
+			return rep, nil
+		}
+		add("trust", OK, "the scratch directory is marked trusted (%s)", spec.Trust)
 	}
 	// How a session's whole process tree is stopped on this machine: a
 	// cgroup per session where one is delegated, the process group and
@@ -161,8 +190,16 @@ func Run(ctx context.Context, p Params) (rep Report, err error) {
 	var werr error
 wait:
 	for {
-		if ready != nil && matchedAt == 0 && ready.MatchString(view.Text()) {
+		text := view.Text()
+		if ready != nil && matchedAt == 0 && ready.MatchString(text) {
 			matchedAt = time.Since(start)
+		}
+		if d, said, ok := spec.DialogOn(text); ok {
+			// It waits for a key: no ready marker will match until
+			// someone answers, and no edit of orchestra.toml answers it.
+			c := add("ready", Fail, "the program stopped at its %s dialog after %s: %s", d.Name, round(time.Since(start)), said)
+			c.Fix = dialogFix(d, bin, p.Dir)
+			return rep, nil
 		}
 		select {
 		case <-s.Changed():
@@ -175,7 +212,8 @@ wait:
 	case ready == nil:
 		add("ready", OK, "no ready marker (delivery %q): a session is confirmed as soon as it runs", spec.Delivery)
 	case werr != nil && matchedAt == 0:
-		add("ready", Fail, "the ready marker %q never matched: %v Screen: %s", spec.Ready, werr, session.ScreenTail(view.Text(), 4))
+		c := add("ready", Fail, "the ready marker %q never matched: %v Screen: %s", spec.Ready, werr, session.ScreenTail(view.Text(), 4))
+		c.Fix = "compare ready in orchestra.toml with the last screen below; if the program waits for an answer there, run it yourself once and answer"
 		return rep, nil
 	case werr != nil:
 		add("ready", OK, "the ready marker matched after %s", round(matchedAt))
@@ -211,8 +249,21 @@ wait:
 		add("submit", Skip, "delivery %q: nothing is ever typed into this program", spec.Delivery)
 		return rep, nil
 	}
-	typeCheck(ctx, s, spec, p.Type, add)
+	typeCheck(ctx, s, spec, p.Type, !p.NoModel, add)
 	return rep, nil
+}
+
+// dialogFix says how to get past a CLI's dialog for good.
+func dialogFix(d session.Dialog, bin, dir string) string {
+	switch d.Name {
+	case "API key":
+		return "run " + bin + " once yourself and answer whether to use the API key in your environment; or leave the key out of the harness's env"
+	case "trust this folder":
+		return "the scratch directory " + dir + " could not be marked trusted; run " + bin + " there once and trust it"
+	case "login":
+		return "run " + bin + " once yourself and log in (or give the harness its API key)"
+	}
+	return "run " + bin + " once yourself and answer its " + d.Name + " screen; the answer is remembered"
 }
 
 // idleCheck watches the settled screen for idle and reports the lines
@@ -335,7 +386,7 @@ func drawnLines(variants map[int][]string) []string {
 // it, submits it and checks the program reacted. A program that shows a
 // paste as a placeholder gets a suggested pending pattern when the harness
 // has none, so its deliveries can be confirmed.
-func typeCheck(ctx context.Context, s *session.Session, spec session.Spec, text string, add func(string, Status, string, ...any) *Check) {
+func typeCheck(ctx context.Context, s *session.Session, spec session.Spec, text string, submitIt bool, add func(string, Status, string, ...any) *Check) {
 	view := s.View()
 	before := view.Text()
 	start := time.Now()
@@ -362,6 +413,10 @@ func typeCheck(ctx context.Context, s *session.Session, spec session.Spec, text 
 	submit := spec.Submit
 	if submit == "" {
 		submit = `\r`
+	}
+	if !submitIt {
+		add("submit", Skip, "not sent (--no-model): submitting the probe text sends one request to the model")
+		return
 	}
 	start = time.Now()
 	if err := s.SubmitChecked(ctx); err != nil {

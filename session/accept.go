@@ -21,6 +21,12 @@ import (
 // the submit key is sent again, up to the harness's submit_retries times;
 // then the input is refused with what the screen shows.
 //
+// An agent at work may take input into a queue of its own and send it when
+// its tool call or turn ends; its prompt then shows that state (Claude
+// Code's box reads "Press up to edit queued messages"), which the harness's
+// queued pattern names: input it shows queued was taken, so it is neither
+// re-submitted nor reported undelivered.
+//
 // Without a pending pattern nothing tells an input waiting at the prompt
 // from one an agent read silently (many queue input while they work), so
 // the input counts as taken once written; `harness check` shows whether a
@@ -123,7 +129,7 @@ func (s *Session) waitTaken(ctx context.Context, before string, window time.Dura
 	for {
 		changed := s.changeSignal() // before reading, so no change is missed
 		text := s.term.Text()
-		pending := s.pending.MatchString(text)
+		pending := s.waiting(text)
 		seen = seen || pending
 		taken := seen && !pending && s.fingerprint(text) != before
 		switch {
@@ -155,7 +161,14 @@ func (s *Session) waitTaken(ctx context.Context, before string, window time.Dura
 // before, and nothing pending at the prompt.
 func (s *Session) taken(before string) bool {
 	text := s.term.Text()
-	return !s.pending.MatchString(text) && s.fingerprint(text) != before
+	return !s.waiting(text) && s.fingerprint(text) != before
+}
+
+// waiting reports whether text shows input waiting unsent at the prompt:
+// the pending pattern matches, and the queued pattern (input the program
+// holds to send itself, once its turn ends) does not.
+func (s *Session) waiting(text string) bool {
+	return s.pending.MatchString(text) && (s.queued == nil || !s.queued.MatchString(text))
 }
 
 // ScreenTail returns the last n non-blank lines of a screen, trimmed and

@@ -53,6 +53,9 @@ func withEnv(own ...string) []string { return append(append([]string(nil), agent
 // agentSpecs returns the built-in agent CLI harnesses, keyed by name.
 func agentSpecs() map[string]Spec {
 	codexEnv := withEnv("CODEX_HOME", "OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_API_KEY")
+	// Gemini CLI trusts the folder it runs in when this is set, for that
+	// process only: every session runs in a worktree the product made.
+	geminiSetEnv := func() map[string]string { return map[string]string{"GEMINI_CLI_TRUST_WORKSPACE": "true"} }
 	geminiEnv := withEnv("GEMINI_CLI_HOME", "GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GEMINI_BASE_URL",
 		"GOOGLE_CLOUD_PROJECT", "GOOGLE_CLOUD_LOCATION", "GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_APPLICATION_CREDENTIALS")
 	opencodeEnv := withEnv("XDG_CONFIG_HOME", "XDG_DATA_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME",
@@ -83,6 +86,7 @@ func agentSpecs() map[string]Spec {
 			Volatile:     []string{`[•◦] Working \([^)]*\)`, `[\x{2800}-\x{28FF}]+`},
 			Capabilities: []string{"code"},
 			Usage:        UsageCodexRollout,
+			Trust:        TrustCodexProjects,
 			Tested:       codexTested,
 		},
 		// `codex exec BRIEF` runs one turn and exits; it starts no daemon.
@@ -101,6 +105,7 @@ func agentSpecs() map[string]Spec {
 			Resubmit:      ResubmitSubmit,
 			Capabilities:  []string{"code"},
 			Usage:         UsageCodexRollout,
+			Trust:         TrustCodexProjects,
 			Tested:        codexTested,
 		},
 		// Gemini CLI in its terminal UI; --yolo runs its tools without a
@@ -108,6 +113,7 @@ func agentSpecs() map[string]Spec {
 		"gemini": {
 			Argv:     []string{"gemini", "--yolo"},
 			Env:      geminiEnv,
+			SetEnv:   geminiSetEnv(),
 			Delivery: DeliveryType,
 			Ready:    `Type your message or @path/to/file`,
 			Submit:   `\r`,
@@ -137,6 +143,7 @@ func agentSpecs() map[string]Spec {
 		"gemini-print": {
 			Argv:          []string{"gemini", "--yolo", "-p"},
 			Env:           geminiEnv,
+			SetEnv:        geminiSetEnv(),
 			Delivery:      DeliveryArg,
 			Submit:        `\r`,
 			Quiet:         Duration{3 * time.Second},

@@ -121,3 +121,32 @@ func TestClaudePendingPattern(t *testing.T) {
 		require.Equal(t, c.pending, re.MatchString(c.screen), c.name)
 	}
 }
+
+// TestClaudeQueuedPattern: while Claude Code works, what is submitted into
+// its box joins its queue and the box reads "Press up to edit queued
+// messages" (screens from 2.1.332 and 2.1.197): the pending pattern still
+// matches that line, the queued pattern says it is input taken. Text in the
+// box is not queued.
+func TestClaudeQueuedPattern(t *testing.T) {
+	t.Parallel()
+	spec := session.DefaultSpecs()["claude"]
+	pending, queued := regexp.MustCompile(spec.Pending), regexp.MustCompile(spec.Queued)
+	const (
+		rule   = "──────────────────────────────────────────\n"
+		footer = "  ⏵⏵ accept edits on (shift+tab to cycle) · esc to interrupt\n"
+	)
+	for _, c := range []struct {
+		name   string
+		screen string
+		queued bool
+	}{
+		{"2.1.332, the correction queued", "❯ HUMAN DECISION (overrides the plan): Keep it.\n  ⎿  Queued · ctrl+x ctrl+s to send now\n\n✢ Undulating…\n\n" +
+			rule + "❯\u00a0Press up to edit queued messages\n" + rule + footer, true},
+		{"2.1.197, the correction queued", "✻ Photosynthesizing… (9s · ↓ 43 tokens)\n\n\n  ❯ HUMAN DECISION (overrides the plan): Keep it.\n" +
+			rule + "❯\u00a0Press up to edit queued messages\n" + rule + footer, true},
+		{"a correction still in the box", "✢ Undulating…\n\n" + rule + "❯\u00a0HUMAN DECISION (overrides the plan): Keep it.\n" + rule + footer, false},
+	} {
+		require.True(t, pending.MatchString(c.screen), c.name)
+		require.Equal(t, c.queued, queued.MatchString(c.screen), c.name)
+	}
+}

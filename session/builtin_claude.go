@@ -19,6 +19,10 @@ var claudeSetEnv = map[string]string{
 // the lower rule.
 const claudePending = `(?m)^─{3,}[^\n]*\n❯[ \x{a0}](?:[^\s\x{a0}T]|T[^r\n]|Tr[^y\n]|Try[^ \n])[^\n]*\n(?:  [^\n]*\n)*─{3,}`
 
+// claudeQueued matches Claude Code's prompt box showing its hint for
+// queued messages: the box is empty, what was typed waits in its queue.
+const claudeQueued = `(?m)^❯[ \x{a0}]Press up to edit queued messages`
+
 // claudeDialogs are the screens Claude Code stops at before its prompt,
 // each matched on text found in 2.1.332's own binary; the API key and the
 // trust dialogs were seen in a pane (ANTHROPIC_API_KEY not yet approved,
@@ -56,19 +60,29 @@ func init() {
 		// space; a suggestion it may show in an empty box starts with
 		// `Try "`. A message in the history above starts with "❯" too, but
 		// has no rule right above it and below it.
-		Pending:       claudePending,
+		Pending: claudePending,
+		// While it works, input submitted into its box joins a queue of
+		// its own, sent with the next tool result or when the turn ends;
+		// the box then reads "Press up to edit queued messages" (2.1.197
+		// and 2.1.332), which is input taken, not input left unsent.
+		Queued:        claudeQueued,
 		Quiet:         Duration{time.Second},
 		LaunchTimeout: Duration{60 * time.Second},
 		Resubmit:      ResubmitSubmit,
 		// Its spinner, with the elapsed time ("✻ Thinking… (3s · esc to
 		// interrupt)") and, in a turn's first seconds, without it
 		// ("✢ Crunching…"): neither is progress.
+		// 2.1.332 also animates its logo, drawn in block elements beside
+		// "Claude Code vX" in an idle pane (harness check's idle check
+		// saw it change, now and then).
 		Volatile: []string{
 			`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*]\s*\S+…?\s*\(\d+s[^)]*\)`,
 			`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏✢✳✶✻✽·*] \S+…`,
+			`[\x{2580}-\x{259F}]+`,
 		},
 		Capabilities: []string{"code"},
 		Usage:        UsageClaudeTranscript,
+		Trust:        TrustClaudeProjects,
 		Dialogs:      claudeDialogs,
 		Tested:       claudeTested,
 	})
@@ -88,6 +102,7 @@ func init() {
 		Resubmit:      ResubmitSubmit,
 		Capabilities:  []string{"code"},
 		Usage:         UsageClaudeTranscript,
+		Trust:         TrustClaudeProjects,
 		Tested:        claudeTested,
 	})
 }

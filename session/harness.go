@@ -88,6 +88,12 @@ type Spec struct {
 	// changed and Pending does not match; until then the submit key is
 	// sent again. Empty: an input counts as taken once written.
 	Pending string `toml:"pending"`
+	// Queued is a regular expression that matches the screen while the
+	// program holds typed input in a queue of its own, to send when its
+	// current turn or tool call ends (Claude Code's "Press up to edit
+	// queued messages"). Such input was taken: where Queued matches,
+	// Pending is not read as input left unsent.
+	Queued string `toml:"queued"`
 	// SubmitRetries is how many times the submit key is re-sent when the
 	// program has not visibly taken an input; 0 means 3.
 	SubmitRetries int `toml:"submit_retries"`
@@ -110,6 +116,10 @@ type Spec struct {
 	// Usage names where the program reports the tokens it spent; "" means
 	// it reports none the console can read.
 	Usage UsageSource `toml:"usage"`
+	// Trust names where the program keeps the folders it trusts; the
+	// product marks the directory it made for a session trusted there
+	// before the program starts (see MarkTrusted). "" marks nothing.
+	Trust TrustStore `toml:"trust"`
 	// Dialogs are the screens the program may stop at for the operator
 	// (dialog.go).
 	Dialogs []Dialog `toml:"dialogs"`
@@ -185,6 +195,11 @@ func (s Spec) Validate() error {
 			bad("pending", "bad regular expression: %v", err)
 		}
 	}
+	if s.Queued != "" {
+		if _, err := regexp.Compile(s.Queued); err != nil {
+			bad("queued", "bad regular expression: %v", err)
+		}
+	}
 	if len(s.Tested) != 0 && len(s.Tested) != 2 {
 		bad("tested", "give the oldest and the newest version tested, as two strings")
 	}
@@ -205,6 +220,9 @@ func (s Spec) Validate() error {
 	}
 	if s.LaunchTimeout.Duration < 0 {
 		bad("launch_timeout", "is negative")
+	}
+	if !validTrust(s.Trust) {
+		bad("trust", "unknown value %q; use one of %q or leave it out", s.Trust, trustStores)
 	}
 	if s.Usage != "" && !slices.Contains(usageSources, s.Usage) {
 		bad("usage", "unknown value %q; use one of %q or leave it out", s.Usage, usageSources)

@@ -78,6 +78,7 @@ type Session struct {
 	submit   []byte
 	ready    *regexp.Regexp
 	pending  *regexp.Regexp
+	queued   *regexp.Regexp
 	volatile []*regexp.Regexp
 
 	// outMu keeps the recording's order of output and resize events the
@@ -153,6 +154,9 @@ func Start(p Params) (*Session, error) {
 	}
 	if spec.Pending != "" {
 		s.pending = regexp.MustCompile(spec.Pending)
+	}
+	if spec.Queued != "" {
+		s.queued = regexp.MustCompile(spec.Queued)
 	}
 	for _, v := range spec.Volatile {
 		s.volatile = append(s.volatile, regexp.MustCompile(v))

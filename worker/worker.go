@@ -215,6 +215,13 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	if spec.Delivery == session.DeliveryFile {
 		banner = briefNotice(p.Phase)
 	}
+	// The worktree is the product's own: the CLI is told it is trusted
+	// before it starts, so it opens no "trust this folder?" dialog.
+	if err := session.MarkTrusted(spec, p.Environ, p.Dir); err != nil {
+		unwatch()
+		wt.Close()
+		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: err.Error()}
+	}
 	launchedAt := time.Now()
 	launch := p.Launch
 	if launch == nil {

@@ -89,11 +89,12 @@ func harnessList(args []string, stdout, stderr io.Writer) int {
 }
 
 func harnessCheck(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("harness check", "orchestra-tui harness check NAME [-C DIR] [--model M] [--idle 3s] [--json]", stderr)
+	fs := newFlags("harness check", "orchestra-tui harness check NAME [-C DIR] [--model M] [--idle 3s] [--no-model] [--json]", stderr)
 	dir := fs.String("C", ".", "run as if started in `DIR`")
 	model := fs.String("model", "", "the model to fill {{model}} with")
 	idle := fs.Duration("idle", 3*time.Second, "how long to watch the settled screen for changes")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
+	noModel := fs.Bool("no-model", false, "send nothing to the model: leave out the submit check (and a one-shot program's run)")
 	// The name may come before or after the flags, as with git.
 	name, rest := "", args
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
@@ -121,9 +122,12 @@ func harnessCheck(args []string, stdout, stderr io.Writer) int {
 		return fail(stderr, err)
 	}
 	defer os.RemoveAll(scratch)
-	rep, err := probe.Run(context.Background(), probe.Params{
-		Spec: spec.Expand(harnessVars(*model)), Dir: scratch, Idle: *idle,
-	})
+	params := probe.Params{Spec: spec.Expand(harnessVars(*model)), Dir: scratch, Idle: *idle, NoModel: *noModel}
+	if params.SendsToModel() && !*asJSON {
+		// Said before it happens: with a real provider it is billed.
+		fmt.Fprintf(stdout, "note: this check sends one short request to the model (%q, asked to reply OK); --no-model leaves it out\n", probe.DefaultType)
+	}
+	rep, err := probe.Run(context.Background(), params)
 	if err != nil {
 		return fail(stderr, err)
 	}
@@ -159,5 +163,16 @@ func printReport(w io.Writer, rep probe.Report, from string) {
 	if rep.Screen != "" {
 		fmt.Fprintf(w, "last screen:\n%s\n", rep.Screen)
 	}
-	fmt.Fprintf(w, "not green: fix what is marked ✗ in %s\n", config.FileName)
+	// Each failure's own advice where it has one: a dialog is answered in
+	// the program, not in orchestra.toml.
+	advised := false
+	for _, c := range rep.Checks {
+		if c.Status == probe.Fail && c.Fix != "" {
+			fmt.Fprintf(w, "not green (%s): %s\n", c.Name, c.Fix)
+			advised = true
+		}
+	}
+	if !advised {
+		fmt.Fprintf(w, "not green: fix what is marked ✗ in %s\n", config.FileName)
+	}
 }

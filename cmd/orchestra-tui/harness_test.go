@@ -110,3 +110,39 @@ func TestRunHeadlessWithOneShotAgentsEnds(t *testing.T) {
 		})
 	}
 }
+
+// harness check says before it runs that it sends one request to the
+// model, and --no-model leaves the submit out; a program that stops at one
+// of its dialogs fails at once with the dialog's text and advice that
+// answers the dialog, not an edit of orchestra.toml.
+func TestHarnessCheckNamesTheModelRequestAndTheDialog(t *testing.T) {
+	t.Parallel()
+	root := calcRepo(t)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "orchestra.toml"), []byte(`
+[harness.echoer]
+argv = ["/bin/sh", "-c", "printf 'ready> '; read line; echo \"got: $line\"; sleep 30"]
+ready = 'ready>'
+quiet = "100ms"
+
+[harness.asker]
+argv = ["/bin/sh", "-c", "echo 'Update available: press enter to install'; sleep 30"]
+ready = 'ready>'
+dialogs = ["update: Update available"]
+`), 0o644))
+	code, stdout, stderr := cli(t, "harness", "check", "echoer", "-C", root, "--idle", "300ms")
+	require.Equal(t, 0, code, stdout+stderr)
+	require.Contains(t, stdout, "note: this check sends one short request to the model")
+	require.Contains(t, stdout, "--no-model leaves it out")
+
+	code, stdout, stderr = cli(t, "harness", "check", "echoer", "-C", root, "--idle", "300ms", "--no-model")
+	require.Equal(t, 0, code, stdout+stderr)
+	require.NotContains(t, stdout, "note: this check sends")
+	require.Contains(t, stdout, "· submit   not sent (--no-model)")
+
+	code, stdout, _ = cli(t, "harness", "check", "asker", "-C", root)
+	require.Equal(t, 1, code, stdout)
+	require.Contains(t, stdout, "✗ ready    the program stopped at its update dialog")
+	require.Contains(t, stdout, "Update available: press enter to install")
+	require.Contains(t, stdout, "not green (ready): run /bin/sh once yourself and answer its update screen")
+	require.NotContains(t, stdout, "fix what is marked ✗")
+}
