@@ -76,6 +76,10 @@ type TaskView struct {
 	// ("stuck 45s", "unplaceable: no slot offers gpu"); empty when none.
 	Flag  string `json:",omitempty"`
 	Stuck bool   `json:",omitempty"`
+	// Working, for a live session whose screen has been still for
+	// stuck.after but whose processes keep working, says why it is not
+	// flagged stuck ("working: 42 s CPU in the last minute"); no alarm.
+	Working string `json:",omitempty"`
 	// Gate is set while the verify gate re-runs the tests for this task,
 	// between its session's end and the verdict, and while the last green
 	// gate's work is committed (a moment).

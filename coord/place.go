@@ -419,12 +419,18 @@ func launchedData(w worker.Handle) json.RawMessage {
 }
 
 // rebaseLease starts the lease's clock and its progress baseline at the
-// session's launch, and again at its confirmation (confirm). The grant happened before the worktree was prepared and
-// the baseline verify ran, which is the console's time, not the agent's: a
-// slow verify must not eat the agent's lease. And the grant's baseline was
-// empty, so the first sample would always count as progress; the baseline
-// is the sample taken at launch instead (including the worktree an earlier
-// attempt left), so a launch that never does anything gets no free renewal.
+// session's launch, again at its confirmation (confirm), and once more
+// when a typed brief has been delivered (its report). The grant happened
+// before the worktree was prepared and the baseline verify ran, which is
+// the console's time, not the agent's: a slow verify must not eat the
+// agent's lease. And the grant's baseline was empty, so the first sample
+// would always count as progress; the baseline is the sample taken at
+// launch instead (including the worktree an earlier attempt left), so a
+// launch that never does anything gets no free renewal. The same holds for
+// the brief: its echo in the pane is the console's typing, not the agent's
+// work, so the baseline is taken after it (the worker stores a sample
+// holding the echo before it reports the delivery), and an agent that
+// never prints anything loses its lease one lease length after its brief.
 func (c *Coordinator) rebaseLease(ctx context.Context, r *run) {
 	now := c.now()
 	l := r.lease

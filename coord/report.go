@@ -64,6 +64,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		switch rep.Input {
 		case worker.InputBrief:
 			r.briefed = true
+			c.rebaseLease(ctx, r)
 			c.record(ctx, c.event(r.taskID, r.sessionID, task.EvBriefDelivered,
 				fmt.Sprintf("Brief delivered to session %s (%d bytes).", short(r.sessionID), len(r.brief))))
 		case worker.InputRefusal:
@@ -75,6 +76,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		// shows, and a resubmit is the operator's next move.
 		if rep.Input == worker.InputBrief {
 			r.briefed = true
+			c.rebaseLease(ctx, r)
 		}
 		r.addError(rep.Refusal.Error())
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,

@@ -35,6 +35,8 @@ func (c *Coordinator) publish() {
 			tv.Stuck = r.stuck
 			if r.stuck {
 				tv.Flag = "stuck"
+			} else if r.w != nil {
+				tv.Working = workingText(r.w.Sample(), c.cfg.Stuck.After.Duration)
 			}
 			l := r.lease
 			tv.Lease = &LeaseView{

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,6 +24,7 @@ type Client struct {
 	calls   *wire.Caller
 	welcome Welcome
 	version atomic.Uint64 // the newest screen version the host announced
+	noCPU   atomic.Bool   // the host is older than the cpu request
 
 	mu       sync.Mutex
 	cols     int
@@ -245,6 +247,34 @@ func (cl *Client) Size() (cols, rows int) {
 	defer cl.mu.Unlock()
 	return cl.cols, cl.rows
 }
+
+// CPU returns the CPU time the agent's tree has used, as its host
+// measures it (session.Session.CPU); false when the host cannot measure
+// it, does not answer within cpuWait, or is older than the request (it is
+// then not asked again).
+func (cl *Client) CPU() (time.Duration, bool) {
+	if cl.noCPU.Load() {
+		return 0, false
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), cpuWait)
+	defer cancel()
+	b, err := cl.call(ctx, opCPU, nil)
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown request") {
+			cl.noCPU.Store(true)
+		}
+		return 0, false
+	}
+	var c cpu
+	if json.Unmarshal(b, &c) != nil {
+		return 0, false
+	}
+	return c.CPU, c.Known
+}
+
+// cpuWait bounds a CPU reading: a sample must not wait on a host that is
+// slow to answer; the next one asks again.
+const cpuWait = 2 * time.Second
 
 // Pid returns the agent's process id, which is also its process group id.
 func (cl *Client) Pid() int { return cl.welcome.Pid }

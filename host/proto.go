@@ -19,7 +19,7 @@
 // The protocol is the engine's style (package wire): newline-delimited
 // JSON, a hello naming the protocol version answered by a welcome (the
 // session, the agent's pid, its exit if it has ended) or a refusal, then
-// requests with ids. A client that watches gets a "changed" push, carrying
+// requests with ids (the screen, keys, the tree's CPU time, a stop). A client that watches gets a "changed" push, carrying
 // the screen's version, whenever the screen changes (coalesced: one
 // pending per client), and an "exit" push when the agent has exited and
 // its tree is torn down.
@@ -57,6 +57,11 @@ const (
 	opSubmit     = "submit"     // session.SubmitChecked
 	opStop       = "stop"       // {grace}: end the agent's whole tree
 	opCollect    = "collect"    // the exit was seen: the host may go
+	// opCPU -> cpu: the CPU time the agent's tree has used. A host older
+	// than it answers "unknown request", which the client takes as a
+	// tree whose CPU is not known: nothing is misread, so the protocol's
+	// version stays.
+	opCPU = "cpu"
 )
 
 // Replies and pushes the host sends.
@@ -115,6 +120,13 @@ type screen struct {
 	Cursor  bool     `json:"cursor"`
 	Title   string   `json:"title,omitempty"`
 	Modes   vt.Modes `json:"modes"`
+}
+
+// cpu is the agent's tree's CPU time so far (session.Session.CPU), in
+// nanoseconds; Known is false where it cannot be measured.
+type cpu struct {
+	CPU   time.Duration `json:"cpu"`
+	Known bool          `json:"known"`
 }
 
 type changed struct {

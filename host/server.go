@@ -154,10 +154,10 @@ func (srv *Server) ServeConn(rw io.ReadWriteCloser) {
 				go func() { defer wg.Done(); srv.watch(ctx, c) }()
 			}
 			srv.reply(c, f, nil, nil)
-		case opWaitReady, opDeliver, opSend, opSubmit, opStop, opScreen, opScrollback:
+		case opWaitReady, opDeliver, opSend, opSubmit, opStop, opScreen, opScrollback, opCPU:
 			// They wait on the screen or on the agent's end, or read a
 			// screen or its history while a flooding agent holds the
-			// emulator: off the read loop, so a key typed meanwhile is
+			// emulator, or /proc: off the read loop, so a key typed meanwhile is
 			// written at once, never behind them.
 			wg.Add(1)
 			go func(f wire.Frame) {
@@ -250,6 +250,9 @@ func (srv *Server) handle(ctx context.Context, f wire.Frame) (any, error) {
 	switch f.Op {
 	case opScreen:
 		return screenOf(s), nil
+	case opCPU:
+		d, ok := s.CPU()
+		return cpu{CPU: d, Known: ok}, nil
 	case opScrollback:
 		var q nReq
 		if err := json.Unmarshal(f.Body, &q); err != nil {

@@ -14,6 +14,16 @@ type Progress struct {
 	Worktree  string    `json:"worktree"`  // fingerprint of the worktree's changed files
 	Artifacts int       `json:"artifacts"` // number of artifacts present
 	At        time.Time `json:"at"`
+	// CPU is the CPU time the session's process tree has used since its
+	// launch, where it can be measured (its cgroup's cpu.stat, else the
+	// tree's times in /proc); zero where it cannot. It never decreases.
+	CPU time.Duration `json:"cpu,omitempty"`
+	// Working is the CPU time the tree used in the CPUWindow before At
+	// when that is work (Working), zero otherwise; Still is how long the
+	// screen (volatile parts masked) had not changed at At. Both are for
+	// display ("working: 42 s CPU in the last minute"), not stored.
+	Working time.Duration `json:"-"`
+	Still   time.Duration `json:"-"`
 }
 
 // Lease is a task's right to run. It is a value: the policy computes a new

@@ -119,12 +119,14 @@ func (l Lease) Extend(d time.Duration) Lease {
 }
 
 // Advanced reports whether sample shows progress beyond base: a different
-// screen fingerprint, a different worktree fingerprint, or more artifacts.
-// Fewer artifacts is not progress (something was deleted, not produced).
+// screen fingerprint, a different worktree fingerprint, more artifacts, or
+// CPU time that is work (CPUWorks over the time between them). Fewer
+// artifacts is not progress (something was deleted, not produced).
 func (sample Progress) Advanced(base Progress) bool {
 	return sample.Screen != base.Screen ||
 		sample.Worktree != base.Worktree ||
-		sample.Artifacts > base.Artifacts
+		sample.Artifacts > base.Artifacts ||
+		sample.cpuAdvanced(base)
 }
 
 // Decide applies policy p to lease l at now, given the newest progress
@@ -190,7 +192,7 @@ func decide(l Lease, p Policy, sample Progress, advanced bool, started, now time
 		return Decision{
 			Action: ActionRefuse,
 			Reason: task.ReasonRenewalNoProgress,
-			Text: fmt.Sprintf("Not renewed: no change on screen, in the worktree or in artifacts since %s; the lease stands until %s (%s left).",
+			Text: fmt.Sprintf("Not renewed: no change on screen, in the worktree or in artifacts, and no CPU work, since %s; the lease stands until %s (%s left).",
 				baselineAt(l), clock(l.Deadline), round(l.Remaining(now))),
 			Lease: l,
 		}
@@ -219,14 +221,24 @@ func whatChanged(sample, base Progress) string {
 	if sample.Artifacts > base.Artifacts {
 		parts = append(parts, fmt.Sprintf("artifacts (%d → %d)", base.Artifacts, sample.Artifacts))
 	}
+	changed := ""
 	switch len(parts) {
+	case 0:
 	case 1:
-		return parts[0] + " changed"
+		changed = parts[0] + " changed"
 	case 2:
-		return parts[0] + " and " + parts[1] + " changed"
+		changed = parts[0] + " and " + parts[1] + " changed"
 	default:
-		return parts[0] + ", " + parts[1] + " and " + parts[2] + " changed"
+		changed = parts[0] + ", " + parts[1] + " and " + parts[2] + " changed"
 	}
+	if !sample.cpuAdvanced(base) {
+		return changed
+	}
+	worked := fmt.Sprintf("the session's processes used %s CPU in %s", roundCPU(sample.CPU-base.CPU), roundCPU(sample.At.Sub(base.At)))
+	if changed == "" {
+		return worked
+	}
+	return changed + ", and " + worked
 }
 
 func baselineAt(l Lease) string {
@@ -245,6 +257,15 @@ func lastProgress(l Lease) string {
 
 // clock formats an instant as the operator reads it on a wall clock.
 func clock(t time.Time) string { return t.Format("15:04:05") }
+
+// roundCPU rounds a CPU time to what tells: tenths of a second below ten
+// seconds (a lease of seconds renews on fractions of one), seconds above.
+func roundCPU(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d.Round(100 * time.Millisecond)
+	}
+	return round(d)
+}
 
 // round drops sub-second noise from durations shown to the operator.
 func round(d time.Duration) time.Duration { return d.Round(time.Second) }

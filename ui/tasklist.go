@@ -420,6 +420,9 @@ func taskFlag(tv coord.TaskView) string {
 	if tv.Flag != "" {
 		return tv.Flag
 	}
+	if tv.Working != "" {
+		return tv.Working // why a silent pane is not stuck: no alarm
+	}
 	switch tv.Task.State {
 	case task.StateFailed, task.StateParked, task.StateCancelled:
 		return tv.Task.Reason

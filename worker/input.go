@@ -170,7 +170,9 @@ func (r *Run) typeInput(ctx context.Context, in Input) error {
 			if err := writeBrief(r.wt, in.Text); err != nil {
 				return err
 			}
-			return r.sess.Notice(briefNotice(r.p.Phase))
+			err := r.sess.Notice(briefNotice(r.p.Phase))
+			r.freshSample(ctx)
+			return err
 		case InputResubmit:
 			return r.sess.Notice(briefNotice(r.p.Phase))
 		default:
@@ -187,6 +189,11 @@ func (r *Run) typeInput(ctx context.Context, in Input) error {
 		r.in.briefed = true
 		r.in.lastText = in.Text
 		r.in.mu.Unlock()
+		// The brief's echo is on the screen now: the sample the
+		// coordinator takes as the lease's baseline on this delivery's
+		// report must hold it, or the echo would renew the lease of an
+		// agent that never did anything.
+		r.freshSample(ctx)
 		return err
 	case InputResubmit:
 		switch in.Mode {

@@ -112,7 +112,13 @@ const worktreeBackoff = 12
 
 // sampleLoop takes a progress sample every SampleEvery and tracks how long
 // the screen has been still, for stuck detection. Stillness counts only
-// from the brief's delivery: before it the agent is waiting on us.
+// from the brief's delivery: before it the agent is waiting on us. A
+// still screen over a process tree that works (its CPU time, read every
+// cpuEvery, is lease.CPUWorks over the StuckWindow before the sample, and
+// since the screen went still and the brief) is not stillness either: a
+// silent build is work, and the stuck clock runs from when the tree last
+// worked. The sample says how much it worked in the last lease.CPUWindow,
+// for the list.
 //
 // The worktree's fingerprint runs git, the one costly part of a sample: it
 // is taken every WorktreeEvery while the agent shows signs of work, and
@@ -131,11 +137,18 @@ func (r *Run) sampleLoop(ctx context.Context) {
 	screenAtWorktree := lastScreen
 	stuck := false
 	dialog := "" // the dialog reported as needing the operator
+	// The tree's CPU time: a still screen over a tree that works is not
+	// stuck (lease.CPUWorks); busyAt is when it last counted as working.
+	cpu, _ := r.sess.(cpuReader)
+	var meter CPUMeter
+	var cpuAt, busyAt time.Time
 	for {
+		var ack chan struct{}
 		select {
 		case <-ctx.Done():
 			return
 		case <-tick.C:
+		case ack = <-r.resample:
 		}
 		if r.briefedAt.Load() == 0 && !r.finished.Load() {
 			dialog = r.noteDialog(dialog)
@@ -147,7 +160,28 @@ func (r *Run) sampleLoop(ctx context.Context) {
 			lastWorktree = now
 		}
 		s := r.takeSample(prev, refresh)
+		if cpu != nil && now.Sub(cpuAt) >= cpuEvery {
+			cpuAt = now
+			if d, ok := cpu.CPU(); ok {
+				meter.Add(now, d)
+			}
+		}
+		quietFrom := lastChange // the CPU of a still screen counts from its stillness and the brief
+		if b := time.Unix(0, r.briefedAt.Load()); b.After(quietFrom) {
+			quietFrom = b
+		}
+		s.CPU = meter.Total()
+		s.Working = meter.Working(later(quietFrom, now.Add(-lease.CPUWindow)))
+		busy := meter.Working(later(quietFrom, now.Add(-StuckWindow(r.p.StuckAfter)))) > 0
+		if s.Screen != lastScreen {
+			s.Still, s.Working, busy = 0, 0, false
+		} else {
+			s.Still = now.Sub(lastChange)
+		}
 		r.sample.Store(&s)
+		if ack != nil {
+			close(ack)
+		}
 		worktreeWait = nextWorktreeWait(worktreeWait, r.p.WorktreeEvery,
 			s.Screen != screenAtWorktree, refresh, s.Worktree != prev.Worktree)
 		if refresh || s.Screen != screenAtWorktree {
@@ -156,8 +190,13 @@ func (r *Run) sampleLoop(ctx context.Context) {
 		if s.Advanced(prev) {
 			r.progressAt.Store(now.UnixNano())
 		}
-		if s.Screen != lastScreen {
-			lastScreen, lastChange = s.Screen, now
+		if busy {
+			busyAt = now
+		}
+		if s.Screen != lastScreen || busy {
+			if s.Screen != lastScreen {
+				lastScreen, lastChange = s.Screen, now
+			}
 			if stuck {
 				stuck = false
 				r.report(Report{Kind: Unstuck})
@@ -172,11 +211,30 @@ func (r *Run) sampleLoop(ctx context.Context) {
 		if b := time.Unix(0, briefed); b.After(since) {
 			since = b
 		}
+		if busyAt.After(since) {
+			since = busyAt
+		}
 		idle := now.Sub(since)
 		if !stuck && r.p.StuckAfter > 0 && idle >= r.p.StuckAfter && !r.finished.Load() && !r.sentinelExists() {
 			stuck = true
 			r.report(Report{Kind: Stuck, Idle: idle})
 		}
+	}
+}
+
+// freshSample has the sampler take a sample now and returns once it is
+// stored (at once when the run has ended): what the coordinator reads
+// after a report sent next is then no older than the report.
+func (r *Run) freshSample(ctx context.Context) {
+	ack := make(chan struct{})
+	select {
+	case r.resample <- ack:
+	case <-ctx.Done():
+		return
+	}
+	select {
+	case <-ack:
+	case <-ctx.Done():
 	}
 }
 

@@ -49,7 +49,7 @@ const (
 	InputRefused   ReportKind = "input-refused"   // an input was typed but the agent never visibly took it; Refusal says what the screen shows
 	Refused        ReportKind = "refused"         // the artifact was refused; the refusal was typed back
 	PhaseFinished  ReportKind = "phase-finished"  // valid artifact + sentinel + idle screen
-	Stuck          ReportKind = "stuck"           // the screen has not changed for StuckAfter
+	Stuck          ReportKind = "stuck"           // the screen has not changed, nor the tree worked, for StuckAfter
 	Unstuck        ReportKind = "unstuck"         // it changed again
 	Exited         ReportKind = "exited"          // the process ended
 	NeedsYou       ReportKind = "needs-you"       // the launch stopped at a dialog of the CLI's; Text quotes it
@@ -102,7 +102,8 @@ type Params struct {
 	// which runs git; zero means five samples. The screen is sampled every
 	// time: it is in memory.
 	WorktreeEvery time.Duration
-	// StuckAfter is how long a still screen counts as stuck; 0 disables.
+	// StuckAfter is how long a still screen over an idle process tree
+	// counts as stuck; 0 disables.
 	StuckAfter time.Duration
 	// Settle is how long the state directory must be quiet before the
 	// sentinel is acted on (CREATE fires before content is written).
@@ -136,6 +137,9 @@ type Run struct {
 	// briefedAt is when the brief was typed (unix ns; 0 before): a pane
 	// still waiting for its brief is waiting on the console, not stuck.
 	briefedAt atomic.Int64
+	// resample asks the sampler for a sample now; it closes the channel
+	// sent once the sample is stored (see freshSample).
+	resample chan chan struct{}
 	// progressAt is when a sample last differed from the one before it
 	// (unix ns): the operator's "last seen working".
 	progressAt atomic.Int64
@@ -297,7 +301,8 @@ func watchState(p Params, wt *jail.Dir) (<-chan struct{}, func(), error) {
 func newRun(ctx context.Context, p Params, wt *jail.Dir, sess Session, volatile []*regexp.Regexp, launchedAt time.Time) *Run {
 	ctx, cancel := context.WithCancel(ctx)
 	r := &Run{p: p, wt: wt, launchedAt: launchedAt, sess: sess, volatile: volatile, ctx: ctx, cancel: cancel,
-		watchDone: make(chan struct{}), detached: make(chan struct{}), done: make(chan struct{})}
+		watchDone: make(chan struct{}), detached: make(chan struct{}), done: make(chan struct{}),
+		resample: make(chan chan struct{})}
 	r.in = newInputQueue()
 	first := r.takeSample(lease.Progress{}, true)
 	r.sample.Store(&first)

@@ -68,6 +68,9 @@ func (a *agent) doPhase(j job) (code int, exit bool) {
 		<-a.decided
 	}
 	a.spin("Thinking…", 4)
+	if e.Behave == BehaveBuild {
+		a.build(e)
+	}
 	a.readFiles()
 
 	switch e.Behave {
@@ -144,6 +147,45 @@ func (a *agent) fixAfterRefusal(text string) {
 		return
 	}
 	a.writeResult(cur.brief, valid, fmt.Sprintf("● Rewrote %s and %s after the refusal.", cur.brief.Artifact, cur.brief.Sentinel))
+}
+
+// build runs e's silent CPU-bound build: a shell's busy loop as a child,
+// in the agent's session, until BuildSeconds have passed or BuildUntil
+// exists. Nothing is drawn while it runs.
+func (a *agent) build(e Entry) {
+	a.print("● Bash(make build)\n")
+	cmd := exec.Command("/bin/sh", "-c", "while :; do :; done")
+	if err := cmd.Start(); err != nil {
+		a.printf("  ⎿  ✗ %v\n", err)
+		return
+	}
+	var deadline <-chan time.Time
+	if e.BuildSeconds > 0 {
+		t := time.NewTimer(time.Duration(e.BuildSeconds) * time.Second)
+		defer t.Stop()
+		deadline = t.C
+	}
+	// The agent's own poll, not the test's: the stop file is a test's
+	// event, and the agent has no other way to hear of it.
+	poll := time.NewTicker(50 * time.Millisecond)
+	defer poll.Stop()
+	started := time.Now()
+wait:
+	for {
+		select {
+		case <-deadline:
+			break wait
+		case <-poll.C:
+			if e.BuildUntil != "" {
+				if _, err := os.Stat(filepath.Join(a.cwd, e.BuildUntil)); err == nil {
+					break wait
+				}
+			}
+		}
+	}
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	a.printf("  ⎿  build ok (%s)\n", time.Since(started).Round(time.Second))
 }
 
 // stall marks the agent stalled and sits silently until the process is

@@ -34,6 +34,11 @@ const (
 	BehaveFlood Behave = "flood"
 	// BehaveHalf applies only the first edit, then does the rest of the phase.
 	BehaveHalf Behave = "half"
+	// BehaveBuild runs a silent CPU-bound build first (a child process
+	// that keeps one core busy and prints nothing) for BuildSeconds, or
+	// until the file BuildUntil appears, then does the phase: what a long
+	// test run behind a spinner is to the stuck flag and the lease.
+	BehaveBuild Behave = "build"
 )
 
 // CrashExitCode is the status the agent exits with when told to crash.
@@ -83,6 +88,11 @@ type Entry struct {
 	Behave Behave `json:"behave,omitempty"`
 	// FloodLines is how many lines "flood" prints.
 	FloodLines int `json:"flood_lines,omitempty"`
+	// BuildSeconds is how long "build" keeps its core busy; BuildUntil, a
+	// path relative to the working directory, ends it early when the
+	// file appears (a test's event). One of them must be set.
+	BuildSeconds int    `json:"build_seconds,omitempty"`
+	BuildUntil   string `json:"build_until,omitempty"`
 	// AwaitDecision makes a stall wait, after its edits and before it goes
 	// silent, until a human decision has arrived and been echoed: the demo
 	// shows a correction reaching a live pane that then stops making
@@ -131,8 +141,15 @@ func (s Script) Validate() error {
 			where := fmt.Sprintf("phases.%s[%d]", ph, i)
 			switch e.Behave {
 			case BehaveNormal, BehaveStall, BehaveIgnoreFirst, BehaveCrash, BehaveFlood, BehaveHalf:
+			case BehaveBuild:
+				if e.BuildSeconds <= 0 && e.BuildUntil == "" {
+					return fmt.Errorf("%s: behave \"build\" needs build_seconds or build_until", where)
+				}
+				if e.BuildUntil != "" && !filepath.IsLocal(e.BuildUntil) {
+					return fmt.Errorf("%s: build_until %q must be relative and stay inside the working directory", where, e.BuildUntil)
+				}
 			default:
-				return fmt.Errorf("%s: unknown behave %q (known: stall, ignore_first, crash, flood, half)", where, e.Behave)
+				return fmt.Errorf("%s: unknown behave %q (known: stall, ignore_first, crash, flood, half, build)", where, e.Behave)
 			}
 			if e.AwaitDecision && e.Behave != BehaveStall && e.Behave != BehaveNormal {
 				return fmt.Errorf("%s: await_decision only applies to behave \"stall\" and the normal behaviour", where)

@@ -167,6 +167,10 @@ type Fake struct {
 	resizes    [][2]int
 	stopGrace  []time.Duration
 	detached   bool
+	echo       bool            // typed inputs show on the screen (EchoInputs)
+	cpu        time.Duration   // the tree's CPU time, as BurnCPU drove it
+	meter      worker.CPUMeter // what a worker's sampler makes of cpu
+	busyAt     time.Time       // when the tree last counted as working
 }
 
 func newFake(tb testing.TB, p worker.Params, pid int) *Fake {
@@ -222,12 +226,59 @@ func (f *Fake) Work(screen string) {
 	now := f.p.Now()
 	f.screen = screen
 	f.version++
-	f.sample = lease.Progress{Screen: lease.ScreenFingerprint(screen, nil), Worktree: f.sample.Worktree, Artifacts: f.sample.Artifacts, At: now}
+	f.sample = lease.Progress{Screen: lease.ScreenFingerprint(screen, nil), Worktree: f.sample.Worktree, Artifacts: f.sample.Artifacts, At: now,
+		CPU: f.sample.CPU}
 	f.progressAt, f.stillSince = now, now
 	wasStuck := f.stuck
 	f.stuck = false
 	f.mu.Unlock()
 	signal(f.changed)
+	signal(f.wake)
+	if wasStuck {
+		f.report(worker.Report{Kind: worker.Unstuck})
+	}
+}
+
+// EchoInputs makes every input typed from now on show on the screen, as
+// a real pane echoes what is typed into it: the brief's echo is then a
+// change of screen the coordinator must not take for progress.
+func (f *Fake) EchoInputs() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.echo = true
+}
+
+// BurnCPU has the agent's process tree use d of CPU time now, drawing
+// nothing: the CPU meter a test drives. The fake samples it as a worker
+// does (worker.CPUMeter over lease.CPUWindow): a tree that works is not
+// stuck, and its sample's CPU time is progress for the lease.
+func (f *Fake) BurnCPU(d time.Duration) {
+	f.mu.Lock()
+	now := f.p.Now()
+	f.cpu += d
+	f.meter.Add(now, f.cpu)
+	quietFrom := f.stillSince
+	if f.briefedAt.After(quietFrom) {
+		quietFrom = f.briefedAt
+	}
+	from := now.Add(-worker.StuckWindow(f.p.StuckAfter))
+	if quietFrom.After(from) {
+		from = quietFrom
+	}
+	working := f.meter.Working(from) > 0
+	if quietFrom.Before(now.Add(-lease.CPUWindow)) {
+		quietFrom = now.Add(-lease.CPUWindow)
+	}
+	f.sample.CPU, f.sample.Working, f.sample.At = f.meter.Total(), f.meter.Working(quietFrom), now
+	f.sample.Still = now.Sub(f.stillSince)
+	if working {
+		f.busyAt, f.progressAt = now, now
+	}
+	wasStuck := f.stuck && working
+	if wasStuck {
+		f.stuck = false
+	}
+	f.mu.Unlock()
 	signal(f.wake)
 	if wasStuck {
 		f.report(worker.Report{Kind: worker.Unstuck})
@@ -355,7 +406,8 @@ func (f *Fake) Stuck() bool {
 }
 
 // run is what a worker does by itself: type queued inputs in order (the
-// brief first) and flag a screen still for StuckAfter since the brief.
+// brief first) and flag a screen still for StuckAfter since the brief
+// and since the tree last worked (BurnCPU).
 func (f *Fake) run() {
 	var timer *time.Timer
 	defer func() {
@@ -376,6 +428,9 @@ func (f *Fake) run() {
 			since := f.stillSince
 			if f.briefedAt.After(since) {
 				since = f.briefedAt
+			}
+			if f.busyAt.After(since) {
+				since = f.busyAt
 			}
 			idle = f.p.Now().Sub(since)
 			wait = max(f.p.StuckAfter-idle, 0)
@@ -422,8 +477,18 @@ func (f *Fake) deliver() {
 		}
 		in := f.queue[i]
 		f.queue = append(f.queue[:i:i], f.queue[i+1:]...)
+		now := f.p.Now()
 		if in.Kind == worker.InputBrief {
-			f.briefed, f.briefedAt = true, f.p.Now()
+			f.briefed, f.briefedAt = true, now
+		}
+		if f.echo {
+			// The echo changes the screen, as typing does in a pane, but
+			// is no work of the agent's: neither progress nor the end of
+			// a stuck spell. The sample holds it before the delivery is
+			// reported, as a worker's does.
+			f.screen = strings.TrimPrefix(f.screen+"\n"+in.Text, "\n")
+			f.version++
+			f.sample.Screen, f.sample.At = lease.ScreenFingerprint(f.screen, nil), now
 		}
 		f.typed = append(f.typed, in)
 		f.mu.Unlock()

@@ -1,0 +1,27 @@
+package coord
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/lease"
+)
+
+// workingText says why a silent session is not flagged stuck: its screen
+// has been still for stuck.after or longer, but its process tree used CPU
+// time that counts as work (lease.CPUWorks) in the last lease.CPUWindow.
+// It is "" for any other session, and when stuck detection is off.
+func workingText(p lease.Progress, stuckAfter time.Duration) string {
+	if p.Working <= 0 || stuckAfter <= 0 || p.Still < stuckAfter {
+		return ""
+	}
+	return fmt.Sprintf("working: %d s CPU in the last %s", int(p.Working.Round(time.Second)/time.Second), windowName(lease.CPUWindow))
+}
+
+// windowName is how the CPU window reads in a sentence.
+func windowName(d time.Duration) string {
+	if d == time.Minute {
+		return "minute"
+	}
+	return d.String()
+}
