@@ -74,6 +74,9 @@ type TaskView struct {
 	// ("stuck 45s", "unplaceable: no slot offers gpu"); empty when none.
 	Flag  string `json:",omitempty"`
 	Stuck bool   `json:",omitempty"`
+	// LimitReset is when the provider's limit the session waits for
+	// resets (the flag says which), for a countdown; zero for none.
+	LimitReset time.Time `json:",omitzero"`
 	// Gate is set while the verify gate re-runs the tests for this task,
 	// between its session's end and the verdict, and while the last green
 	// gate's work is committed (a moment).

@@ -31,6 +31,9 @@ func (c *Coordinator) publish() {
 			if r.stuck {
 				tv.Flag = "stuck"
 			}
+			if r.limit != nil {
+				tv.LimitReset = r.limit.until
+			}
 			l := r.lease
 			tv.Lease = &LeaseView{
 				Token: l.Token, Holder: l.Holder, Deadline: l.Deadline, Renewals: l.Renewals,

@@ -25,6 +25,7 @@ const (
 	KindRefused        = "refused"         // the engine refused something only a human can fix
 	KindFailed         = "failed"          // it used its attempts; only a human can retry it
 	KindReturned       = "returned"        // the merge queue sent it back to implement (a conflict, or red on the base)
+	KindLimited        = "limited"         // its agent's provider showed a usage limit; it waits for the reset
 )
 
 // Notice is one "a task needs you", as the command receives it (JSON on
@@ -71,6 +72,8 @@ func For(ev task.Event) (Notice, bool) {
 		n.Kind = KindFailed
 	case ev.Kind == task.EvMergeReturned:
 		n.Kind = KindReturned
+	case ev.Kind == task.EvSessionLimited:
+		n.Kind = KindLimited
 	case ev.Kind == task.EvRefusal && ev.Reason == task.ReasonStuck:
 		n.Kind = KindStuck
 	case ev.Kind == task.EvRefusal && humanRefusals[ev.Reason]:
@@ -89,6 +92,7 @@ func (n Notice) Headline() string {
 		KindRefused:        "was refused",
 		KindFailed:         "failed",
 		KindReturned:       "was sent back by the merge queue",
+		KindLimited:        "waits for its provider's limit to reset",
 	}[n.Kind]
 	name := n.TaskID.Short()
 	if n.Title != "" {

@@ -33,6 +33,11 @@ func TestForPicksTheEventsThatNeedAHuman(t *testing.T) {
 			// The queue sent it back by itself: the operator is told.
 			require.True(t, ok)
 			require.Equal(t, KindReturned, n.Kind)
+		case task.EvSessionLimited:
+			// The provider's limit holds the task until its reset: the
+			// operator is told once (the event is recorded once a limit).
+			require.True(t, ok)
+			require.Equal(t, KindLimited, n.Kind)
 		default:
 			require.False(t, ok, "%s alone does not need a human", k)
 		}

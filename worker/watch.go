@@ -131,6 +131,7 @@ func (r *Run) sampleLoop(ctx context.Context) {
 	screenAtWorktree := lastScreen
 	stuck := false
 	dialog := "" // the dialog reported as needing the operator
+	limits := 0  // the limit messages the screen showed at the last sample
 	for {
 		select {
 		case <-ctx.Done():
@@ -155,6 +156,9 @@ func (r *Run) sampleLoop(ctx context.Context) {
 		}
 		if s.Advanced(prev) {
 			r.progressAt.Store(now.UnixNano())
+		}
+		if r.briefedAt.Load() != 0 && s.Screen != lastScreen && !r.finished.Load() {
+			limits = r.noteLimit(limits, now)
 		}
 		if s.Screen != lastScreen {
 			lastScreen, lastChange = s.Screen, now
@@ -325,4 +329,17 @@ func (rs *resizeSeen) screen(fp, prev string, size [2]int, now time.Time) string
 		return rs.from
 	}
 	return fp
+}
+
+// noteLimit reports a limit of the provider's that the screen shows once
+// the brief is in (Limited), when the number of limit messages on it grew
+// since the last sample (seen): the CLI's old message stays in its history
+// after the agent went on, and must not be taken for a new one. It returns
+// the number now shown.
+func (r *Run) noteLimit(seen int, now time.Time) int {
+	l, n, ok := r.p.Spec.LimitOn(r.sess.View().Text(), now)
+	if ok && n > seen {
+		r.report(Report{Kind: Limited, Limit: &l, Text: string(l.Kind) + ": " + l.Text})
+	}
+	return n
 }
