@@ -27,6 +27,8 @@ var keyDocs = map[string]string{
 	"harness.submit_retries": "How many times the submit key is re-sent before the input is refused (0: 3).",
 	"harness.tested":         "Oldest and newest version of the program these settings were proven with; `harness check` compares.",
 	"harness.dialogs":        "Screens the program stops at for the operator, each \"NAME: REGEX\"; while one shows the task needs you and its launch clock stands still.",
+	"harness.limits":         "How the program shows its provider's refusals, each \"KIND: REGEX\" (KIND: usage limit, rate limit, overloaded, login expired); while one shows the task waits for the reset, its lease held and no attempt charged.",
+	"harness.limit_resume":   "What is typed at a limit's reset to go on in the same conversation (empty: \"continue\"; \"<submit>\": the submit key alone).",
 	"harness.quiet":          "The screen must stay still this long after ready before the launch counts.",
 	"harness.launch_timeout": "How long a launch may take before it is refused.",
 	"harness.resubmit":       `What resubmitting a stuck pane sends: "submit" (the submit key), "brief" (the brief again) or "last-input".`,
@@ -96,6 +98,8 @@ var keyDocs = map[string]string{
 	"limits":                  "Bounds on what operators and agents can make the console hold.",
 	"limits.correction_bytes": "The largest correction accepted.",
 	"limits.recording_bytes":  "Cap on one session's recording (0: none).",
+	"limits.on_limit":         "When an agent's provider shows a usage or rate limit: \"wait\" (hold the session, lease and attempt, and type \"continue\" at the reset; new sessions of that harness wait too) or \"handoff:HARNESS\" (move the task to that harness at once, with its continuity).",
+	"limits.limit_wait":       "How long a limit whose message names no reset waits before the session goes on.",
 
 	"notify":          "How you hear that a task needs you: it awaits review, is stuck, was refused or failed.",
 	"notify.bell":     "Ring the terminal bell in the console (off with --no-anim).",

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 )
 
@@ -15,11 +16,59 @@ type Limits struct {
 	// RecordingBytes caps one session's asciicast recording; past it the
 	// recording notes where it was cut and stops growing. 0 means no cap.
 	RecordingBytes int64 `toml:"recording_bytes"`
+	// OnLimit says what a task does when its agent's provider shows a
+	// usage or rate limit: "wait" (the default) holds the session until
+	// the reset and goes on there; "handoff:HARNESS" moves the task to
+	// that harness, with its continuity, at once.
+	OnLimit string `toml:"on_limit"`
+	// LimitWait is how long a limit whose message gives no reset time
+	// waits; "" means 5 minutes.
+	LimitWait Duration `toml:"limit_wait"`
+}
+
+// Limit policies.
+const (
+	OnLimitWait    = "wait"
+	OnLimitHandoff = "handoff:"
+)
+
+// HandoffOnLimit returns the harness a limited task moves to, "" when it
+// waits.
+func (l Limits) HandoffOnLimit() string {
+	h, ok := strings.CutPrefix(l.OnLimit, OnLimitHandoff)
+	if !ok {
+		return ""
+	}
+	return strings.TrimSpace(h)
+}
+
+// LimitWaitOr is the wait of a limit with no reset time given.
+func (l Limits) LimitWaitOr() time.Duration {
+	if l.LimitWait.Duration > 0 {
+		return l.LimitWait.Duration
+	}
+	return 5 * time.Minute
+}
+
+// limitErrors reports an on_limit that is neither policy, or that hands
+// off to a harness not defined.
+func (c Config) limitErrors(name string) []error {
+	switch on := c.Limits.OnLimit; {
+	case on == "" || on == OnLimitWait:
+	case strings.HasPrefix(on, OnLimitHandoff):
+		h := c.Limits.HandoffOnLimit()
+		if _, ok := c.Harness[h]; !ok {
+			return []error{fmt.Errorf("%s: limits.on_limit = %q: no harness %q is defined", name, on, h)}
+		}
+	default:
+		return []error{fmt.Errorf("%s: limits.on_limit = %q: use %q or %q followed by a harness name", name, on, OnLimitWait, OnLimitHandoff)}
+	}
+	return nil
 }
 
 // DefaultLimits returns the limits a repository without config gets.
 func DefaultLimits() Limits {
-	return Limits{CorrectionBytes: 16 << 10, RecordingBytes: 64 << 20}
+	return Limits{CorrectionBytes: 16 << 10, RecordingBytes: 64 << 20, OnLimit: OnLimitWait, LimitWait: Duration{Duration: 5 * time.Minute}}
 }
 
 // MaxPaneCols and MaxPaneRows bound a pane's size wherever it comes from:
@@ -78,6 +127,8 @@ func (c Config) rangeErrors(name string) []error {
 	}
 	durIn("fork.cache_lifetime", c.Fork.CacheLifetime.Duration, time.Millisecond, maxDuration)
 	durIn("fork.expected_gap", c.Fork.ExpectedGap.Duration, 0, maxDuration)
+	durIn("limits.limit_wait", c.Limits.LimitWait.Duration, 0, maxDuration)
+	errs = append(errs, c.limitErrors(name)...)
 	intIn("limits.correction_bytes", c.Limits.CorrectionBytes, 1, maxCorrection)
 	if c.Limits.RecordingBytes < 0 || c.Limits.RecordingBytes > maxRecording {
 		errs = append(errs, fmt.Errorf("%s: limits.recording_bytes = %d is out of range (0 to %d)", name, c.Limits.RecordingBytes, int64(maxRecording)))

@@ -80,6 +80,9 @@ type TaskView struct {
 	// stuck.after but whose processes keep working, says why it is not
 	// flagged stuck ("working: 42 s CPU in the last minute"); no alarm.
 	Working string `json:",omitempty"`
+	// LimitReset is when the provider's limit the session waits for
+	// resets (the flag says which), for a countdown; zero for none.
+	LimitReset time.Time `json:",omitzero"`
 	// Gate is set while the verify gate re-runs the tests for this task,
 	// between its session's end and the verdict, and while the last green
 	// gate's work is committed (a moment).

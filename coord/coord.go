@@ -85,6 +85,9 @@ type Coordinator struct {
 	// retry holds the backoff of tasks whose launch failed for a reason of
 	// the machine's, not the task's (infra.go).
 	infraRetry infraRetry
+	// limits holds the harnesses whose provider showed a limit until its
+	// reset (limitwait.go).
+	limits limitWaits
 	// programs caches whether each harness's program is installed here
 	// (program.go).
 	programs programs
@@ -193,7 +196,10 @@ type run struct {
 	stuck     bool
 	// needsYou is the dialog the session waits at for the operator, ""
 	// for none (needsyou.go).
-	needsYou  string
+	needsYou string
+	// limit is the provider's limit the session waits for, nil for none
+	// (limitwait.go).
+	limit     *limitHold
 	resubmits int
 	errors    []string // refusal and error sentences of this attempt, newest kept (addError)
 	dropped   int      // errors of this attempt dropped from errors

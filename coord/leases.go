@@ -23,8 +23,10 @@ func (c *Coordinator) tickLeases(ctx context.Context) {
 		if r == nil || r.w == nil || r.finishing || r.stopping {
 			continue
 		}
+		resumeAtReset(ctx, c, r)
 		sample := r.w.Sample()
 		d := lease.Decide(r.lease, c.policy, sample, started, c.now())
+		d = holdLimitLease(r, c.policy, d, sample, started)
 		// A launch within its timeout, or one stopped at a dialog that
 		// waits for the operator, holds its lease.
 		launching := !r.launched.IsZero() && (r.needsYou != "" || started.Before(r.launched.Add(r.spec.LaunchLimit())))

@@ -44,5 +44,8 @@ func (c *Coordinator) flagOf(id task.ID) string {
 	if r := c.runs[id]; r != nil && r.needsYou != "" && !r.confirmed {
 		return FlagNeedsYou + r.needsYou
 	}
+	if r := c.runs[id]; r != nil && r.limit != nil {
+		return r.limit.flag()
+	}
 	return c.flags[id]
 }

@@ -65,6 +65,13 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 			changed = true
 			continue
 		}
+		if flag := limitedQueued(c, t); flag != "" {
+			if c.flags[t.ID] != flag {
+				c.flags[t.ID] = flag
+				changed = true
+			}
+			continue
+		}
 		s, why := c.slotFor(t)
 		flag, reason := why, task.ReasonUnplaceable
 		if err := c.badSignature(t); err != nil {

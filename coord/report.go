@@ -53,6 +53,8 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		c.confirmed(ctx, r)
 	case worker.NeedsYou, worker.Answered:
 		c.noteDialog(ctx, r, rep)
+	case worker.Limited:
+		noteLimit(ctx, c, r, rep)
 	case worker.LaunchRefused:
 		r.stopping = true
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason, rep.Refusal.Detail))
@@ -91,6 +93,9 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		}
 		c.phaseFinished(ctx, r, rep)
 	case worker.Stuck:
+		if r.limit != nil {
+			return // it waits for its provider, not stuck
+		}
 		r.stuck = true
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStuck,
 			fmt.Sprintf("Session %s has shown the same screen for %s.", short(r.sessionID), rep.Idle.Round(1e9))))
@@ -230,6 +235,9 @@ func (c *Coordinator) confirmBySeal(ctx context.Context, r *run) bool {
 func (c *Coordinator) exited(ctx context.Context, r *run, code int, why *task.Refusal) {
 	if r.stopping || r.finishing {
 		return // whoever stopped it finishes the bookkeeping
+	}
+	if limitExit(ctx, c, r, code) {
+		return
 	}
 	r.stopping = true
 	reason := task.ReasonSessionExited

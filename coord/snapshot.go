@@ -38,6 +38,9 @@ func (c *Coordinator) publish() {
 			} else if r.w != nil {
 				tv.Working = workingText(r.w.Sample(), c.cfg.Stuck.After.Duration)
 			}
+			if r.limit != nil {
+				tv.LimitReset = r.limit.until
+			}
 			l := r.lease
 			tv.Lease = &LeaseView{
 				Token: l.Token, Holder: l.Holder, Deadline: l.Deadline, Renewals: l.Renewals,

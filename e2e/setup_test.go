@@ -28,6 +28,7 @@ type bundle struct {
 	root    string
 	home    string // the CLI's HOME, seeded
 	srv     *modelstub.Server
+	srvBase string // the stub's base URL
 	st      *sqlite.Store
 	repo    *repo.Repo
 	cfg     config.Config

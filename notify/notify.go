@@ -26,6 +26,7 @@ const (
 	KindFailed         = "failed"          // it used its attempts; only a human can retry it
 	KindReturned       = "returned"        // the merge queue sent it back to implement (a conflict, or red on the base)
 	KindBudget         = "budget"          // a task spent its budget (parked), or the day's budget stopped placement
+	KindLimited        = "limited"         // its agent's provider showed a usage limit; it waits for the reset
 )
 
 // Notice is one "a task needs you", as the command receives it (JSON on
@@ -75,6 +76,8 @@ func For(ev task.Event) (Notice, bool) {
 	case ev.Kind == task.EvTaskParked && ev.Reason == task.ReasonTaskBudget,
 		ev.Kind == task.EvBudgetDayReached:
 		n.Kind = KindBudget
+	case ev.Kind == task.EvSessionLimited:
+		n.Kind = KindLimited
 	case ev.Kind == task.EvRefusal && ev.Reason == task.ReasonStuck:
 		n.Kind = KindStuck
 	case ev.Kind == task.EvRefusal && humanRefusals[ev.Reason]:
@@ -94,6 +97,7 @@ func (n Notice) Headline() string {
 		KindFailed:         "failed",
 		KindReturned:       "was sent back by the merge queue",
 		KindBudget:         "spent its budget and was parked",
+		KindLimited:        "waits for its provider's limit to reset",
 	}[n.Kind]
 	if n.TaskID == "" && n.Kind == KindBudget {
 		return "the day's budget is spent: nothing new starts"

@@ -37,6 +37,11 @@ func TestForPicksTheEventsThatNeedAHuman(t *testing.T) {
 			// Placement stopped for the day: only the operator raises it.
 			require.True(t, ok)
 			require.Equal(t, KindBudget, n.Kind)
+		case task.EvSessionLimited:
+			// The provider's limit holds the task until its reset: the
+			// operator is told once (the event is recorded once a limit).
+			require.True(t, ok)
+			require.Equal(t, KindLimited, n.Kind)
 		default:
 			require.False(t, ok, "%s alone does not need a human", k)
 		}

@@ -35,6 +35,29 @@ var (
 	opencodeTested = []string{"1.18.33", "1.18.33"}
 )
 
+// codexLimits are how Codex shows its provider's refusals. 0.171.0 shows a
+// 429 usage_limit_reached as "■ You’ve hit your usage limit. Upgrade to
+// Pro (…) or try again at 5:13 AM." (seen against the stub, its reset 90 s
+// ahead, to the minute) and waits at its prompt; the others are from its
+// binary.
+var codexLimits = []LimitSign{
+	{Kind: LimitUsage, Match: `You.ve hit your usage limit|You.ve reached your workspace credit limit`},
+	{Kind: LimitRate, Match: `exceeded retry limit, last status: 429`},
+	{Kind: LimitOverloaded, Match: `(?i)server overloaded`},
+	{Kind: LimitLogin, Match: `re-authorization required|Token refresh not possible`},
+}
+
+// geminiLimits are how Gemini CLI shows its provider's refusals. 0.61.0
+// shows a 429 RESOURCE_EXHAUSTED (with its RetryInfo) as "Usage limit
+// reached for gemini-stub." above a "● 1. Keep trying / 2. Stop" choice,
+// and waits there without naming the reset (seen against the stub).
+var geminiLimits = []LimitSign{
+	{Kind: LimitUsage, Match: `Usage limit reached for`},
+	{Kind: LimitRate, Match: `(?i)rate limit exceeded|Quota exceeded for`},
+	{Kind: LimitOverloaded, Match: `(?i)model is overloaded`},
+	{Kind: LimitLogin, Match: `(?i)please re-?authenticate|login expired`},
+}
+
 // geminiPending matches a Gemini CLI screen whose input box holds text: a
 // prompt line (" * ", " > " or " ! " then a non-blank) after which no
 // other prompt line follows. Lines of its history start with "  " or with
@@ -87,6 +110,7 @@ func agentSpecs() map[string]Spec {
 			Capabilities: []string{"code"},
 			Usage:        UsageCodexRollout,
 			Trust:        TrustCodexProjects,
+			Limits:       codexLimits,
 			Tested:       codexTested,
 		},
 		// `codex exec BRIEF` runs one turn and exits; it starts no daemon.
@@ -106,6 +130,7 @@ func agentSpecs() map[string]Spec {
 			Capabilities:  []string{"code"},
 			Usage:         UsageCodexRollout,
 			Trust:         TrustCodexProjects,
+			Limits:        codexLimits,
 			Tested:        codexTested,
 		},
 		// Gemini CLI in its terminal UI; --yolo runs its tools without a
@@ -137,6 +162,8 @@ func agentSpecs() map[string]Spec {
 			Volatile:     []string{`(?m)^[^\n(]*\(esc to cancel, [^)]*\)`},
 			Capabilities: []string{"code"},
 			Usage:        UsageGeminiChat,
+			Limits:       geminiLimits,
+			LimitResume:  LimitResumeSubmit,
 			Tested:       geminiTested,
 		},
 		// `gemini --yolo -p BRIEF`: one turn, then exit.
@@ -151,6 +178,7 @@ func agentSpecs() map[string]Spec {
 			Resubmit:      ResubmitSubmit,
 			Capabilities:  []string{"code"},
 			Usage:         UsageGeminiChat,
+			Limits:        geminiLimits,
 			Tested:        geminiTested,
 		},
 		// opencode in its terminal UI. Its permissions (edit, bash) come

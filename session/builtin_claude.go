@@ -36,6 +36,21 @@ var claudeDialogs = []Dialog{
 	{Name: "no connection", Match: `Unable to connect to Anthropic services`},
 }
 
+// claudeLimits are how Claude Code shows its provider's refusals. With an
+// API key, 2.1.332 shows a 429 as "API Error: Request rejected (429) ·
+// This request would exceed your account's rate limit. Please try again
+// later." and offers "Resend your message to try again" in its prompt
+// (seen in a pane against the stub's rate_limit_error with
+// anthropic-ratelimit-unified-* headers); it does not retry a 429 itself,
+// and names no reset. A subscription's "usage limit reached · resets 3pm"
+// and the 529 texts are from its binary.
+var claudeLimits = []LimitSign{
+	{Kind: LimitUsage, Match: `(?i)(?:usage limit reached|You've hit your (?:\w+ )?limit)`},
+	{Kind: LimitRate, Match: `API Error: (?:Request rejected \(429\)|429\b)`},
+	{Kind: LimitOverloaded, Match: `API Error: (?:Repeated 529|529\b|[^\n]*overloaded)|The API is at capacity`},
+	{Kind: LimitLogin, Match: `OAuth token has expired|Please run /login`},
+}
+
 // claudeTested is the oldest and the newest Claude Code release the claude
 // harnesses are proven against (the demo and the e2e tests in CI).
 var claudeTested = []string{"2.1.197", "2.1.332"}
@@ -84,6 +99,7 @@ func init() {
 		Usage:        UsageClaudeTranscript,
 		Trust:        TrustClaudeProjects,
 		Dialogs:      claudeDialogs,
+		Limits:       claudeLimits,
 		Tested:       claudeTested,
 	})
 	// `claude -p BRIEF` runs one turn and exits. It shows nothing until it
@@ -103,6 +119,7 @@ func init() {
 		Capabilities:  []string{"code"},
 		Usage:         UsageClaudeTranscript,
 		Trust:         TrustClaudeProjects,
+		Limits:        claudeLimits,
 		Tested:        claudeTested,
 	})
 }

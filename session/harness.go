@@ -123,6 +123,13 @@ type Spec struct {
 	// Dialogs are the screens the program may stop at for the operator
 	// (dialog.go).
 	Dialogs []Dialog `toml:"dialogs"`
+	// Limits are how the program shows its provider's usage limit, rate
+	// limit, overload or an expired login (limit.go).
+	Limits []LimitSign `toml:"limits"`
+	// LimitResume is what is typed at a limit's reset to go on in the same
+	// conversation ("continue" when empty); LimitResumeSubmit sends only
+	// the submit key, which answers a CLI that asks whether to keep trying.
+	LimitResume string `toml:"limit_resume"`
 	// Tested is the oldest and the newest version of the program this
 	// harness's settings were proven against; `harness check` says whether
 	// the installed one is in that range.
@@ -204,6 +211,7 @@ func (s Spec) Validate() error {
 		bad("tested", "give the oldest and the newest version tested, as two strings")
 	}
 	s.validateDialogs(bad)
+	s.validateLimits(bad)
 	if s.SubmitRetries < 0 {
 		bad("submit_retries", "is negative")
 	}

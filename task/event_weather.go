@@ -11,8 +11,15 @@ const (
 	// EvSessionAnswered: the dialog is gone; the launch's confirmation
 	// continues.
 	EvSessionAnswered Kind = "session.answered"
+	// EvSessionLimited: the session shows its provider's usage limit,
+	// rate limit, overload or an expired login; Text quotes it with the
+	// reset. The lease is held and no attempt is charged while it waits.
+	EvSessionLimited Kind = "session.limited"
+	// EvSessionLimitReset: the limit's reset came; the session goes on in
+	// the same conversation ("continue" typed in).
+	EvSessionLimitReset Kind = "session.limit-reset"
 )
 
 func init() {
-	Kinds = append(Kinds, EvSessionNeedsYou, EvSessionAnswered)
+	Kinds = append(Kinds, EvSessionNeedsYou, EvSessionAnswered, EvSessionLimited, EvSessionLimitReset)
 }

@@ -10,14 +10,19 @@ const (
 	// the engine would run it; the task stays queued and no attempt is
 	// counted.
 	ReasonProgramMissing Reason = "program-missing"
+	// ReasonProviderLimit: the agent's provider refused for now (a usage
+	// or rate limit, an overload); the task waits for the reset, or moves
+	// to another harness ([limits] on_limit), with no attempt counted.
+	ReasonProviderLimit Reason = "provider-limit"
 )
 
 var weatherSentences = map[Reason]string{
 	ReasonProgramMissing: "The agent program is not installed on this machine; the task waits, with no attempt counted, until it is.",
+	ReasonProviderLimit:  "The agent's provider refused for now (a usage or rate limit); the task waits for the reset, with no attempt counted.",
 }
 
 func init() {
-	for _, r := range []Reason{ReasonProgramMissing} {
+	for _, r := range []Reason{ReasonProgramMissing, ReasonProviderLimit} {
 		Reasons = append(Reasons, r)
 		sentences[r] = weatherSentences[r]
 	}

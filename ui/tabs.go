@@ -172,7 +172,7 @@ func (m *Model) renderTaskTop(tv coord.TaskView, ok bool, w int) (header, tabs s
 func (m *Model) renderTaskHeader(tv coord.TaskView, tail string, w int) string {
 	t := tv.Task
 	flag := ""
-	if f := taskFlag(tv); f != "" {
+	if f := limitFlag(tv, m.now()); f != "" {
 		flag = " ⚑ " + f
 	}
 	head := t.ID.Short() + " "

@@ -409,7 +409,7 @@ func (m *Model) taskRow(tv coord.TaskView, c listColumns) string {
 		b.WriteString(padRight(l, 5) + " ")
 	}
 	if c.flag {
-		b.WriteString(padRight(taskFlag(tv), c.flagW))
+		b.WriteString(padRight(limitFlag(tv, m.now()), c.flagW))
 	}
 	return b.String()
 }

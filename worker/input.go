@@ -22,6 +22,9 @@ const (
 	InputDecision InputKind = "decision"
 	InputRefusal  InputKind = "refusal"
 	InputResubmit InputKind = "resubmit"
+	// InputContinue is typed at a limit's reset so the agent goes on in
+	// the same conversation.
+	InputContinue InputKind = "continue"
 )
 
 // Input is one message for the pane. Done, if set, receives the typing's
@@ -208,6 +211,11 @@ func (r *Run) typeInput(ctx context.Context, in Input) error {
 		default:
 			return r.sess.SubmitChecked(ctx)
 		}
+	case InputContinue:
+		if in.Text == session.LimitResumeSubmit {
+			return r.sess.SubmitChecked(ctx)
+		}
+		return r.sess.SendChecked(ctx, in.Text)
 	default:
 		r.in.mu.Lock()
 		r.in.lastText = in.Text

@@ -142,6 +142,7 @@ func (r *Run) sampleLoop(ctx context.Context) {
 	cpu, _ := r.sess.(cpuReader)
 	var meter CPUMeter
 	var cpuAt, busyAt time.Time
+	limits := 0 // the limit messages the screen showed at the last sample
 	for {
 		var ack chan struct{}
 		select {
@@ -189,6 +190,9 @@ func (r *Run) sampleLoop(ctx context.Context) {
 		}
 		if s.Advanced(prev) {
 			r.progressAt.Store(now.UnixNano())
+		}
+		if r.briefedAt.Load() != 0 && s.Screen != lastScreen && !r.finished.Load() {
+			limits = r.noteLimit(limits, now)
 		}
 		if busy {
 			busyAt = now
@@ -383,4 +387,17 @@ func (rs *resizeSeen) screen(fp, prev string, size [2]int, now time.Time) string
 		return rs.from
 	}
 	return fp
+}
+
+// noteLimit reports a limit of the provider's that the screen shows once
+// the brief is in (Limited), when the number of limit messages on it grew
+// since the last sample (seen): the CLI's old message stays in its history
+// after the agent went on, and must not be taken for a new one. It returns
+// the number now shown.
+func (r *Run) noteLimit(seen int, now time.Time) int {
+	l, n, ok := r.p.Spec.LimitOn(r.sess.View().Text(), now)
+	if ok && n > seen {
+		r.report(Report{Kind: Limited, Limit: &l, Text: string(l.Kind) + ": " + l.Text})
+	}
+	return n
 }

@@ -54,6 +54,7 @@ const (
 	Exited         ReportKind = "exited"          // the process ended
 	NeedsYou       ReportKind = "needs-you"       // the launch stopped at a dialog of the CLI's; Text quotes it
 	Answered       ReportKind = "answered"        // the dialog is gone
+	Limited        ReportKind = "limited"         // the screen shows a new limit of the provider's; Limit says which
 )
 
 // Report is what a run tells the coordinator. Token fences it: a report
@@ -72,8 +73,9 @@ type Report struct {
 	// AfterExit marks a PhaseFinished found once the process had exited
 	// (ExitCode is then its status).
 	AfterExit bool
-	Idle      time.Duration // for Stuck: how long the screen has been still
-	Text      string        // for NeedsYou: the dialog's name and its own text
+	Idle      time.Duration  // for Stuck: how long the screen has been still
+	Text      string         // for NeedsYou: the dialog's name and its own text
+	Limit     *session.Limit // for Limited: its kind, text and reset (zero when unknown)
 	At        time.Time
 }
 

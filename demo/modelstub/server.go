@@ -200,6 +200,10 @@ func (s *Server) reply(w http.ResponseWriter, r *http.Request, req Request) (Rep
 		s.hold(r)
 		return reply, false
 	}
+	if reply.Limit != nil {
+		s.writeLimit(w, req, *reply.Limit)
+		return reply, false
+	}
 	return reply, true
 }
 
@@ -229,6 +233,9 @@ func (s *Server) complete(req Request, r Reply) Reply {
 	r.ToolUses = adapt(req, r.ToolUses)
 	if r.Hold {
 		return Reply{Hold: true, Model: req.Model}
+	}
+	if r.Limit != nil {
+		return Reply{Limit: r.Limit, Model: req.Model}
 	}
 	if r.StopReason == "" {
 		r.StopReason = "end_turn"

@@ -32,6 +32,10 @@ type Reply struct {
 	// closes. It is what a model that hangs mid-reply looks like to the
 	// CLI, which sits at its spinner; the other fields are ignored.
 	Hold bool
+	// Limit makes the reply a refusal in the provider's own error shape
+	// (limit.go): a usage limit with its reset, or an overload. The other
+	// fields are ignored.
+	Limit *Limit
 }
 
 // ToolUse is one tool call, e.g. {"Write", {"file_path": p, "content": c}}

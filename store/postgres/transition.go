@@ -39,10 +39,12 @@ func transition(ctx context.Context, tx pgx.Tx, p store.TaskTransitionParams, be
 		return store.TaskTransitionResult{}, err
 	}
 	t := plan.Task
+	// The harness, model and signature change together (a handoff to
+	// another harness signs the task again in its edit).
 	_, err = tx.Exec(ctx, `UPDATE tasks SET state = $1, phase = $2, attempt = $3, base_commit = $4,
-branch = $5, reason = $6, updated_at = $7, token = $8 WHERE id = $9`,
+branch = $5, reason = $6, updated_at = $7, token = $8, harness = $9, model = $10, signature = $11 WHERE id = $12`,
 		string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
-		t.UpdatedAt.UTC(), plan.Token, string(t.ID))
+		t.UpdatedAt.UTC(), plan.Token, t.Harness, t.Model, t.Signature, string(t.ID))
 	if err != nil {
 		return store.TaskTransitionResult{}, branchTaken(t, fmt.Errorf("%s task %s: %w", p.Action, t.ID, err))
 	}

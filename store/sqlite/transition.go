@@ -41,10 +41,13 @@ func (s *Store) transition(ctx context.Context, tx *sql.Tx, p store.TaskTransiti
 		return store.TaskTransitionResult{}, err
 	}
 	t := plan.Task
+	// The harness, model and signature change together (a handoff to
+	// another harness signs the task again in its edit); the rest of the
+	// task's operator text never changes in a transition.
 	_, err = tx.ExecContext(ctx, `UPDATE tasks SET state = ?, phase = ?, attempt = ?, base_commit = ?,
-branch = ?, reason = ?, updated_at = ?, token = ? WHERE id = ?`,
+branch = ?, reason = ?, updated_at = ?, token = ?, harness = ?, model = ?, signature = ? WHERE id = ?`,
 		string(t.State), string(t.Phase), t.Attempt, t.BaseCommit, t.Branch, t.Reason,
-		timeText(t.UpdatedAt), plan.Token, string(t.ID))
+		timeText(t.UpdatedAt), plan.Token, t.Harness, t.Model, t.Signature, string(t.ID))
 	if err != nil {
 		return store.TaskTransitionResult{}, branchTaken(ctx, tx, t, fmt.Errorf("%s task %s: %w", p.Action, t.ID, err))
 	}

@@ -214,6 +214,11 @@ func (f *Fake) NeedsYou(text string) { f.report(worker.Report{Kind: worker.Needs
 // Answered reports that the dialog NeedsYou reported is gone.
 func (f *Fake) Answered() { f.report(worker.Report{Kind: worker.Answered}) }
 
+// Limited reports that the screen shows a limit of the provider's.
+func (f *Fake) Limited(l session.Limit) {
+	f.report(worker.Report{Kind: worker.Limited, Limit: &l, Text: string(l.Kind) + ": " + l.Text})
+}
+
 // RefuseLaunch reports that the launch did not confirm, with why.
 func (f *Fake) RefuseLaunch(why *task.Refusal) {
 	f.report(worker.Report{Kind: worker.LaunchRefused, Refusal: why})

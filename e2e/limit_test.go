@@ -1,0 +1,228 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/demo/agentcli"
+	"github.com/orchestra-tui/orchestra-tui/demo/claudecli"
+	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
+	"github.com/orchestra-tui/orchestra-tui/demo/project"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// limitReset is how far ahead of the limit the stubs put its reset: the
+// Done-when's 90 s, and longer than the lease below, so a wait that did not
+// hold the lease would lose it.
+const limitReset = 90 * time.Second
+
+// limitCLI is one real agent CLI against its stub, answering mid-phase
+// with its provider's usage-limit error.
+type limitCLI struct {
+	name    string
+	harness string
+	bin     func(t *testing.T) string
+	args    []string
+	// seed prepares the CLI's home; nil seeds Claude Code's.
+	seed func(t *testing.T, home, base, dir string) map[string]string
+	// shown says the CLI shows the reset on its screen (Codex, to the
+	// minute); the others name none, and limits.limit_wait is set to the
+	// stub's reset.
+	shown bool
+}
+
+var limitCLIs = []limitCLI{
+	{name: "claude", harness: "claude", bin: func(t *testing.T) string { return claudecli.Require(t) }},
+	{name: "claude-2.1.197", harness: "claude", bin: func(t *testing.T) string {
+		bin := os.Getenv(oldestClaudeEnv)
+		if bin == "" {
+			t.Skip(oldestClaudeEnv + " is not set")
+		}
+		return bin
+	}},
+	{name: "codex", harness: "codex", bin: func(t *testing.T) string { return agentcli.Codex.Require(t) }, seed: seedCodex, shown: true},
+	{name: "gemini", harness: "gemini", bin: func(t *testing.T) string { return agentcli.Gemini.Require(t) },
+		args: []string{"-m", modelstub.GeminiModel}, seed: seedGemini},
+}
+
+// Each CLI, its stub answering the phase's second request with its
+// provider's usage limit (the reset 90 s ahead): the task shows waiting
+// with the reset, its lease (20 s) is held and never expires, it is not
+// flagged stuck (stuck.after 10 s), no attempt is charged, and at the reset
+// "continue" goes into the same conversation, which finishes the task green.
+func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
+	t.Parallel()
+	for _, cli := range limitCLIs {
+		t.Run(cli.name, func(t *testing.T) {
+			t.Parallel()
+			lw := &modelstub.LimitWindow{Turn: 1, For: limitReset}
+			rules := append([]modelstub.Rule{lw.Rule()}, modelstub.PhaseScript(modelstub.ScriptOptions{
+				Code: []modelstub.ToolUse{modelstub.Read("calc.go"), modelstub.Write("calc.go", project.CalcFixed)},
+			})...)
+			b, tk := limitSetup(t, cli, rules, func(cfg *config.Config) {
+				if !cli.shown {
+					cfg.Limits.LimitWait.Duration = limitReset
+				}
+				cfg.Lease.Length.Duration, cfg.Lease.Window.Duration = 20*time.Second, 15*time.Second
+				cfg.Stuck.After.Duration = 10 * time.Second
+			})
+			limited := b.waitEvent(t, tk.ID, 4*time.Minute, func(e task.Event) bool { return e.Kind == task.EvSessionLimited })
+			reset := lw.ResetAt()
+			require.False(t, reset.IsZero())
+			require.Equal(t, task.ReasonProviderLimit, limited.Reason)
+			b.barrier(t)
+			tv := taskView(t, b, tk.ID)
+			require.True(t, strings.HasPrefix(tv.Flag, coord.FlagLimited), tv.Flag)
+			require.Contains(t, limited.Text, tv.LimitReset.Format(time.TimeOnly))
+			// The reset shown is the provider's: to the minute where the
+			// CLI shows one (Codex), the wait from the limit's report
+			// where it shows none.
+			require.False(t, tv.LimitReset.Before(reset.Add(-time.Second)), "reset %s shown as %s", reset, tv.LimitReset)
+			require.False(t, tv.LimitReset.After(reset.Add(61*time.Second)), "reset %s shown as %s", reset, tv.LimitReset)
+			t.Logf("%s: limited at %s, reset %s, shown %s: %s", cli.name, limited.At.Format(time.TimeOnly), reset.Format(time.TimeOnly),
+				tv.LimitReset.Format(time.TimeOnly), limited.Text)
+
+			resumed := b.waitEvent(t, tk.ID, 3*time.Minute, func(e task.Event) bool { return e.Kind == task.EvSessionLimitReset })
+			require.False(t, resumed.At.Before(reset.Add(-time.Second)), "resumed at %s before the reset %s", resumed.At, reset)
+			last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
+			require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+			got, err := b.st.TaskGet(t.Context(), tk.ID)
+			require.NoError(t, err)
+			require.Equal(t, 1, got.Attempt, "the limit cost no attempt:\n%s", b.dump())
+			sessions := 0
+			for _, e := range b.events {
+				require.NotEqual(t, task.EvLeaseExpired, e.Kind, b.dump())
+				require.False(t, e.Kind == task.EvRefusal && e.Reason == task.ReasonStuck, "flagged stuck while limited:\n%s", b.dump())
+				if e.Kind == task.EvSessionLaunched {
+					sessions++
+				}
+			}
+			require.Equal(t, 1, sessions, "the same session went on:\n%s", b.dump())
+		})
+	}
+}
+
+// With [limits] on_limit = "handoff:codex", a Claude Code task whose
+// provider shows its limit moves to Codex with its continuity, and
+// finishes there green, with no attempt charged.
+func TestLimitHandsOffClaudeToCodex(t *testing.T) {
+	t.Parallel()
+	codexBin := agentcli.Codex.Require(t)
+	lw := &modelstub.LimitWindow{Turn: 1, For: time.Hour}
+	limitOnClaude := lw.Rule()
+	when := limitOnClaude.When
+	limitOnClaude.When = func(req modelstub.Request) bool { return req.API == modelstub.APIMessages && when(req) }
+	rules := append([]modelstub.Rule{limitOnClaude}, modelstub.PhaseScript(modelstub.ScriptOptions{
+		Code: []modelstub.ToolUse{modelstub.Read("calc.go"), modelstub.Write("calc.go", project.CalcFixed)},
+	})...)
+	b, tk := limitSetup(t, limitCLIs[0], rules, func(cfg *config.Config) {
+		cfg.Limits.OnLimit = "handoff:codex"
+	})
+	// Codex against the same stub.
+	spec := b.cfg.Harness["codex"]
+	spec.Argv = append([]string{codexBin}, spec.Argv[1:]...)
+	env := seedCodex(t, t.TempDir(), b.srvBase, b.root)
+	for k, v := range b.cfg.Harness["claude"].SetEnv {
+		if strings.HasPrefix(k, "GO") {
+			env[k] = v
+		}
+	}
+	spec.SetEnv = env
+	b.stop()
+	b.cfg.Harness["codex"] = spec
+	b.start(t)
+
+	rq := b.waitEvent(t, tk.ID, 4*time.Minute, func(e task.Event) bool { return e.Kind == task.EvTaskRequeued })
+	require.Equal(t, task.ReasonProviderLimit, rq.Reason, b.dump())
+	require.Contains(t, rq.Text, "harness codex")
+	last := b.waitEvent(t, tk.ID, 5*time.Minute, ended)
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	got, err := b.st.TaskGet(t.Context(), tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, "codex", got.Harness)
+	require.Equal(t, 1, got.Attempt, b.dump())
+	// The brief Codex got carries the Claude session's continuity.
+	var brief string
+	for _, req := range b.srv.Requests() {
+		if req.API != modelstub.APIResponses {
+			continue
+		}
+		if br, ok := modelstub.FindBrief(req); ok {
+			brief = req.Messages[br.Index].Text
+		}
+	}
+	require.Contains(t, brief, task.HeadingContinuity)
+	require.Contains(t, brief, "Handed off to harness codex", "the continuity of the limited session:\n%s", brief)
+}
+
+// limitSetup is claudeSetup for any of the CLIs: the project, the stub,
+// the store, one signed task on cli's harness, and a coordinator.
+func limitSetup(t *testing.T, cli limitCLI, rules []modelstub.Rule, tweak func(*config.Config)) (*bundle, task.Task) {
+	t.Helper()
+	bin := cli.bin(t)
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the verify command needs the go tool on PATH")
+	}
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	require.NoError(t, project.WriteProject(root))
+	b := &bundle{root: root, home: t.TempDir()}
+	b.srv = modelstub.New(rules)
+	b.srv.Logf = t.Logf
+	base, err := b.srv.Start()
+	require.NoError(t, err)
+	b.srvBase = base
+	t.Cleanup(func() { require.NoError(t, b.srv.Close()) })
+	b.repo, err = repo.Open(root)
+	require.NoError(t, err)
+	b.st, err = sqlite.Open(sqlite.DefaultPath(root))
+	require.NoError(t, err)
+	t.Cleanup(func() { b.st.Close() })
+	tk, err := coord.Prepare(task.Task{Title: "Fix calc", Goal: project.Goal, Acceptance: project.Acceptance,
+		Verify: project.VerifyCommand, Harness: cli.harness, Pipeline: task.Pipeline{task.PhaseImplement}}, b.repo, time.Now())
+	require.NoError(t, err)
+	require.NoError(t, b.st.TaskInsert(t.Context(), signedTask(t, tk)))
+
+	b.cfg = config.Default()
+	spec := b.cfg.Harness[cli.harness]
+	if cli.seed == nil {
+		worktree := filepath.Join(b.repo.Root, filepath.FromSlash(repo.WorktreesDir), string(tk.ID))
+		require.NoError(t, modelstub.SeedHome(b.home, worktree))
+		spec = modelstub.Harness(spec, bin, b.home, base)
+	} else {
+		spec.Argv = append(append([]string{bin}, cli.args...), spec.Argv[1:]...)
+		spec.SetEnv = cli.seed(t, b.home, base, root)
+	}
+	spec.SetEnv["GOCACHE"] = goEnv(t, goBin, "GOCACHE")
+	spec.SetEnv["GOTOOLCHAIN"] = "local"
+	b.cfg.Harness[cli.harness] = spec
+	b.cfg.Pane = config.Pane{Cols: 120, Rows: 40}
+	b.cfg.Lease.Tick.Duration = 100 * time.Millisecond
+	if tweak != nil {
+		tweak(&b.cfg)
+	}
+	b.start(t)
+	return b, tk
+}
+
+func taskView(t *testing.T, b *bundle, id task.ID) coord.TaskView {
+	t.Helper()
+	for _, tv := range b.c.Snapshot().Tasks {
+		if tv.Task.ID == id {
+			return tv
+		}
+	}
+	t.Fatalf("task %s is not in the snapshot", id)
+	return coord.TaskView{}
+}
