@@ -81,7 +81,7 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 			require.False(t, reset.IsZero())
 			require.Equal(t, task.ReasonProviderLimit, limited.Reason)
 			b.barrier(t)
-			tv := taskView(t, b, tk.ID)
+			tv := taskView(t, b.c, tk.ID)
 			require.True(t, strings.HasPrefix(tv.Flag, coord.FlagLimited), tv.Flag)
 			require.Contains(t, limited.Text, tv.LimitReset.Format(time.TimeOnly))
 			// The reset shown is the provider's: to the minute where the
@@ -216,13 +216,3 @@ func limitSetup(t *testing.T, cli limitCLI, rules []modelstub.Rule, tweak func(*
 	return b, tk
 }
 
-func taskView(t *testing.T, b *bundle, id task.ID) coord.TaskView {
-	t.Helper()
-	for _, tv := range b.c.Snapshot().Tasks {
-		if tv.Task.ID == id {
-			return tv
-		}
-	}
-	t.Fatalf("task %s is not in the snapshot", id)
-	return coord.TaskView{}
-}
