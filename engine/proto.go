@@ -30,7 +30,9 @@ import (
 // 4: a summary row ends with the task's pull request.
 // 5: a summary row ends with why its usage is a lower bound; a snapshot
 // carries [budget] and the day's spend.
-const ProtocolVersion = 5
+// 6: a summary row ends with why a silent session is working and when the
+// provider's limit it waits for resets.
+const ProtocolVersion = 6
 
 // Requests a client sends.
 const (

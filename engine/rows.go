@@ -76,7 +76,7 @@ func fromWire(w wireSnap) (coord.Snapshot, error) {
 }
 
 // rowFields is the number of fields of a summary row.
-const rowFields = 39
+const rowFields = 41
 
 // appendRow appends a summary as one row: the fields in the order
 // parseRow reads them, each escaped (escape), lists joined by commas
@@ -161,6 +161,8 @@ func appendRow(b []byte, tv coord.TaskView) []byte {
 		b = append(b, '|')
 	}
 	field(u.LowerBound)
+	field(tv.Working)
+	when(tv.LimitReset)
 	return b
 }
 
@@ -245,6 +247,8 @@ func parseRow(line string) (coord.TaskView, error) {
 		tv.PR = &pr
 	}
 	tv.Usage.LowerBound = str(38)
+	tv.Working = str(39)
+	tv.LimitReset = when(40)
 	return tv, err
 }
 

@@ -290,8 +290,13 @@ func endCgroup(what, dir string, skip int, d time.Duration) error {
 		}
 	}()
 	if err := os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil // removed already
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, unix.ENODEV) {
+			// Removed already, or being removed: the kernel answers
+			// ENODEV for a cgroup that another process (the previous
+			// engine's cleanup, its host) rmdir'ed a moment ago. Its
+			// processes are gone either way; a launch refused for it
+			// charged the task an attempt (seen in the soak).
+			return nil
 		}
 		return fmt.Errorf("%s: cgroup.kill: %w", what, err)
 	}
