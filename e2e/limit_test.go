@@ -215,4 +215,3 @@ func limitSetup(t *testing.T, cli limitCLI, rules []modelstub.Rule, tweak func(*
 	b.start(t)
 	return b, tk
 }
-
