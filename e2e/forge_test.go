@@ -190,7 +190,7 @@ func TestForgeIssuesCommentsAndPullRequestOnARealGitea(t *testing.T) {
 	f := newRepoFixture(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		// The first issue's task sits in plan, live, taking comments.
 		task.PhasePlan:      {{Behave: agent.BehaveStall}},
-		task.PhaseImplement: {{Behave: agent.BehaveNormal}},
+		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 	}}, extra)
 	t.Cleanup(func() { _, _ = runIn(f, "stop") })
 	// Gitea's repository is the remote the pull request's branch goes to;
