@@ -50,6 +50,8 @@ type fleet struct {
 type fleetEngine struct {
 	host string
 	dir  string
+	// env is added to this engine's environment only.
+	env  []string
 	cmd  *exec.Cmd
 	log  *os.File
 	done chan struct{}
@@ -143,7 +145,7 @@ func (f *fleet) start(t testing.TB, host string) {
 	require.NoError(t, err)
 	e.log = logf
 	e.cmd = exec.Command(f.bin, "engine", "--foreground", "-C", e.dir)
-	e.cmd.Env = f.env()
+	e.cmd.Env = append(f.env(), e.env...)
 	e.cmd.Stdout, e.cmd.Stderr = logf, logf
 	require.NoError(t, e.cmd.Start())
 	e.done = make(chan struct{})

@@ -38,10 +38,11 @@ func needTmux(t testing.TB) string {
 
 // buildBinary builds orchestra-tui into dir and returns its path. The
 // binary is also the scripted agent (its `agent` subcommand).
-func buildBinary(t testing.TB, dir string) string {
+func buildBinary(t testing.TB, dir string, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "orchestra-tui")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/orchestra-tui/orchestra-tui/cmd/orchestra-tui")
+	args := append(append([]string{"build", "-o", bin}, flags...), "github.com/orchestra-tui/orchestra-tui/cmd/orchestra-tui")
+	cmd := exec.Command("go", args...)
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "build orchestra-tui: %s", out)
 	return bin
