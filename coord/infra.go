@@ -31,6 +31,25 @@ func infrastructure(ref *task.Refusal) bool {
 type infraRetry struct {
 	until    map[task.ID]time.Time
 	failures map[task.ID]int
+	// hostLost counts the sessions of a task whose session host died
+	// under them on this engine; past hostLossesFree they are charged.
+	hostLost map[task.ID]int
+}
+
+// hostLossesFree is how many deaths of a task's session hosts this engine
+// gives back as the machine's failure before it charges them: a host that
+// dies every time (a broken host binary, a memory limit too small for the
+// agent) must not relaunch the task for ever.
+const hostLossesFree = 5
+
+// lostHost records that a session host of id died and reports whether the
+// loss is still the machine's, not charged to the task.
+func (b *infraRetry) lostHost(id task.ID) bool {
+	if b.hostLost == nil {
+		b.hostLost = map[task.ID]int{}
+	}
+	b.hostLost[id]++
+	return b.hostLost[id] <= hostLossesFree
 }
 
 const (

@@ -248,6 +248,18 @@ func (c *Coordinator) exited(ctx context.Context, r *run, code int, why *task.Re
 		detail = fmt.Sprintf("Session %s ended before finishing phase %s: %s", short(r.sessionID), r.phase, why.Detail)
 		dead = fmt.Sprintf("Attempt %d of %s: %s", r.attempt, r.phase, why.Detail)
 	}
+	if reason == task.ReasonHostLost && c.infraRetry.lostHost(r.taskID) {
+		// The machine's failure: relaunched with the continuity, after
+		// the machine-failure backoff, the attempt given back, and no dead
+		// end for the next brief to blame the approach for.
+		d := c.infraRetry.fail(r.taskID, c.now())
+		detail += fmt.Sprintf(" Relaunched in %s with no attempt counted.", d)
+		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
+		cont := c.captureContinuity(r, c.continuityBase(r, detail))
+		c.endRunWith(ctx, r, store.SessionKilled, code, &cont, detail)
+		c.requeue(ctx, r, reason, detail, false)
+		return
+	}
 	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
 	r.addError(detail)
 	cont := c.captureContinuity(r, c.continuityBase(r, detail))

@@ -13,6 +13,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/vt"
 	"github.com/orchestra-tui/orchestra-tui/wire"
+	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
 // Client is an engine's connection to one session host. It offers what the
@@ -42,7 +43,7 @@ type Client struct {
 
 // ErrLost means the connection to the host ended without the agent's exit:
 // the host died or was killed.
-var ErrLost = errors.New("the session host is gone")
+var ErrLost = worker.ErrHostLost
 
 // callWait bounds a request that has no context of its own.
 const callWait = 10 * time.Second
@@ -313,6 +314,14 @@ func (cl *Client) Exit() (e *Exit, lost bool) {
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	return cl.exit, cl.lost
+}
+
+// HostLost reports, once Done is closed, whether the host died (or was
+// killed) without reporting the agent's exit: the machine's failure, not
+// the agent's.
+func (cl *Client) HostLost() bool {
+	_, lost := cl.Exit()
+	return lost
 }
 
 // Stop ends the agent's whole process tree (its group, and every process

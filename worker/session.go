@@ -2,6 +2,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/session"
@@ -33,6 +34,18 @@ type Session interface {
 	Done() <-chan struct{}
 	ExitCode() int
 	Stop(grace time.Duration) error
+}
+
+// ErrHostLost is what a call into a session host that died returns
+// (host.ErrLost): the connection ended without the agent's exit.
+var ErrHostLost = errors.New("the session host is gone")
+
+// hostSession is a Session whose pty lives in a session host, which can
+// die under its agent (host's Client). HostLost, once Done is closed,
+// reports whether the host was lost rather than the agent exiting.
+type hostSession interface {
+	HostPid() int
+	HostLost() bool
 }
 
 // Launcher starts the session an assignment describes. Params.Launch

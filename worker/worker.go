@@ -391,7 +391,7 @@ func (r *Run) confirm(ctx context.Context) {
 		}
 		ref = &task.Refusal{Reason: task.ReasonLaunchNotConfirmed, Detail: err.Error()}
 	}
-	if ref.Reason == task.ReasonSessionExited {
+	if ref.Reason == task.ReasonSessionExited || errors.Is(err, ErrHostLost) {
 		return // waitExit reports the exit, with what the agent left behind
 	}
 	r.report(Report{Kind: LaunchRefused, Refusal: ref})
@@ -423,6 +423,10 @@ func (r *Run) waitExit() {
 			r.report(Report{Kind: PhaseFinished, Artifact: data, ExitCode: code, AfterExit: true})
 		}
 		why = ref
+		if hs, ok := r.sess.(hostSession); ok && ref != nil && hs.HostLost() {
+			why = task.Refuse(task.ReasonHostLost,
+				"Its session host (pid %d) died, taking the agent with it: the machine's failure, not the task's.", hs.HostPid())
+		}
 	}
 	r.report(Report{Kind: Exited, ExitCode: code, Refusal: why})
 	if c, ok := r.sess.(closer); ok {
