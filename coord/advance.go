@@ -82,6 +82,9 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 	dir := r.dir
 	c.gating[r.taskID] = r
 	c.async(func() func() {
+		if err := repo.CheckWorktree(dir); err != nil {
+			return func() { worktreeReplaced(ctx, c, r, err) }
+		}
 		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration, Task: string(t.ID)})
 		var apply func()
 		apply = func() {
@@ -209,6 +212,9 @@ func (c *Coordinator) finalize(ctx context.Context, r *run, v verify.Verdict) {
 	dir := r.dir
 	c.gating[r.taskID] = r
 	c.async(func() func() {
+		if err := repo.CheckWorktree(dir); err != nil {
+			return func() { worktreeReplaced(ctx, c, r, err) }
+		}
 		sha, committed, err := repo.CommitAll(dir, fmt.Sprintf("%s\n\norchestra-tui task %s", t.Title, t.ID))
 		return func() {
 			if c.gating[r.taskID] != r {
@@ -255,4 +261,20 @@ func reviewIssues(artifact []byte) string {
 		return ""
 	}
 	return strings.TrimSpace(rv.Summary + " " + strings.Join(rv.Issues, "; "))
+}
+
+// worktreeReplaced ends a phase whose worktree is no longer the one git
+// made (repo.CheckWorktree): the gate or commit does not run wherever it
+// points, and the phase is counted with the real reason, so a worktree
+// nobody puts back fails the task after max_attempts (each relaunch is
+// refused for it) instead of being retried for ever.
+func worktreeReplaced(ctx context.Context, c *Coordinator, r *run, err error) {
+	if c.gating[r.taskID] != r {
+		return // parked or cancelled meanwhile
+	}
+	delete(c.gating, r.taskID)
+	text := fmt.Sprintf("Session %s's phase %s ends: %v. Nothing was run or committed there.", short(r.sessionID), r.phase, err)
+	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonWorktreeFailed, text))
+	c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s: %v", r.attempt, r.phase, err))
+	c.requeue(ctx, r, task.ReasonWorktreeFailed, text, true)
 }

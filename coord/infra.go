@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -12,7 +13,17 @@ import (
 // full, or the process ran out of file descriptors or inotify watches.
 // Such a failure is retried with backoff and never charged to the task as
 // an attempt: a full disk must not fail a batch of good tasks.
+//
+// A failure that retrying cannot mend (a read-only or immutable .git, a
+// worktree replaced by a symbolic link) is the task's to count, so it
+// fails with its real reason after max_attempts instead of backing off for
+// ever.
 func infrastructure(ref *task.Refusal) bool {
+	for _, s := range []string{repo.ErrGitNotWritable.Error(), repo.ErrWorktreeReplaced.Error()} {
+		if strings.Contains(ref.Detail, s) {
+			return false
+		}
+	}
 	if ref.Reason == task.ReasonWorktreeFailed {
 		return true
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 )
 
 // WorktreesDir is where task worktrees live, relative to the repository
@@ -47,6 +48,9 @@ func (r *Repo) WorktreeAdd(name, branch, base string) (string, error) {
 				return "", fmt.Errorf("add worktree %s: %w", name, err)
 			}
 		} else if wt.branch == "refs/heads/"+branch {
+			if err := CheckWorktree(path); err != nil {
+				return "", fmt.Errorf("add worktree %s: %w", name, err)
+			}
 			return path, nil // as built from Root, the same string as when created
 		} else {
 			return "", fmt.Errorf("add worktree %s: %s already exists with %s checked out, not branch %s",
@@ -54,6 +58,11 @@ func (r *Repo) WorktreeAdd(name, branch, base string) (string, error) {
 		}
 	}
 
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		// git would follow it and check the branch out wherever it
+		// points (an empty directory is enough).
+		return "", fmt.Errorf("add worktree %s: %w", name, CheckWorktree(path))
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", fmt.Errorf("add worktree %s: %w", name, err)
 	}
@@ -67,9 +76,64 @@ func (r *Repo) WorktreeAdd(name, branch, base string) (string, error) {
 		args = append(args, "-b", branch, "--", path, base)
 	}
 	if _, err := run(r.Root, args...); err != nil {
+		if werr := r.gitWritable(); werr != nil {
+			return "", fmt.Errorf("add worktree %s: %w: %w", name, werr, err)
+		}
 		return "", fmt.Errorf("add worktree %s: %w", name, err)
 	}
 	return path, nil
+}
+
+// ErrGitNotWritable says the repository's git directory refuses writes for
+// a reason that waiting does not mend (a read-only mount, an immutable or
+// foreign-owned directory), unlike a full disk.
+var ErrGitNotWritable = errors.New("the repository's git directory cannot be written")
+
+// gitWritable probes the git directory with a scratch file, after a git
+// command failed, to tell a git directory that cannot be written from
+// other failures; a full disk or quota is not reported (it may pass).
+func (r *Repo) gitWritable() error {
+	f, err := os.CreateTemp(r.gitDir(), ".orchestra-probe-*")
+	if err == nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil
+	}
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return nil
+	}
+	return fmt.Errorf("%w (%w)", ErrGitNotWritable, err)
+}
+
+// ErrWorktreeReplaced says a task's worktree is no longer the directory
+// git made: a symbolic link, or something else, stands in its place. Git,
+// the verify gate and the commit would follow it to wherever it points, so
+// nothing runs there; retrying cannot help until someone puts it back.
+var ErrWorktreeReplaced = errors.New("the worktree was replaced")
+
+// CheckWorktree reports whether dir is still a linked worktree as git made
+// it: a real directory (not a symbolic link to one) holding a .git file
+// (the link to the repository), not a .git directory or a link.
+func CheckWorktree(dir string) error {
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return fmt.Errorf("worktree %s: %w", dir, err)
+	}
+	if fi.Mode()&os.ModeSymlink != 0 {
+		to, _ := os.Readlink(dir)
+		return fmt.Errorf("%w: %s is a symbolic link to %s", ErrWorktreeReplaced, dir, to)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%w: %s is a %s, not a directory", ErrWorktreeReplaced, dir, fi.Mode().Type())
+	}
+	gl, err := os.Lstat(filepath.Join(dir, ".git"))
+	if err != nil {
+		return fmt.Errorf("%w: %s has no .git link to the repository: %w", ErrWorktreeReplaced, dir, err)
+	}
+	if !gl.Mode().IsRegular() {
+		return fmt.Errorf("%w: %s/.git is a %s, not the worktree's link to the repository", ErrWorktreeReplaced, dir, gl.Mode().Type())
+	}
+	return nil
 }
 
 // WorktreeRemove removes a linked worktree, discarding anything in it that
