@@ -80,6 +80,9 @@ type sourced struct {
 	pull        int
 	reviewSince time.Time
 	reviewSeen  map[int64]bool
+	// cursor is what the store holds of since and reviewSince
+	// (source_cursor.go).
+	cursor cursorState
 }
 
 type allowedAt struct {
@@ -301,10 +304,10 @@ func (s *Source) closed(ctx context.Context, n int) error {
 // user's becomes a decision (typed into the live pane), anyone else's a
 // refusal. The store keeps each comment's decision and refusal once, so a
 // comment read again after a restart or by a second engine is a no-op.
-func (s *Source) comments(ctx context.Context, n int) error {
+func (s *Source) comments(ctx context.Context, n int) (err error) {
 	s.mu.Lock()
 	sc := s.issues[n]
-	id, since := sc.id, sc.since
+	id := sc.id
 	s.mu.Unlock()
 	t, err := s.c.st.TaskGet(ctx, id)
 	if err != nil {
@@ -313,11 +316,22 @@ func (s *Source) comments(ctx context.Context, n int) error {
 	if t.State.Terminal() {
 		return nil // status says how it ended, then lets the issue go
 	}
+	if err := s.loadComments(ctx, n, sc); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	since := sc.since
+	s.mu.Unlock()
 	list, err := s.cfg.Forge.Comments(ctx, n, since)
 	if err != nil {
 		return err
 	}
-	for _, cm := range list {
+	// Recorded first, then the cursor: how far it moves is how many
+	// were handled.
+	handled := 0
+	defer func() { err = errors.Join(err, s.saveComments(ctx, n, sc, list, handled)) }()
+	for i, cm := range list {
+		handled = i
 		s.mu.Lock()
 		seen := sc.seen[cm.ID]
 		s.mu.Unlock()
@@ -362,13 +376,9 @@ func (s *Source) comments(ctx context.Context, n int) error {
 		}
 		s.mu.Lock()
 		sc.seen[cm.ID] = true
-		// Gitea's times are whole seconds: ask again from a second
-		// before the newest, and let seen and the store drop repeats.
-		if u := cm.Updated.Add(-time.Second); u.After(sc.since) {
-			sc.since = u
-		}
 		s.mu.Unlock()
 	}
+	handled = len(list)
 	return nil
 }
 
