@@ -62,6 +62,8 @@ type Source struct {
 	issues  map[int]*sourced
 	allowed map[string]allowedAt
 	self    string // the token's login, once read: the status comments' author
+
+	hooks wakeups // what webhooks named since (source_webhook.go)
 }
 
 type sourced struct {
@@ -127,7 +129,8 @@ func derivedULID(ms int64, what string) string {
 // again after a backoff that doubles with each failure in a row, from the
 // interval up to sourceBackoffMax (a forge that is down is not hammered,
 // and one that is back is read within that bound); a rate limit waits
-// until the forge's reset. Nothing is lost meanwhile: every read starts
+// until the forge's reset. Between polls, what a webhook names (Wake) is
+// read at once. Nothing is lost meanwhile: every read starts
 // from what the store and the source have recorded, so the comments
 // posted during an outage are read when it ends.
 func (s *Source) Run(ctx context.Context) error {
@@ -138,11 +141,12 @@ func (s *Source) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		var rl *forge.RateLimitError
+		limited := false
 		switch {
 		case err == nil:
 			wait = s.cfg.Interval
 		case errors.As(err, &rl):
-			wait = max(time.Until(rl.Reset), s.cfg.Interval)
+			wait, limited = max(time.Until(rl.Reset), s.cfg.Interval), true
 			s.cfg.Log.Warn("forge rate limit", "reset", rl.Reset, "wait", wait)
 		case errors.Is(err, errIssueList):
 			// The forge did not answer the first read: down, or
@@ -154,10 +158,8 @@ func (s *Source) Run(ctx context.Context) error {
 			wait = s.cfg.Interval
 			s.cfg.Log.Warn("forge poll failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
+		if err := s.sleep(ctx, wait, limited); err != nil {
+			return err
 		}
 	}
 }
