@@ -155,4 +155,3 @@ func TestAWakeReadsTheForgeAtOnce(t *testing.T) {
 		<-done
 	})
 }
-
