@@ -21,7 +21,7 @@ import (
 func (s *Source) reviews(ctx context.Context, n int) (err error) {
 	s.mu.Lock()
 	sc := s.issues[n]
-	id, pr, since, done := sc.id, sc.pull, sc.reviewSince, sc.done
+	id, pr, done := sc.id, sc.pull, sc.done
 	s.mu.Unlock()
 	if done {
 		return nil
@@ -47,7 +47,7 @@ func (s *Source) reviews(ctx context.Context, n int) (err error) {
 		return err
 	}
 	s.mu.Lock()
-	since = sc.reviewSince
+	since := sc.reviewSince
 	s.mu.Unlock()
 	list, err := s.cfg.Forge.ReviewComments(ctx, pr, since)
 	if err != nil {
