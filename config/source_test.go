@@ -47,3 +47,34 @@ func TestSourceTokenFromFile(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "s3cret", tok)
 }
+
+// The webhook receiver: an address the operator chooses and a secret from
+// a file or the environment, never unsigned; a bad address, a missing
+// secret or both sources of it are refused when the file is read.
+func TestSourceWebhook(t *testing.T) {
+	t.Parallel()
+	p := filepath.Join(t.TempDir(), "hook.secret")
+	require.NoError(t, os.WriteFile(p, []byte("whsec-123\n"), 0o600))
+	c, err := Parse("o.toml", "[source]\nforge = \"gitea\"\nurl = \"http://127.0.0.1:3000\"\nrepo = \"a/b\"\n"+
+		"webhook = \"127.0.0.1:8089\"\nwebhook_secret_file = \""+p+"\"\n")
+	require.NoError(t, err)
+	require.Equal(t, "127.0.0.1:8089", c.Source.Webhook)
+	secret, err := c.Source.WebhookSecret()
+	require.NoError(t, err)
+	require.Equal(t, "whsec-123", secret)
+
+	base := "[source]\nforge = \"gitea\"\nurl = \"http://127.0.0.1:3000\"\nrepo = \"a/b\"\n"
+	_, err = Parse("o.toml", base+"webhook = \"8089\"\nwebhook_secret_env = \"X\"\n")
+	require.ErrorContains(t, err, `source.webhook is "8089"; want host:port`)
+	_, err = Parse("o.toml", base+"webhook = \":8089\"\n")
+	require.ErrorContains(t, err, "source.webhook needs source.webhook_secret_file or source.webhook_secret_env")
+	_, err = Parse("o.toml", base+"webhook = \":8089\"\nwebhook_secret_env = \"X\"\nwebhook_secret_file = \"y\"\n")
+	require.ErrorContains(t, err, "both set; keep one")
+
+	_, err = Source{WebhookSecretEnv: "ORCH_TEST_HOOK_SECRET_UNSET"}.WebhookSecret()
+	require.ErrorContains(t, err, "ORCH_TEST_HOOK_SECRET_UNSET, which is not set")
+	empty := filepath.Join(t.TempDir(), "empty")
+	require.NoError(t, os.WriteFile(empty, []byte("\n"), 0o600))
+	_, err = Source{WebhookSecretFile: empty}.WebhookSecret()
+	require.ErrorContains(t, err, "no secret")
+}

@@ -62,6 +62,8 @@ type Source struct {
 	issues  map[int]*sourced
 	allowed map[string]allowedAt
 	self    string // the token's login, once read: the status comments' author
+
+	hooks wakeups // what webhooks named since (source_webhook.go)
 }
 
 type sourced struct {
@@ -80,6 +82,9 @@ type sourced struct {
 	pull        int
 	reviewSince time.Time
 	reviewSeen  map[int64]bool
+	// cursor is what the store holds of since and reviewSince
+	// (source_cursor.go).
+	cursor cursorState
 }
 
 type allowedAt struct {
@@ -124,7 +129,8 @@ func derivedULID(ms int64, what string) string {
 // again after a backoff that doubles with each failure in a row, from the
 // interval up to sourceBackoffMax (a forge that is down is not hammered,
 // and one that is back is read within that bound); a rate limit waits
-// until the forge's reset. Nothing is lost meanwhile: every read starts
+// until the forge's reset. Between polls, what a webhook names (Wake) is
+// read at once. Nothing is lost meanwhile: every read starts
 // from what the store and the source have recorded, so the comments
 // posted during an outage are read when it ends.
 func (s *Source) Run(ctx context.Context) error {
@@ -135,11 +141,12 @@ func (s *Source) Run(ctx context.Context) error {
 			return ctx.Err()
 		}
 		var rl *forge.RateLimitError
+		limited := false
 		switch {
 		case err == nil:
 			wait = s.cfg.Interval
 		case errors.As(err, &rl):
-			wait = max(time.Until(rl.Reset), s.cfg.Interval)
+			wait, limited = max(time.Until(rl.Reset), s.cfg.Interval), true
 			s.cfg.Log.Warn("forge rate limit", "reset", rl.Reset, "wait", wait)
 		case errors.Is(err, errIssueList):
 			// The forge did not answer the first read: down, or
@@ -151,10 +158,8 @@ func (s *Source) Run(ctx context.Context) error {
 			wait = s.cfg.Interval
 			s.cfg.Log.Warn("forge poll failed", "err", err)
 		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(wait):
+		if err := s.sleep(ctx, wait, limited); err != nil {
+			return err
 		}
 	}
 }
@@ -301,10 +306,10 @@ func (s *Source) closed(ctx context.Context, n int) error {
 // user's becomes a decision (typed into the live pane), anyone else's a
 // refusal. The store keeps each comment's decision and refusal once, so a
 // comment read again after a restart or by a second engine is a no-op.
-func (s *Source) comments(ctx context.Context, n int) error {
+func (s *Source) comments(ctx context.Context, n int) (err error) {
 	s.mu.Lock()
 	sc := s.issues[n]
-	id, since := sc.id, sc.since
+	id := sc.id
 	s.mu.Unlock()
 	t, err := s.c.st.TaskGet(ctx, id)
 	if err != nil {
@@ -313,11 +318,22 @@ func (s *Source) comments(ctx context.Context, n int) error {
 	if t.State.Terminal() {
 		return nil // status says how it ended, then lets the issue go
 	}
+	if err := s.loadComments(ctx, n, sc); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	since := sc.since
+	s.mu.Unlock()
 	list, err := s.cfg.Forge.Comments(ctx, n, since)
 	if err != nil {
 		return err
 	}
-	for _, cm := range list {
+	// Recorded first, then the cursor: how far it moves is how many
+	// were handled.
+	handled := 0
+	defer func() { err = errors.Join(err, s.saveComments(ctx, n, sc, list, handled)) }()
+	for i, cm := range list {
+		handled = i
 		s.mu.Lock()
 		seen := sc.seen[cm.ID]
 		s.mu.Unlock()
@@ -362,13 +378,9 @@ func (s *Source) comments(ctx context.Context, n int) error {
 		}
 		s.mu.Lock()
 		sc.seen[cm.ID] = true
-		// Gitea's times are whole seconds: ask again from a second
-		// before the newest, and let seen and the store drop repeats.
-		if u := cm.Updated.Add(-time.Second); u.After(sc.since) {
-			sc.since = u
-		}
 		s.mu.Unlock()
 	}
+	handled = len(list)
 	return nil
 }
 

@@ -2,9 +2,9 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/forge"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -18,10 +18,10 @@ import (
 // the Diff tab is), anyone else's a refusal. Like an issue comment, each
 // has an id derived from the forge's, so it is one decision in the store
 // however often and by however many engines it is read.
-func (s *Source) reviews(ctx context.Context, n int) error {
+func (s *Source) reviews(ctx context.Context, n int) (err error) {
 	s.mu.Lock()
 	sc := s.issues[n]
-	id, pr, since, done := sc.id, sc.pull, sc.reviewSince, sc.done
+	id, pr, done := sc.id, sc.pull, sc.done
 	s.mu.Unlock()
 	if done {
 		return nil
@@ -43,11 +43,20 @@ func (s *Source) reviews(ctx context.Context, n int) error {
 		sc.pull = pr
 		s.mu.Unlock()
 	}
+	if err := s.loadReviews(ctx, pr, sc); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	since := sc.reviewSince
+	s.mu.Unlock()
 	list, err := s.cfg.Forge.ReviewComments(ctx, pr, since)
 	if err != nil {
 		return err
 	}
-	for _, cm := range list {
+	handled := 0 // recorded first, then the cursor (source_cursor.go)
+	defer func() { err = errors.Join(err, s.saveReviews(ctx, pr, sc, list, handled)) }()
+	for i, cm := range list {
+		handled = i
 		s.mu.Lock()
 		seen := sc.reviewSeen[cm.ID]
 		s.mu.Unlock()
@@ -59,11 +68,9 @@ func (s *Source) reviews(ctx context.Context, n int) error {
 		}
 		s.mu.Lock()
 		sc.reviewSeen[cm.ID] = true
-		if u := cm.Updated.Add(-time.Second); u.After(sc.reviewSince) {
-			sc.reviewSince = u
-		}
 		s.mu.Unlock()
 	}
+	handled = len(list)
 	return nil
 }
 

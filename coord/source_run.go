@@ -3,7 +3,11 @@ package coord
 import (
 	"context"
 	"log/slog"
+	"net"
 	"strings"
+
+	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/forge"
 )
 
 // startSource runs the [source] forge's issue poller beside the loop when
@@ -21,8 +25,36 @@ func (c *Coordinator) startSource(ctx context.Context) {
 			slog.Default().Warn("[source]: issues are not read", "forge", src.Forge, "repo", src.Repo, "err", err)
 			return
 		}
-		_ = NewSource(c, SourceConfig{Forge: f, Key: src.Forge + " " + src.URL + " " + src.Repo,
-			Label: src.Label, Users: src.Users, Log: slog.Default()}).Run(ctx)
+		s := NewSource(c, SourceConfig{Forge: f, Key: src.Forge + " " + src.URL + " " + src.Repo,
+			Label: src.Label, Users: src.Users, Log: slog.Default()})
+		startWebhook(ctx, src, s)
+		_ = s.Run(ctx)
+	}()
+}
+
+// startWebhook serves [source] webhook, when set, until ctx ends: its
+// deliveries wake s. Without its secret, or when the address cannot be
+// listened on, it says so in the log and the source polls alone.
+func startWebhook(ctx context.Context, src config.Source, s *Source) {
+	if src.Webhook == "" {
+		return
+	}
+	log := slog.Default()
+	secret, err := src.WebhookSecret()
+	if err != nil {
+		log.Warn("[source] webhook is off: polling only", "err", err)
+		return
+	}
+	l, err := net.Listen("tcp", src.Webhook)
+	if err != nil {
+		log.Warn("[source] webhook is off: polling only", "err", err)
+		return
+	}
+	log.Info("[source] webhook receiving", "addr", l.Addr().String(), "forge", src.Forge)
+	go func() {
+		if err := ServeWebhook(ctx, l, NewWebhook(forge.Kind(src.Forge), secret, s.Wake, log)); err != nil {
+			log.Warn("[source] webhook stopped: polling only", "err", err)
+		}
 	}()
 }
 

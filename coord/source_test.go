@@ -26,8 +26,8 @@ import (
 // becomes a task within 5 s; 20 comments reach the live agent, each once,
 // p50 within 3 s and p99 within 6 s of being posted; a comment by a user
 // without write access is a refusal the agent never reads; a second
-// source with no memory (an engine started again) reads every comment
-// again and records nothing twice; closing the issue cancels the task;
+// source with no memory (an engine started again) reads from the cursor
+// the first stored and records nothing twice; closing the issue cancels the task;
 // the token is in no store file, event, record or agent environment.
 func TestIssuesAndCommentsFromARealGitea(t *testing.T) {
 	t.Parallel()
@@ -120,7 +120,8 @@ func TestIssuesAndCommentsFromARealGitea(t *testing.T) {
 	require.Contains(t, refusal.Text, "eve")
 
 	// An engine started again has no memory but the store: it reads the
-	// issue and every comment again and must record none twice.
+	// issue, and the comments from the stored cursor, and must record
+	// none twice.
 	stopSource()
 	again := NewSource(b.c, cfg)
 	require.NoError(t, again.Poll(context.Background()))

@@ -488,6 +488,15 @@ type Store interface {
 	// first.
 	EngineList(ctx context.Context) ([]Engine, error)
 
+	// CursorGet returns how far a forge source has read one of its
+	// lists, or ErrNotFound when it has not recorded one.
+	CursorGet(ctx context.Context, source, what string) (Cursor, error)
+	// CursorPut records a source's cursor, inserting it on the first
+	// write. Since never moves back (the later of the two is kept: two
+	// engines reading one list each record only what they recorded), and
+	// a Ref of 0 keeps the recorded one.
+	CursorPut(ctx context.Context, c Cursor) error
+
 	// Listen returns a channel that receives a signal after writes commit
 	// (coalesced: at most one pending per listener, so read the ledger after
 	// the last Seq seen on each), and closes when ctx ends or the store

@@ -186,6 +186,17 @@ ALTER TABLE decisions ADD COLUMN resolved_at timestamptz;
 `,
 	// 7: the fleet key's signature of each task (signature.go).
 	migrationSignature,
+	// 8: how far each forge source has read each list (cursor.go;
+	// times in milliseconds, as store/sqlq binds them).
+	`
+CREATE TABLE source_cursors (
+	source   text NOT NULL,
+	what     text NOT NULL,
+	since_ms bigint NOT NULL,
+	ref      bigint NOT NULL,
+	PRIMARY KEY (source, what)
+);
+`,
 }
 
 // migrate brings the schema to version target in one transaction under the

@@ -195,6 +195,17 @@ ALTER TABLE decisions ADD COLUMN resolved_at TEXT NOT NULL DEFAULT '';
 `,
 	// 11: the fleet key's signature of each task (signature.go).
 	migrationSignature,
+	// 12: how far each forge source has read each list (cursor.go;
+	// times in milliseconds, as store/sqlq binds them).
+	`
+CREATE TABLE source_cursors (
+	source   TEXT NOT NULL,
+	what     TEXT NOT NULL,
+	since_ms INTEGER NOT NULL,
+	ref      INTEGER NOT NULL,
+	PRIMARY KEY (source, what)
+) STRICT;
+`,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

@@ -24,7 +24,7 @@ import (
 // parallel, each on its own store.
 func Run(t *testing.T, open func(t *testing.T) store.Store) {
 	t.Helper()
-	groups := [][]testCase{taskCases, eventCases, recordCases, leaseCases, claimCases, transitionCases, importCases, baseCases, listenCases, usageCases, engineCases, fenceCases}
+	groups := [][]testCase{taskCases, eventCases, recordCases, leaseCases, claimCases, transitionCases, importCases, baseCases, listenCases, usageCases, engineCases, fenceCases, cursorCases}
 	for _, group := range groups {
 		for _, tc := range group {
 			t.Run(tc.name, func(t *testing.T) {

@@ -153,6 +153,14 @@ func (s *Stub) Requests() (all, notModified int) {
 	return s.requests, s.notMod
 }
 
+// SetClock makes now the stub's clock (time.Now by default): what stamps
+// the issues, comments and reviews, to the second as GitHub does.
+func (s *Stub) SetClock(now func() time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.now = now
+}
+
 // ---- seeding, as a person on github.com would ----
 
 // SetPermission gives user a permission on the repository: "admin",
