@@ -59,6 +59,9 @@ type limitHold struct {
 	// guessed is set when the CLI gave no reset and limits.limit_wait
 	// chose it.
 	guessed bool
+	// retrying is set when the CLI said it retries by itself (the
+	// harness's limit_retry): nothing is typed at the reset.
+	retrying bool
 }
 
 // flag is the hold as the task's flag.
@@ -86,7 +89,7 @@ func noteLimit(ctx context.Context, c *Coordinator, r *run, rep worker.Report) {
 		return
 	}
 	now := c.now()
-	h := &limitHold{kind: l.Kind, text: l.Text, until: l.Reset}
+	h := &limitHold{kind: l.Kind, text: l.Text, until: l.Reset, retrying: l.Retrying}
 	if h.until.IsZero() || !h.until.After(now) {
 		h.until, h.guessed = now.Add(c.cfg.Limits.LimitWaitOr()), true
 		if l.Kind == session.LimitOverloaded {
@@ -122,6 +125,8 @@ const overloadWait = 30 * time.Second
 func limitSentence(r *run, h *limitHold) string {
 	then := "at the reset, " + resumeWhat(r.spec) + " into the same conversation"
 	switch {
+	case h.retrying:
+		then = "the CLI retries by itself, and nothing is typed at the reset"
 	case h.kind == session.LimitOverloaded:
 		then = "the session is not flagged stuck meanwhile, and at the end of the wait " + resumeWhat(r.spec)
 	case h.until.IsZero():
@@ -165,7 +170,13 @@ func resumeAtReset(ctx context.Context, c *Coordinator, r *run) {
 	r.limit = nil
 	r.stuck = false
 	text := "The limit's reset came; the session goes on."
-	if r.w != nil {
+	switch {
+	case h.retrying:
+		// The CLI's own retry picks the turn up: "continue" typed now
+		// would be a second turn queued behind it.
+		text = fmt.Sprintf("The limit's reset came (%s); session %s retries by itself, so nothing is typed.",
+			h.until.Format(time.TimeOnly), short(r.sessionID))
+	case r.w != nil:
 		resume := r.spec.LimitResume
 		if resume == "" {
 			resume = "continue"

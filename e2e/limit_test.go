@@ -36,9 +36,12 @@ type limitCLI struct {
 	// seed prepares the CLI's home; nil seeds Claude Code's.
 	seed func(t *testing.T, home, base, dir string) map[string]string
 	// shown says the CLI shows the reset on its screen (Codex, to the
-	// minute); the others name none, and limits.limit_wait is set to the
-	// stub's reset.
+	// minute; opencode, the provider's "try again in 87s"); the others
+	// name none, and limits.limit_wait is set to the stub's reset.
 	shown bool
+	// retries says the CLI retries by itself at the reset (opencode):
+	// nothing is typed then.
+	retries bool
 }
 
 var limitCLIs = []limitCLI{
@@ -53,6 +56,8 @@ var limitCLIs = []limitCLI{
 	{name: "codex", harness: "codex", bin: func(t *testing.T) string { return agentcli.Codex.Require(t) }, seed: seedCodex, shown: true},
 	{name: "gemini", harness: "gemini", bin: func(t *testing.T) string { return agentcli.Gemini.Require(t) },
 		args: []string{"-m", modelstub.GeminiModel}, seed: seedGemini},
+	{name: "opencode", harness: "opencode", bin: func(t *testing.T) string { return agentcli.OpenCode.Require(t) },
+		seed: seedOpenCode, shown: true, retries: true},
 }
 
 // Each CLI, its stub answering the phase's second request with its
@@ -94,6 +99,9 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 
 			resumed := b.waitEvent(t, tk.ID, 3*time.Minute, func(e task.Event) bool { return e.Kind == task.EvSessionLimitReset })
 			require.False(t, resumed.At.Before(reset.Add(-time.Second)), "resumed at %s before the reset %s", resumed.At, reset)
+			if cli.retries {
+				require.Contains(t, resumed.Text, "retries by itself", "nothing is typed into a CLI that retries itself")
+			}
 			last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
 			require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 			got, err := b.st.TaskGet(t.Context(), tk.ID)
@@ -108,6 +116,13 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 				}
 			}
 			require.Equal(t, 1, sessions, "the same session went on:\n%s", b.dump())
+			if cli.retries {
+				for _, req := range b.srv.Requests() {
+					for _, m := range req.Messages {
+						require.NotEqual(t, "continue", strings.TrimSpace(m.Text), "typed into a CLI that retried itself")
+					}
+				}
+			}
 		})
 	}
 }

@@ -58,6 +58,26 @@ var geminiLimits = []LimitSign{
 	{Kind: LimitLogin, Match: `(?i)please re-?authenticate|login expired`},
 }
 
+// opencodeLimits are how opencode shows its provider's refusals. 1.18.33
+// retries a 429 or 5xx by itself, forever, at the provider's retry-after
+// (else a doubling backoff), and shows the provider's message in its status
+// line with the retry: against the stub's OpenAI rate_limit_exceeded (reset
+// 90 s ahead) "■■⬝⬝ Rate limit reached for requests. Please try again in
+// 87s. [retrying in 1m 22s attempt #1]  esc interrupt", then at the reset
+// it goes on by itself (seen). The quota, overload and login messages are
+// from its binary; an insufficient_quota ("Quota exceeded. …") is not
+// retried and ends the turn.
+var opencodeLimits = []LimitSign{
+	{Kind: LimitUsage, Match: `Quota exceeded\. Check your plan and billing details|You exceeded your current quota|[Uu]sage limit reached\. It will reset in|Free usage exceeded, subscribe to Go`},
+	{Kind: LimitRate, Match: `Rate limit reached for|Too Many Requests|(?i:rate limit exceeded)`},
+	{Kind: LimitOverloaded, Match: `Provider is overloaded|(?i:server is (?:currently )?overloaded)`},
+	{Kind: LimitLogin, Match: `token may be missing or expired|Incorrect API key provided|opencode auth login`},
+}
+
+// opencodeRetry is opencode's own retry in its status line: "[retrying
+// attempt #1]", then "[retrying in 1m 22s attempt #1]".
+const opencodeRetry = `\[retrying (?:in [^\]]* )?attempt #\d+\]`
+
 // geminiPending matches a Gemini CLI screen whose input box holds text: a
 // prompt line (" * ", " > " or " ! " then a non-blank) after which no
 // other prompt line follows. Lines of its history start with "  " or with
@@ -201,6 +221,8 @@ func agentSpecs() map[string]Spec {
 			Volatile:     []string{`[⬝■]+\s+esc interrupt`},
 			Capabilities: []string{"code"},
 			Usage:        UsageOpenCodeDB,
+			Limits:       opencodeLimits,
+			LimitRetry:   opencodeRetry,
 			Tested:       opencodeTested,
 		},
 		// `opencode run BRIEF`: one turn, then exit. It is the slowest of
@@ -215,6 +237,8 @@ func agentSpecs() map[string]Spec {
 			Resubmit:      ResubmitSubmit,
 			Capabilities:  []string{"code"},
 			Usage:         UsageOpenCodeDB,
+			Limits:        opencodeLimits,
+			LimitRetry:    opencodeRetry,
 			Tested:        opencodeTested,
 		},
 	}

@@ -58,6 +58,9 @@ type Limit struct {
 	Kind  LimitKind
 	Text  string
 	Reset time.Time
+	// Retrying is set when the message says the CLI retries by itself
+	// (the harness's limit_retry matched it).
+	Retrying bool
 }
 
 // LimitOn returns the limit text (a plain screen) shows lowest, and how
@@ -87,10 +90,17 @@ func (s Spec) LimitOn(text string, now time.Time) (l Limit, n int, ok bool) {
 				lines = lines[:3]
 			}
 			for i, ln := range lines {
-				lines[i] = strings.Trim(ln, "│┃ \t") // a box drawn around it (Gemini CLI)
+				// A box drawn around it (Gemini CLI), a progress bar
+				// before it (opencode).
+				lines[i] = strings.Trim(ln, "│┃⬝■ \t")
 			}
 			l.Text = strings.TrimRight(dialogText(strings.Join(lines, "\n")), ". ")
 			l.Reset = ResetIn(l.Text, now)
+			if s.LimitRetry != "" {
+				if re, err := dialogRe(s.LimitRetry); err == nil {
+					l.Retrying = re.MatchString(l.Text)
+				}
+			}
 		}
 	}
 	return l, n, at >= 0
@@ -170,6 +180,11 @@ func ResetIn(msg string, now time.Time) time.Time {
 
 // validateLimits reports a limit sign of an unknown kind or a bad pattern.
 func (s Spec) validateLimits(bad func(field, format string, args ...any)) {
+	if s.LimitRetry != "" {
+		if _, err := regexp.Compile(s.LimitRetry); err != nil {
+			bad("limit_retry", "bad regular expression: %v", err)
+		}
+	}
 	for i, l := range s.Limits {
 		known := false
 		for _, k := range limitKinds {
