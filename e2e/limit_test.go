@@ -17,6 +17,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -229,4 +230,65 @@ func limitSetup(t *testing.T, cli limitCLI, rules []modelstub.Rule, tweak func(*
 	}
 	b.start(t)
 	return b, tk
+}
+
+// overloadFor is how long the stub answers overloaded in the overload
+// test: longer than its stuck.after, so a session taken for stalled
+// while its CLI retries would be flagged.
+const overloadFor = 45 * time.Second
+
+// opencode, its stub answering the phase's second request overloaded (503
+// server_is_overloaded, retry-after) for 45 s, retries by itself and says
+// so: the session is never flagged stuck (stuck.after 20 s), its lease
+// never expires, nothing is typed into it, no attempt is charged, and the
+// CLI's own retry after the overload finishes the task green in the same
+// session.
+func TestOverloadTheCLIRetriesIsNotStuck(t *testing.T) {
+	t.Parallel()
+	cli := limitCLIs[len(limitCLIs)-1]
+	require.Equal(t, "opencode", cli.name)
+	lw := &modelstub.LimitWindow{Turn: 1, For: overloadFor, Kind: modelstub.LimitOverloaded}
+	rules := append([]modelstub.Rule{lw.Rule()}, modelstub.PhaseScript(modelstub.ScriptOptions{
+		Code: []modelstub.ToolUse{modelstub.Read("calc.go"), modelstub.Write("calc.go", project.CalcFixed)},
+	})...)
+	b, tk := limitSetup(t, cli, rules, func(cfg *config.Config) {
+		cfg.Lease.Length.Duration, cfg.Lease.Window.Duration = 20*time.Second, 15*time.Second
+		cfg.Stuck.After.Duration = 20 * time.Second
+	})
+	last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	reset := lw.ResetAt()
+	require.False(t, reset.IsZero(), "the stub never answered overloaded")
+	overloaded, after := 0, 0
+	for _, req := range b.srv.Requests() {
+		for _, m := range req.Messages {
+			require.NotEqual(t, "continue", strings.TrimSpace(m.Text), "typed into a CLI that retried itself")
+		}
+		if req.At.Before(reset) && req.At.After(reset.Add(-overloadFor-time.Second)) {
+			overloaded++
+		} else if !req.At.Before(reset) {
+			after++
+		}
+	}
+	require.Positive(t, overloaded)
+	require.Positive(t, after, "the CLI's own retry after the overload")
+	got, err := b.st.TaskGet(t.Context(), tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Attempt, "the overload cost no attempt:\n%s", b.dump())
+	sessions, limited := 0, 0
+	for _, e := range b.events {
+		require.NotEqual(t, task.EvLeaseExpired, e.Kind, b.dump())
+		require.False(t, e.Kind == task.EvRefusal && e.Reason == task.ReasonStuck, "flagged stuck while the CLI retried:\n%s", b.dump())
+		switch e.Kind {
+		case task.EvSessionLaunched:
+			sessions++
+		case task.EvSessionLimited:
+			limited++
+			require.Contains(t, e.Text, string(session.LimitOverloaded))
+			t.Logf("%s: %s", e.At.Format(time.TimeOnly), e.Text)
+		}
+	}
+	require.Equal(t, 1, sessions, "the same session went on:\n%s", b.dump())
+	require.Positive(t, limited, "the overload shown as a wait:\n%s", b.dump())
+	t.Logf("overloaded until %s; %d overloaded answers, %d after", reset.Format(time.TimeOnly), overloaded, after)
 }
