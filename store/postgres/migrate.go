@@ -186,6 +186,8 @@ ALTER TABLE decisions ADD COLUMN resolved_at timestamptz;
 `,
 	// 7: the fleet key's signature of each task (signature.go).
 	migrationSignature,
+	// 8: the lower-bound mark of the usage sums (usage.go).
+	migrationUsageLowerBound,
 }
 
 // migrate brings the schema to version target in one transaction under the

@@ -195,6 +195,8 @@ ALTER TABLE decisions ADD COLUMN resolved_at TEXT NOT NULL DEFAULT '';
 `,
 	// 11: the fleet key's signature of each task (signature.go).
 	migrationSignature,
+	// 12: the lower-bound mark of the usage sums (usage.go).
+	migrationUsageLowerBound,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE
