@@ -64,19 +64,24 @@ var geminiLimits = []LimitSign{
 // line with the retry: against the stub's OpenAI rate_limit_exceeded (reset
 // 90 s ahead) "■■⬝⬝ Rate limit reached for requests. Please try again in
 // 87s. [retrying in 1m 22s attempt #1]  esc interrupt", then at the reset
-// it goes on by itself (seen). The quota, overload and login messages are
-// from its binary; an insufficient_quota ("Quota exceeded. …") is not
-// retried and ends the turn.
+// it goes on by itself (seen). An OpenAI insufficient_quota (429, no
+// retry-after) it retries too, with a doubling backoff, its bar drawn over
+// the message's first spaces and the line cut at the pane's edge: "■You■
+// exceeded your current quota, please check your plan and billing details.
+// For… (click to expand) [retrying in 4s" (seen). Its OpenAI provider's
+// "Quota exceeded. …" (not retried), the overload and the login messages
+// are from its binary.
 var opencodeLimits = []LimitSign{
-	{Kind: LimitUsage, Match: `Quota exceeded\. Check your plan and billing details|You exceeded your current quota|[Uu]sage limit reached\. It will reset in|Free usage exceeded, subscribe to Go`},
+	{Kind: LimitUsage, Match: `Quota exceeded\. Check your plan and billing details|exceeded your current quota|[Uu]sage limit reached\. It will reset in|Free usage exceeded, subscribe to Go`},
 	{Kind: LimitRate, Match: `Rate limit reached for|Too Many Requests|(?i:rate limit exceeded)`},
 	{Kind: LimitOverloaded, Match: `Provider is overloaded|(?i:server is (?:currently )?overloaded)`},
 	{Kind: LimitLogin, Match: `token may be missing or expired|Incorrect API key provided|opencode auth login`},
 }
 
 // opencodeRetry is opencode's own retry in its status line: "[retrying
-// attempt #1]", then "[retrying in 1m 22s attempt #1]".
-const opencodeRetry = `\[retrying (?:in [^\]]* )?attempt #\d+\]`
+// attempt #1]", then "[retrying in 1m 22s attempt #1]", cut at the pane's
+// edge after a long message.
+const opencodeRetry = `\[retrying\b`
 
 // geminiPending matches a Gemini CLI screen whose input box holds text: a
 // prompt line (" * ", " > " or " ! " then a non-blank) after which no

@@ -95,12 +95,17 @@ func (s Spec) LimitOn(text string, now time.Time) (l Limit, n int, ok bool) {
 				lines[i] = strings.Trim(ln, "│┃⬝■ \t")
 			}
 			l.Text = strings.TrimRight(dialogText(strings.Join(lines, "\n")), ". ")
-			l.Reset = ResetIn(l.Text, now)
+			// The reset is the provider's: a CLI's own retry countdown
+			// after its message ("[retrying in 4s") is its backoff.
+			msg := l.Text
 			if s.LimitRetry != "" {
 				if re, err := dialogRe(s.LimitRetry); err == nil {
-					l.Retrying = re.MatchString(l.Text)
+					if loc := re.FindStringIndex(msg); loc != nil {
+						l.Retrying, msg = true, msg[:loc[0]]
+					}
 				}
 			}
+			l.Reset = ResetIn(msg, now)
 		}
 	}
 	return l, n, at >= 0

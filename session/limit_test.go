@@ -34,6 +34,9 @@ func TestBuiltinHarnessesKnowTheirLimitScreens(t *testing.T) {
 		// opencode retries by itself and says so in its status line.
 		{"opencode", "  ┃  Build · stub model orchestra model stub\n  ╹▀▀▀▀▀▀▀▀\n   ■■⬝⬝⬝⬝⬝⬝ Rate limit reached for requests. Please try again in 87s. [retrying in 1m 22s attempt #1]    esc interrupt\n",
 			LimitRate, "Rate limit reached for requests. Please try again in 87s. [retrying in 1m 22s attempt #1] esc interrupt", now.Add(87 * time.Second), true},
+		{"opencode", "  ╹▀▀▀▀\n   ■You■exceeded your current quota, please check your plan and billing details. For… (click to expand) [retrying in 4s\n    #4]\n",
+			LimitUsage, "You■exceeded your current quota, please check your plan and billing details. For… (click to expand) [retrying in 4s #4]",
+			time.Time{}, true},
 		{"opencode-run", "Error: Quota exceeded. Check your plan and billing details.\n",
 			LimitUsage, "Error: Quota exceeded. Check your plan and billing details", time.Time{}, false},
 	} {
