@@ -67,7 +67,10 @@ type limitHold struct {
 // flag is the hold as the task's flag.
 func (h *limitHold) flag() string {
 	when := "until you log in again"
-	if !h.until.IsZero() {
+	switch {
+	case h.retrying && h.guessed:
+		when = "no reset given, the CLI retries by itself"
+	case !h.until.IsZero():
 		when = "resets " + h.until.Format(time.TimeOnly)
 		if h.guessed {
 			when += " (no reset given; limits.limit_wait)"
@@ -133,7 +136,9 @@ func limitSentence(r *run, h *limitHold) string {
 		then = "log in again in focus mode (enter on the task)"
 	}
 	when := "no reset given"
-	if !h.until.IsZero() {
+	if h.retrying && h.guessed {
+		when = "no reset given; the wait lasts while the CLI shows its retry"
+	} else if !h.until.IsZero() {
 		when = "resets " + h.until.Format(time.TimeOnly)
 		if h.guessed {
 			when = "no reset given, waits until " + h.until.Format(time.TimeOnly) + " (limits.limit_wait)"
@@ -167,6 +172,11 @@ func resumeAtReset(ctx context.Context, c *Coordinator, r *run) {
 	if h == nil || h.until.IsZero() || c.now().Before(h.until) {
 		return
 	}
+	if h.retrying && h.guessed {
+		// The CLI named no reset and retries on its own backoff: the
+		// wait lasts while its message shows (limitGone).
+		return
+	}
 	r.limit = nil
 	r.stuck = false
 	text := "The limit's reset came; the session goes on."
@@ -186,6 +196,23 @@ func resumeAtReset(ctx context.Context, c *Coordinator, r *run) {
 			h.until.Format(time.TimeOnly), resumeWhat(r.spec), short(r.sessionID))
 	}
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionLimitReset, text))
+	c.rebaseLease(ctx, r)
+}
+
+// limitGone ends the wait of a session whose CLI retries by itself once
+// its limit message has left the screen: the retry went through, before or
+// after the reset the wait was given. A CLI that leaves its message in the
+// history waits for the reset as before.
+func limitGone(ctx context.Context, c *Coordinator, r *run) {
+	h := r.limit
+	if h == nil || !h.retrying {
+		return
+	}
+	r.limit = nil
+	r.stuck = false
+	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionLimitReset,
+		fmt.Sprintf("Session %s retries by itself, and its retry went through (its %s message is gone); the session goes on, and nothing is typed.",
+			short(r.sessionID), h.kind)))
 	c.rebaseLease(ctx, r)
 }
 

@@ -239,10 +239,10 @@ const overloadFor = 45 * time.Second
 
 // opencode, its stub answering the phase's second request overloaded (503
 // server_is_overloaded, retry-after) for 45 s, retries by itself and says
-// so: the session is never flagged stuck (stuck.after 20 s), its lease
-// never expires, nothing is typed into it, no attempt is charged, and the
-// CLI's own retry after the overload finishes the task green in the same
-// session.
+// so: the session waits while its retry shows (no reset named), is never
+// flagged stuck (stuck.after 20 s), its lease never expires, nothing is
+// typed into it, no attempt is charged, and the CLI's own retry after the
+// overload ends the wait and finishes the task green in the same session.
 func TestOverloadTheCLIRetriesIsNotStuck(t *testing.T) {
 	t.Parallel()
 	cli := limitCLIs[len(limitCLIs)-1]
@@ -253,6 +253,9 @@ func TestOverloadTheCLIRetriesIsNotStuck(t *testing.T) {
 	})...)
 	b, tk := limitSetup(t, cli, rules, func(cfg *config.Config) {
 		cfg.Lease.Length.Duration, cfg.Lease.Window.Duration = 20*time.Second, 15*time.Second
+		// A renewal every 5 s: a launch slowed by a loaded machine
+		// must not use up the default 12 before the overload.
+		cfg.Lease.MaxRenewals = 60
 		cfg.Stuck.After.Duration = 20 * time.Second
 	})
 	last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
@@ -290,5 +293,14 @@ func TestOverloadTheCLIRetriesIsNotStuck(t *testing.T) {
 	}
 	require.Equal(t, 1, sessions, "the same session went on:\n%s", b.dump())
 	require.Positive(t, limited, "the overload shown as a wait:\n%s", b.dump())
+	gone := false
+	for _, e := range b.events {
+		if e.Kind == task.EvSessionLimitReset {
+			gone = true
+			require.Contains(t, e.Text, "its retry went through", "the wait ends when the retry goes through, not at a guess")
+			require.False(t, e.At.Before(reset), "the wait ended at %s, before the overload did (%s)", e.At, reset)
+		}
+	}
+	require.True(t, gone, b.dump())
 	t.Logf("overloaded until %s; %d overloaded answers, %d after", reset.Format(time.TimeOnly), overloaded, after)
 }

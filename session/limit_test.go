@@ -31,6 +31,9 @@ func TestBuiltinHarnessesKnowTheirLimitScreens(t *testing.T) {
 			time.Date(2026, 12, 2, 5, 14, 0, 0, time.UTC), false},
 		{"gemini", "╭────╮\n│                        │\n│ Usage limit reached for gemini-stub.            │\n│ /stats model for usage details     │\n│ /model to switch models.   │\n│ ● 1. Keep trying │\n",
 			LimitUsage, "Usage limit reached for gemini-stub. /stats model for usage details /model to switch models", time.Time{}, false},
+		// Claude Code waits for a reset a minute ahead by itself.
+		{"claude", "❯ say hello\n✻ 5-hour limit reached · retrying in 1m 3s (5:12am) · attempt 1/10\n────\n❯ \n────\n",
+			LimitUsage, "✻ 5-hour limit reached · retrying in 1m 3s (5:12am) · attempt 1/10 ❯", time.Date(2026, 12, 2, 5, 13, 0, 0, time.UTC), true},
 		// opencode retries by itself and says so in its status line.
 		{"opencode", "  ┃  Build · stub model orchestra model stub\n  ╹▀▀▀▀▀▀▀▀\n   ■■⬝⬝⬝⬝⬝⬝ Rate limit reached for requests. Please try again in 87s. [retrying in 1m 22s attempt #1]    esc interrupt\n",
 			LimitRate, "Rate limit reached for requests. Please try again in 87s. [retrying in 1m 22s attempt #1] esc interrupt", now.Add(87 * time.Second), true},
