@@ -232,36 +232,63 @@ func limitSetup(t *testing.T, cli limitCLI, rules []modelstub.Rule, tweak func(*
 	return b, tk
 }
 
-// overloadFor is how long the stub answers overloaded in the overload
-// test: longer than its stuck.after, so a session taken for stalled
-// while its CLI retries would be flagged.
-const overloadFor = 45 * time.Second
+// selfRetry is a refusal a real CLI retries by itself, answered by its
+// stub for longer than the test's stuck.after (20 s), so a session taken
+// for stalled while its CLI retries would be flagged.
+type selfRetry struct {
+	cli    string // a name in limitCLIs
+	kind   modelstub.LimitKind
+	window time.Duration
+	want   session.LimitKind
+}
 
-// opencode, its stub answering the phase's second request overloaded (503
-// server_is_overloaded, retry-after) for 45 s, retries by itself and says
-// so: the session waits while its retry shows (no reset named), is never
-// flagged stuck (stuck.after 20 s), its lease never expires, nothing is
-// typed into it, no attempt is charged, and the CLI's own retry after the
-// overload ends the wait and finishes the task green in the same session.
-func TestOverloadTheCLIRetriesIsNotStuck(t *testing.T) {
+var selfRetries = map[string]selfRetry{
+	// opencode retries a 503 server_is_overloaded at its retry-after.
+	"opencode-overloaded": {cli: "opencode", kind: modelstub.LimitOverloaded, window: 45 * time.Second, want: session.LimitOverloaded},
+	// Claude Code 2.1.332 waits by itself for a 5-hour limit's reset
+	// about a minute ahead ("retrying in 53s (1:50pm) · attempt 1/10").
+	"claude-usage": {cli: "claude", kind: modelstub.LimitUsage, window: 50 * time.Second, want: session.LimitUsage},
+}
+
+// Each CLI, its stub refusing the phase's second request as it would
+// retry by itself, retries and says so: the session waits while its retry
+// shows, is never flagged stuck (stuck.after 20 s), its lease never
+// expires, nothing is typed into it, no attempt is charged, and the CLI's
+// own retry after the refusal ends the wait and finishes the task green in
+// the same session.
+func TestRefusalTheCLIRetriesIsNotStuck(t *testing.T) {
 	t.Parallel()
-	cli := limitCLIs[len(limitCLIs)-1]
-	require.Equal(t, "opencode", cli.name)
-	lw := &modelstub.LimitWindow{Turn: 1, For: overloadFor, Kind: modelstub.LimitOverloaded}
+	for name, sr := range selfRetries {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, cli := range limitCLIs {
+				if cli.name == sr.cli {
+					testSelfRetry(t, cli, sr)
+					return
+				}
+			}
+			t.Fatalf("no CLI %q", sr.cli)
+		})
+	}
+}
+
+func testSelfRetry(t *testing.T, cli limitCLI, sr selfRetry) {
+	overloadFor := sr.window
+	lw := &modelstub.LimitWindow{Turn: 1, For: overloadFor, Kind: sr.kind}
 	rules := append([]modelstub.Rule{lw.Rule()}, modelstub.PhaseScript(modelstub.ScriptOptions{
 		Code: []modelstub.ToolUse{modelstub.Read("calc.go"), modelstub.Write("calc.go", project.CalcFixed)},
 	})...)
 	b, tk := limitSetup(t, cli, rules, func(cfg *config.Config) {
 		cfg.Lease.Length.Duration, cfg.Lease.Window.Duration = 20*time.Second, 15*time.Second
 		// A renewal every 5 s: a launch slowed by a loaded machine
-		// must not use up the default 12 before the overload.
+		// must not use up the default 12 before the refusal.
 		cfg.Lease.MaxRenewals = 60
 		cfg.Stuck.After.Duration = 20 * time.Second
 	})
 	last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 	reset := lw.ResetAt()
-	require.False(t, reset.IsZero(), "the stub never answered overloaded")
+	require.False(t, reset.IsZero(), "the stub never refused")
 	overloaded, after := 0, 0
 	for _, req := range b.srv.Requests() {
 		for _, m := range req.Messages {
@@ -277,7 +304,7 @@ func TestOverloadTheCLIRetriesIsNotStuck(t *testing.T) {
 	require.Positive(t, after, "the CLI's own retry after the overload")
 	got, err := b.st.TaskGet(t.Context(), tk.ID)
 	require.NoError(t, err)
-	require.Equal(t, 1, got.Attempt, "the overload cost no attempt:\n%s", b.dump())
+	require.Equal(t, 1, got.Attempt, "the refusal cost no attempt:\n%s", b.dump())
 	sessions, limited := 0, 0
 	for _, e := range b.events {
 		require.NotEqual(t, task.EvLeaseExpired, e.Kind, b.dump())
@@ -287,20 +314,20 @@ func TestOverloadTheCLIRetriesIsNotStuck(t *testing.T) {
 			sessions++
 		case task.EvSessionLimited:
 			limited++
-			require.Contains(t, e.Text, string(session.LimitOverloaded))
+			require.Contains(t, e.Text, string(sr.want))
 			t.Logf("%s: %s", e.At.Format(time.TimeOnly), e.Text)
 		}
 	}
 	require.Equal(t, 1, sessions, "the same session went on:\n%s", b.dump())
-	require.Positive(t, limited, "the overload shown as a wait:\n%s", b.dump())
+	require.Positive(t, limited, "the refusal shown as a wait:\n%s", b.dump())
 	gone := false
 	for _, e := range b.events {
 		if e.Kind == task.EvSessionLimitReset {
 			gone = true
-			require.Contains(t, e.Text, "its retry went through", "the wait ends when the retry goes through, not at a guess")
-			require.False(t, e.At.Before(reset), "the wait ended at %s, before the overload did (%s)", e.At, reset)
+			require.Contains(t, e.Text, "retries by itself", "nothing typed at the end of the wait")
+			require.False(t, e.At.Before(reset), "the wait ended at %s, before the refusal did (%s)", e.At, reset)
 		}
 	}
 	require.True(t, gone, b.dump())
-	t.Logf("overloaded until %s; %d overloaded answers, %d after", reset.Format(time.TimeOnly), overloaded, after)
+	t.Logf("%s: refused until %s; %d refusals, %d answers after", cli.name, reset.Format(time.TimeOnly), overloaded, after)
 }
