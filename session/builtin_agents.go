@@ -50,7 +50,8 @@ var codexLimits = []LimitSign{
 // geminiLimits are how Gemini CLI shows its provider's refusals. 0.61.0
 // shows a 429 RESOURCE_EXHAUSTED (with its RetryInfo) as "Usage limit
 // reached for gemini-stub." above a "● 1. Keep trying / 2. Stop" choice,
-// and waits there without naming the reset (seen against the stub).
+// and waits there without naming the reset (seen against the stub); its
+// logs.json and chat file under ~/.gemini/tmp record nothing of it.
 var geminiLimits = []LimitSign{
 	{Kind: LimitUsage, Match: `Usage limit reached for`},
 	{Kind: LimitRate, Match: `(?i)rate limit exceeded|Quota exceeded for`},

@@ -42,7 +42,9 @@ var claudeDialogs = []Dialog{
 // later." and offers "Resend your message to try again" in its prompt
 // (seen in a pane against the stub's rate_limit_error with
 // anthropic-ratelimit-unified-* headers); it does not retry a 429 itself,
-// and names no reset. A reset within about a minute it waits for itself:
+// and names no reset; its transcript records the error (apiErrorStatus
+// 429, error "rate_limit") but not the reset either. A reset within about
+// a minute it waits for itself:
 // against the same 429 with its reset 60 s ahead it shows "✻ 5-hour limit
 // reached · retrying in 1m 3s (1:50pm) · attempt 1/10" and goes on at the
 // reset (seen; 90 s ahead gives the error above). A subscription's "usage
