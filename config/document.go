@@ -29,6 +29,7 @@ var keyDocs = map[string]string{
 	"harness.dialogs":        "Screens the program stops at for the operator, each \"NAME: REGEX\"; while one shows the task needs you and its launch clock stands still.",
 	"harness.limits":         "How the program shows its provider's refusals, each \"KIND: REGEX\" (KIND: usage limit, rate limit, overloaded, login expired); while one shows the task waits for the reset, its lease held and no attempt charged.",
 	"harness.limit_resume":   "What is typed at a limit's reset to go on in the same conversation (empty: \"continue\"; \"<submit>\": the submit key alone).",
+	"harness.limit_retry":    "A regular expression on a limit's message saying the program retries by itself; then nothing is typed at the reset.",
 	"harness.quiet":          "The screen must stay still this long after ready before the launch counts.",
 	"harness.launch_timeout": "How long a launch may take before it is refused.",
 	"harness.resubmit":       `What resubmitting a stuck pane sends: "submit" (the submit key), "brief" (the brief again) or "last-input".`,

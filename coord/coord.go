@@ -542,11 +542,10 @@ func (c *Coordinator) load(ctx context.Context) error {
 	}
 	for _, u := range us {
 		if _, ok := c.tasks[u.TaskID]; ok {
-			// The store sums tokens, not the lower-bound marks of the
-			// session.usage events: the task's harness says whether its
-			// CLI records every request (its version unknown here, the
-			// older releases' rule holds).
-			c.addUsage(u.TaskID, u.Phase, u.Totals, UsageLowerBound(c.cfg, c.tasks[u.TaskID]))
+			// The store keeps the session.usage events' lower-bound
+			// marks with its sums: a phase is marked as its sessions
+			// were, whatever the task's harness is now.
+			c.addUsage(u.TaskID, u.Phase, u.Totals, u.LowerBound)
 		}
 	}
 	return nil

@@ -59,12 +59,18 @@ type limitHold struct {
 	// guessed is set when the CLI gave no reset and limits.limit_wait
 	// chose it.
 	guessed bool
+	// retrying is set when the CLI said it retries by itself (the
+	// harness's limit_retry): nothing is typed at the reset.
+	retrying bool
 }
 
 // flag is the hold as the task's flag.
 func (h *limitHold) flag() string {
 	when := "until you log in again"
-	if !h.until.IsZero() {
+	switch {
+	case h.retrying && h.guessed:
+		when = "no reset given, the CLI retries by itself"
+	case !h.until.IsZero():
 		when = "resets " + h.until.Format(time.TimeOnly)
 		if h.guessed {
 			when += " (no reset given; limits.limit_wait)"
@@ -86,7 +92,7 @@ func noteLimit(ctx context.Context, c *Coordinator, r *run, rep worker.Report) {
 		return
 	}
 	now := c.now()
-	h := &limitHold{kind: l.Kind, text: l.Text, until: l.Reset}
+	h := &limitHold{kind: l.Kind, text: l.Text, until: l.Reset, retrying: l.Retrying}
 	if h.until.IsZero() || !h.until.After(now) {
 		h.until, h.guessed = now.Add(c.cfg.Limits.LimitWaitOr()), true
 		if l.Kind == session.LimitOverloaded {
@@ -122,13 +128,17 @@ const overloadWait = 30 * time.Second
 func limitSentence(r *run, h *limitHold) string {
 	then := "at the reset, " + resumeWhat(r.spec) + " into the same conversation"
 	switch {
+	case h.retrying:
+		then = "the CLI retries by itself, and nothing is typed at the reset"
 	case h.kind == session.LimitOverloaded:
 		then = "the session is not flagged stuck meanwhile, and at the end of the wait " + resumeWhat(r.spec)
 	case h.until.IsZero():
 		then = "log in again in focus mode (enter on the task)"
 	}
 	when := "no reset given"
-	if !h.until.IsZero() {
+	if h.retrying && h.guessed {
+		when = "no reset given; the wait lasts while the CLI shows its retry"
+	} else if !h.until.IsZero() {
 		when = "resets " + h.until.Format(time.TimeOnly)
 		if h.guessed {
 			when = "no reset given, waits until " + h.until.Format(time.TimeOnly) + " (limits.limit_wait)"
@@ -162,10 +172,21 @@ func resumeAtReset(ctx context.Context, c *Coordinator, r *run) {
 	if h == nil || h.until.IsZero() || c.now().Before(h.until) {
 		return
 	}
+	if h.retrying && h.guessed {
+		// The CLI named no reset and retries on its own backoff: the
+		// wait lasts while its message shows (limitGone).
+		return
+	}
 	r.limit = nil
 	r.stuck = false
 	text := "The limit's reset came; the session goes on."
-	if r.w != nil {
+	switch {
+	case h.retrying:
+		// The CLI's own retry picks the turn up: "continue" typed now
+		// would be a second turn queued behind it.
+		text = fmt.Sprintf("The limit's reset came (%s); session %s retries by itself, so nothing is typed.",
+			h.until.Format(time.TimeOnly), short(r.sessionID))
+	case r.w != nil:
 		resume := r.spec.LimitResume
 		if resume == "" {
 			resume = "continue"
@@ -175,6 +196,23 @@ func resumeAtReset(ctx context.Context, c *Coordinator, r *run) {
 			h.until.Format(time.TimeOnly), resumeWhat(r.spec), short(r.sessionID))
 	}
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionLimitReset, text))
+	c.rebaseLease(ctx, r)
+}
+
+// limitGone ends the wait of a session whose CLI retries by itself once
+// its limit message has left the screen: the retry went through, before or
+// after the reset the wait was given. A CLI that leaves its message in the
+// history waits for the reset as before.
+func limitGone(ctx context.Context, c *Coordinator, r *run) {
+	h := r.limit
+	if h == nil || !h.retrying {
+		return
+	}
+	r.limit = nil
+	r.stuck = false
+	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionLimitReset,
+		fmt.Sprintf("Session %s retries by itself, and its retry went through (its %s message is gone); the session goes on, and nothing is typed.",
+			short(r.sessionID), h.kind)))
 	c.rebaseLease(ctx, r)
 }
 

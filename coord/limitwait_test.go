@@ -129,6 +129,49 @@ func TestFakeOverloadIsNotStuck(t *testing.T) {
 	})
 }
 
+// A CLI that retries by itself on its own backoff and names no reset
+// (opencode's "[retrying in 32s attempt #5]") waits as long as its limit
+// message shows, past limits.limit_wait: never stuck, its lease held,
+// nothing typed, no countdown to a guess. Once the message is gone the
+// session goes on, still with nothing typed, and no attempt is charged.
+func TestFakeRetryingLimitWaitsWhileItShows(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setupFake(t, func(cfg *config.Config) {
+			cfg.Stuck.After.Duration = time.Minute
+			cfg.Lease.Length.Duration, cfg.Lease.Window.Duration = 2*time.Minute, time.Minute
+			cfg.Limits.LimitWait.Duration = 5 * time.Minute
+		})
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a, _ := b.launch(t)
+		a.Limited(session.Limit{Kind: session.LimitUsage, Text: "You exceeded your current quota [retrying in 4s", Retrying: true})
+		limited := b.waitEvent(t, kindIs(task.EvSessionLimited))
+		require.Contains(t, limited.Text, "the CLI retries by itself")
+		time.Sleep(20 * time.Minute)
+		b.barrier(t)
+		tv := b.taskView(t, id)
+		require.True(t, strings.HasPrefix(tv.Flag, FlagLimited), tv.Flag)
+		require.Contains(t, tv.Flag, "the CLI retries by itself")
+		require.True(t, tv.LimitReset.IsZero(), "no countdown to a guess")
+		require.Len(t, a.Typed(), 1, "only the brief was typed: %v", a.Typed())
+		for _, e := range b.events {
+			require.NotEqual(t, task.EvSessionLimitReset, e.Kind, "the wait ended while the CLI still retried:\n%s", b.dump())
+			require.NotEqual(t, task.EvLeaseExpired, e.Kind, b.dump())
+			require.False(t, e.Kind == task.EvRefusal && e.Reason == task.ReasonStuck, b.dump())
+		}
+		a.LimitGone()
+		gone := b.waitEvent(t, kindIs(task.EvSessionLimitReset))
+		require.Contains(t, gone.Text, "retries by itself")
+		b.barrier(t)
+		require.Empty(t, b.taskView(t, id).Flag)
+		a.Work("the retry answered")
+		a.Finish(nil)
+		require.Equal(t, task.EvTaskAwaiting, b.waitEvent(t, ended).Kind, b.dump())
+		require.Len(t, a.Typed(), 1, "nothing typed after the limit: %v", a.Typed())
+		require.Equal(t, 1, b.taskView(t, id).Task.Attempt)
+	})
+}
+
 // With [limits] on_limit = "handoff:HARNESS" a limited task moves to that
 // harness at once: the session is stopped, the task requeued on the other
 // harness in one transition that signs it again (it then launches there,

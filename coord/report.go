@@ -55,6 +55,8 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		c.noteDialog(ctx, r, rep)
 	case worker.Limited:
 		noteLimit(ctx, c, r, rep)
+	case worker.LimitGone:
+		limitGone(ctx, c, r)
 	case worker.LaunchRefused:
 		r.stopping = true
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason, rep.Refusal.Detail))

@@ -38,8 +38,8 @@ func (c *Coordinator) publish() {
 			} else if r.w != nil {
 				tv.Working = workingText(r.w.Sample(), c.cfg.Stuck.After.Duration)
 			}
-			if r.limit != nil {
-				tv.LimitReset = r.limit.until
+			if r.limit != nil && !(r.limit.retrying && r.limit.guessed) {
+				tv.LimitReset = r.limit.until // no countdown to a guess the CLI's retry ends
 			}
 			l := r.lease
 			tv.Lease = &LeaseView{

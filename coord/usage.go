@@ -10,7 +10,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -325,11 +324,4 @@ func less(a, b [3]int) bool {
 		}
 	}
 	return false
-}
-
-// UsageLowerBound says why the usage recorded for t's sessions is a lower
-// bound, as far as its harness in cfg tells without its CLI's version
-// (`status --json`, a restarted engine); "" when it is complete.
-func UsageLowerBound(cfg config.Config, t task.Task) string {
-	return unrecordedBy(cfg.Harness[harnessOf(t)], "")
 }

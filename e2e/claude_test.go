@@ -211,14 +211,9 @@ func requireUsage(t *testing.T, b *bundle, id task.ID, p task.Pipeline) {
 	b.barrier(t)
 	for _, v := range b.c.Snapshot().Tasks {
 		if v.Task.ID == id {
-			// The figures are the ledger's own. The lower-bound mark is
-			// not kept in the store's usage sums, and a restarted engine
-			// cannot tell the CLI's version, so it may mark a complete
-			// count as a lower bound ("≥"), never the other way round.
+			// The figures are the ledger's own, and so is the
+			// lower-bound mark: the store keeps it with its sums.
 			got := v.Usage
-			if u.LowerBound == "" && got.LowerBound != "" {
-				got = clearLowerBound(got)
-			}
 			require.Equal(t, u, got, "usage after a restart")
 		}
 	}
@@ -243,18 +238,4 @@ func logPhaseTimings(t *testing.T, evs []task.Event) {
 			t.Logf("session %s: artifact sealed %v after the brief", e.SessionID, e.At.Sub(briefed).Round(time.Millisecond))
 		}
 	}
-}
-
-// clearLowerBound returns u without its lower-bound marks, whole and per
-// phase.
-func clearLowerBound(u coord.Usage) coord.Usage {
-	u.LowerBound = ""
-	if u.Phases != nil {
-		ps := make(map[task.Phase]coord.Usage, len(u.Phases))
-		for p, pu := range u.Phases {
-			ps[p] = clearLowerBound(pu)
-		}
-		u.Phases = ps
-	}
-	return u
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/demo/modelstub"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlite"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -36,9 +37,12 @@ type limitCLI struct {
 	// seed prepares the CLI's home; nil seeds Claude Code's.
 	seed func(t *testing.T, home, base, dir string) map[string]string
 	// shown says the CLI shows the reset on its screen (Codex, to the
-	// minute); the others name none, and limits.limit_wait is set to the
-	// stub's reset.
+	// minute; opencode, the provider's "try again in 87s"); the others
+	// name none, and limits.limit_wait is set to the stub's reset.
 	shown bool
+	// retries says the CLI retries by itself at the reset (opencode):
+	// nothing is typed then.
+	retries bool
 }
 
 var limitCLIs = []limitCLI{
@@ -53,6 +57,8 @@ var limitCLIs = []limitCLI{
 	{name: "codex", harness: "codex", bin: func(t *testing.T) string { return agentcli.Codex.Require(t) }, seed: seedCodex, shown: true},
 	{name: "gemini", harness: "gemini", bin: func(t *testing.T) string { return agentcli.Gemini.Require(t) },
 		args: []string{"-m", modelstub.GeminiModel}, seed: seedGemini},
+	{name: "opencode", harness: "opencode", bin: func(t *testing.T) string { return agentcli.OpenCode.Require(t) },
+		seed: seedOpenCode, shown: true, retries: true},
 }
 
 // Each CLI, its stub answering the phase's second request with its
@@ -94,6 +100,9 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 
 			resumed := b.waitEvent(t, tk.ID, 3*time.Minute, func(e task.Event) bool { return e.Kind == task.EvSessionLimitReset })
 			require.False(t, resumed.At.Before(reset.Add(-time.Second)), "resumed at %s before the reset %s", resumed.At, reset)
+			if cli.retries {
+				require.Contains(t, resumed.Text, "retries by itself", "nothing is typed into a CLI that retries itself")
+			}
 			last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
 			require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 			got, err := b.st.TaskGet(t.Context(), tk.ID)
@@ -108,6 +117,13 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 				}
 			}
 			require.Equal(t, 1, sessions, "the same session went on:\n%s", b.dump())
+			if cli.retries {
+				for _, req := range b.srv.Requests() {
+					for _, m := range req.Messages {
+						require.NotEqual(t, "continue", strings.TrimSpace(m.Text), "typed into a CLI that retried itself")
+					}
+				}
+			}
 		})
 	}
 }
@@ -214,4 +230,104 @@ func limitSetup(t *testing.T, cli limitCLI, rules []modelstub.Rule, tweak func(*
 	}
 	b.start(t)
 	return b, tk
+}
+
+// selfRetry is a refusal a real CLI retries by itself, answered by its
+// stub for longer than the test's stuck.after (20 s), so a session taken
+// for stalled while its CLI retries would be flagged.
+type selfRetry struct {
+	cli    string // a name in limitCLIs
+	kind   modelstub.LimitKind
+	window time.Duration
+	want   session.LimitKind
+}
+
+var selfRetries = map[string]selfRetry{
+	// opencode retries a 503 server_is_overloaded at its retry-after.
+	"opencode-overloaded": {cli: "opencode", kind: modelstub.LimitOverloaded, window: 45 * time.Second, want: session.LimitOverloaded},
+	// Claude Code 2.1.332 waits by itself for a 5-hour limit's reset
+	// about a minute ahead ("retrying in 53s (1:50pm) · attempt 1/10").
+	"claude-usage": {cli: "claude", kind: modelstub.LimitUsage, window: 50 * time.Second, want: session.LimitUsage},
+}
+
+// Each CLI, its stub refusing the phase's second request as it would
+// retry by itself, retries and says so: the session waits while its retry
+// shows, is never flagged stuck (stuck.after 20 s), its lease never
+// expires, nothing is typed into it, no attempt is charged, and the CLI's
+// own retry after the refusal ends the wait and finishes the task green in
+// the same session.
+func TestRefusalTheCLIRetriesIsNotStuck(t *testing.T) {
+	t.Parallel()
+	for name, sr := range selfRetries {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			for _, cli := range limitCLIs {
+				if cli.name == sr.cli {
+					testSelfRetry(t, cli, sr)
+					return
+				}
+			}
+			t.Fatalf("no CLI %q", sr.cli)
+		})
+	}
+}
+
+func testSelfRetry(t *testing.T, cli limitCLI, sr selfRetry) {
+	overloadFor := sr.window
+	lw := &modelstub.LimitWindow{Turn: 1, For: overloadFor, Kind: sr.kind}
+	rules := append([]modelstub.Rule{lw.Rule()}, modelstub.PhaseScript(modelstub.ScriptOptions{
+		Code: []modelstub.ToolUse{modelstub.Read("calc.go"), modelstub.Write("calc.go", project.CalcFixed)},
+	})...)
+	b, tk := limitSetup(t, cli, rules, func(cfg *config.Config) {
+		cfg.Lease.Length.Duration, cfg.Lease.Window.Duration = 20*time.Second, 15*time.Second
+		// A renewal every 5 s: a launch slowed by a loaded machine
+		// must not use up the default 12 before the refusal.
+		cfg.Lease.MaxRenewals = 60
+		cfg.Stuck.After.Duration = 20 * time.Second
+	})
+	last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	reset := lw.ResetAt()
+	require.False(t, reset.IsZero(), "the stub never refused")
+	overloaded, after := 0, 0
+	for _, req := range b.srv.Requests() {
+		for _, m := range req.Messages {
+			require.NotEqual(t, "continue", strings.TrimSpace(m.Text), "typed into a CLI that retried itself")
+		}
+		if req.At.Before(reset) && req.At.After(reset.Add(-overloadFor-time.Second)) {
+			overloaded++
+		} else if !req.At.Before(reset) {
+			after++
+		}
+	}
+	require.Positive(t, overloaded)
+	require.Positive(t, after, "the CLI's own retry after the overload")
+	got, err := b.st.TaskGet(t.Context(), tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, got.Attempt, "the refusal cost no attempt:\n%s", b.dump())
+	sessions, limited := 0, 0
+	for _, e := range b.events {
+		require.NotEqual(t, task.EvLeaseExpired, e.Kind, b.dump())
+		require.False(t, e.Kind == task.EvRefusal && e.Reason == task.ReasonStuck, "flagged stuck while the CLI retried:\n%s", b.dump())
+		switch e.Kind {
+		case task.EvSessionLaunched:
+			sessions++
+		case task.EvSessionLimited:
+			limited++
+			require.Contains(t, e.Text, string(sr.want))
+			t.Logf("%s: %s", e.At.Format(time.TimeOnly), e.Text)
+		}
+	}
+	require.Equal(t, 1, sessions, "the same session went on:\n%s", b.dump())
+	require.Positive(t, limited, "the refusal shown as a wait:\n%s", b.dump())
+	gone := false
+	for _, e := range b.events {
+		if e.Kind == task.EvSessionLimitReset {
+			gone = true
+			require.Contains(t, e.Text, "retries by itself", "nothing typed at the end of the wait")
+			require.False(t, e.At.Before(reset), "the wait ended at %s, before the refusal did (%s)", e.At, reset)
+		}
+	}
+	require.True(t, gone, b.dump())
+	t.Logf("%s: refused until %s; %d refusals, %d answers after", cli.name, reset.Format(time.TimeOnly), overloaded, after)
 }

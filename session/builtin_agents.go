@@ -50,13 +50,39 @@ var codexLimits = []LimitSign{
 // geminiLimits are how Gemini CLI shows its provider's refusals. 0.61.0
 // shows a 429 RESOURCE_EXHAUSTED (with its RetryInfo) as "Usage limit
 // reached for gemini-stub." above a "● 1. Keep trying / 2. Stop" choice,
-// and waits there without naming the reset (seen against the stub).
+// and waits there without naming the reset (seen against the stub); its
+// logs.json and chat file under ~/.gemini/tmp record nothing of it.
 var geminiLimits = []LimitSign{
 	{Kind: LimitUsage, Match: `Usage limit reached for`},
 	{Kind: LimitRate, Match: `(?i)rate limit exceeded|Quota exceeded for`},
 	{Kind: LimitOverloaded, Match: `(?i)model is overloaded`},
 	{Kind: LimitLogin, Match: `(?i)please re-?authenticate|login expired`},
 }
+
+// opencodeLimits are how opencode shows its provider's refusals. 1.18.33
+// retries a 429 or 5xx by itself, forever, at the provider's retry-after
+// (else a doubling backoff), and shows the provider's message in its status
+// line with the retry: against the stub's OpenAI rate_limit_exceeded (reset
+// 90 s ahead) "■■⬝⬝ Rate limit reached for requests. Please try again in
+// 87s. [retrying in 1m 22s attempt #1]  esc interrupt", then at the reset
+// it goes on by itself (seen). An OpenAI insufficient_quota (429, no
+// retry-after) it retries too, with a doubling backoff, its bar drawn over
+// the message's first spaces and the line cut at the pane's edge: "■You■
+// exceeded your current quota, please check your plan and billing details.
+// For… (click to expand) [retrying in 4s" (seen). Its OpenAI provider's
+// "Quota exceeded. …" (not retried), the overload and the login messages
+// are from its binary.
+var opencodeLimits = []LimitSign{
+	{Kind: LimitUsage, Match: `Quota exceeded\. Check your plan and billing details|exceeded your current quota|[Uu]sage limit reached\. It will reset in|Free usage exceeded, subscribe to Go`},
+	{Kind: LimitRate, Match: `Rate limit reached for|Too Many Requests|(?i:rate limit exceeded)`},
+	{Kind: LimitOverloaded, Match: `Provider is overloaded|(?i:server is (?:currently )?overloaded)`},
+	{Kind: LimitLogin, Match: `token may be missing or expired|Incorrect API key provided|opencode auth login`},
+}
+
+// opencodeRetry is opencode's own retry in its status line: "[retrying
+// attempt #1]", then "[retrying in 1m 22s attempt #1]", cut at the pane's
+// edge after a long message.
+const opencodeRetry = `\[retrying\b`
 
 // geminiPending matches a Gemini CLI screen whose input box holds text: a
 // prompt line (" * ", " > " or " ! " then a non-blank) after which no
@@ -201,6 +227,8 @@ func agentSpecs() map[string]Spec {
 			Volatile:     []string{`[⬝■]+\s+esc interrupt`},
 			Capabilities: []string{"code"},
 			Usage:        UsageOpenCodeDB,
+			Limits:       opencodeLimits,
+			LimitRetry:   opencodeRetry,
 			Tested:       opencodeTested,
 		},
 		// `opencode run BRIEF`: one turn, then exit. It is the slowest of
@@ -215,6 +243,8 @@ func agentSpecs() map[string]Spec {
 			Resubmit:      ResubmitSubmit,
 			Capabilities:  []string{"code"},
 			Usage:         UsageOpenCodeDB,
+			Limits:        opencodeLimits,
+			LimitRetry:    opencodeRetry,
 			Tested:        opencodeTested,
 		},
 	}

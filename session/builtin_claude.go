@@ -42,14 +42,23 @@ var claudeDialogs = []Dialog{
 // later." and offers "Resend your message to try again" in its prompt
 // (seen in a pane against the stub's rate_limit_error with
 // anthropic-ratelimit-unified-* headers); it does not retry a 429 itself,
-// and names no reset. A subscription's "usage limit reached · resets 3pm"
-// and the 529 texts are from its binary.
+// and names no reset; its transcript records the error (apiErrorStatus
+// 429, error "rate_limit") but not the reset either. A reset within about
+// a minute it waits for itself:
+// against the same 429 with its reset 60 s ahead it shows "✻ 5-hour limit
+// reached · retrying in 1m 3s (1:50pm) · attempt 1/10" and goes on at the
+// reset (seen; 90 s ahead gives the error above). A subscription's "usage
+// limit reached · resets 3pm" and the 529 texts are from its binary.
 var claudeLimits = []LimitSign{
-	{Kind: LimitUsage, Match: `(?i)(?:usage limit reached|You've hit your (?:\w+ )?limit)`},
+	{Kind: LimitUsage, Match: `(?i)(?:usage limit reached|You've hit your (?:\w+ )?limit|\b(?:\d+-hour|weekly) limit reached)`},
 	{Kind: LimitRate, Match: `API Error: (?:Request rejected \(429\)|429\b)`},
 	{Kind: LimitOverloaded, Match: `API Error: (?:Repeated 529|529\b|[^\n]*overloaded)|The API is at capacity`},
 	{Kind: LimitLogin, Match: `OAuth token has expired|Please run /login`},
 }
+
+// claudeRetry is Claude Code's own retry after a refusal: "· retrying in
+// 1m 3s (1:50pm) · attempt 1/10", "Retrying in 5s… (attempt 2/10)".
+const claudeRetry = `(?i)retrying in [^\n]*attempt \d+/\d+`
 
 // claudeTested is the oldest and the newest Claude Code release the claude
 // harnesses are proven against (the demo and the e2e tests in CI).
@@ -100,6 +109,7 @@ func init() {
 		Trust:        TrustClaudeProjects,
 		Dialogs:      claudeDialogs,
 		Limits:       claudeLimits,
+		LimitRetry:   claudeRetry,
 		Tested:       claudeTested,
 	})
 	// `claude -p BRIEF` runs one turn and exits. It shows nothing until it
@@ -120,6 +130,7 @@ func init() {
 		Usage:         UsageClaudeTranscript,
 		Trust:         TrustClaudeProjects,
 		Limits:        claudeLimits,
+		LimitRetry:    claudeRetry,
 		Tested:        claudeTested,
 	})
 }

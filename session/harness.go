@@ -130,6 +130,11 @@ type Spec struct {
 	// conversation ("continue" when empty); LimitResumeSubmit sends only
 	// the submit key, which answers a CLI that asks whether to keep trying.
 	LimitResume string `toml:"limit_resume"`
+	// LimitRetry is a regular expression on a limit's message that says
+	// the CLI retries the request by itself (opencode's "[retrying in 1m
+	// 22s attempt #1]"): at the reset nothing is typed, the CLI's own retry
+	// picks the turn up.
+	LimitRetry string `toml:"limit_retry"`
 	// Tested is the oldest and the newest version of the program this
 	// harness's settings were proven against; `harness check` says whether
 	// the installed one is in that range.

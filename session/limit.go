@@ -58,6 +58,9 @@ type Limit struct {
 	Kind  LimitKind
 	Text  string
 	Reset time.Time
+	// Retrying is set when the message says the CLI retries by itself
+	// (the harness's limit_retry matched it).
+	Retrying bool
 }
 
 // LimitOn returns the limit text (a plain screen) shows lowest, and how
@@ -87,10 +90,28 @@ func (s Spec) LimitOn(text string, now time.Time) (l Limit, n int, ok bool) {
 				lines = lines[:3]
 			}
 			for i, ln := range lines {
-				lines[i] = strings.Trim(ln, "│┃ \t") // a box drawn around it (Gemini CLI)
+				// A box drawn around it (Gemini CLI), a progress bar
+				// before it (opencode).
+				lines[i] = strings.Trim(ln, "│┃⬝■ \t")
 			}
 			l.Text = strings.TrimRight(dialogText(strings.Join(lines, "\n")), ". ")
-			l.Reset = ResetIn(l.Text, now)
+			// The reset is the provider's: a CLI's own retry countdown
+			// after its message ("[retrying in 4s") is its backoff.
+			// A clock time in parentheses in the retry ("retrying in
+			// 1m 3s (1:50pm)", Claude Code's, which retries at the
+			// reset) is the reset, when the message names none.
+			msg, retry := l.Text, ""
+			if s.LimitRetry != "" {
+				if re, err := dialogRe(s.LimitRetry); err == nil {
+					if loc := re.FindStringIndex(msg); loc != nil {
+						l.Retrying, msg, retry = true, msg[:loc[0]], msg[loc[0]:]
+					}
+				}
+			}
+			l.Reset = ResetIn(msg, now)
+			if m := retryClockRe.FindStringSubmatch(retry); m != nil && l.Reset.IsZero() {
+				l.Reset = ResetIn("resets "+m[1], now)
+			}
 		}
 	}
 	return l, n, at >= 0
@@ -105,6 +126,8 @@ var (
 	resetPartRe  = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*` + resetUnit)
 	// "resets 3pm", "resets at 15:04", "try again at 5:13 AM"
 	resetClockRe = regexp.MustCompile(`(?i)\b(?:resets?|try again at)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(am|pm)?\b`)
+	// the clock in a CLI's own retry: "(1:50pm)"
+	retryClockRe = regexp.MustCompile(`(?i)\((\d{1,2}:\d{2}\s*(?:am|pm)?)\)`)
 	// Claude Code's "usage limit reached|1767225600"
 	resetEpochRe = regexp.MustCompile(`\|(\d{10})\b`)
 )
@@ -170,6 +193,11 @@ func ResetIn(msg string, now time.Time) time.Time {
 
 // validateLimits reports a limit sign of an unknown kind or a bad pattern.
 func (s Spec) validateLimits(bad func(field, format string, args ...any)) {
+	if s.LimitRetry != "" {
+		if _, err := regexp.Compile(s.LimitRetry); err != nil {
+			bad("limit_retry", "bad regular expression: %v", err)
+		}
+	}
 	for i, l := range s.Limits {
 		known := false
 		for _, k := range limitKinds {

@@ -19,17 +19,29 @@ func TestBuiltinHarnessesKnowTheirLimitScreens(t *testing.T) {
 		kind            LimitKind
 		text            string
 		reset           time.Time
+		retrying        bool
 	}{
 		{"claude", "  Read 1 file\n\n● API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again\n  later.\n\n" +
 			"────\n❯ Resend your message to try again\n────\n", LimitRate,
-			"● API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later", time.Time{}},
+			"● API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later", time.Time{}, false},
 		{"claude", "● API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it\n  persists, check your inference gateway (127.0.0.1:35217).\n",
-			LimitOverloaded, "● API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:35217)", time.Time{}},
+			LimitOverloaded, "● API Error: 529 Overloaded. This is a server-side issue, usually temporary — try again in a moment. If it persists, check your inference gateway (127.0.0.1:35217)", time.Time{}, false},
 		{"codex", "• Explored\n\n■ You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/\nusage to purchase more credits or try again at 5:13 AM.\n\n\n› Ask Codex to do anything\n",
-			LimitUsage, "■ You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/ usage to purchase more credits or try again at 5:13 AM",
-			time.Date(2026, 12, 2, 5, 14, 0, 0, time.UTC)},
+			LimitUsage, "You’ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/settings/ usage to purchase more credits or try again at 5:13 AM",
+			time.Date(2026, 12, 2, 5, 14, 0, 0, time.UTC), false},
 		{"gemini", "╭────╮\n│                        │\n│ Usage limit reached for gemini-stub.            │\n│ /stats model for usage details     │\n│ /model to switch models.   │\n│ ● 1. Keep trying │\n",
-			LimitUsage, "Usage limit reached for gemini-stub. /stats model for usage details /model to switch models", time.Time{}},
+			LimitUsage, "Usage limit reached for gemini-stub. /stats model for usage details /model to switch models", time.Time{}, false},
+		// Claude Code waits for a reset a minute ahead by itself.
+		{"claude", "❯ say hello\n✻ 5-hour limit reached · retrying in 1m 3s (5:12am) · attempt 1/10\n────\n❯ \n────\n",
+			LimitUsage, "✻ 5-hour limit reached · retrying in 1m 3s (5:12am) · attempt 1/10 ❯", time.Date(2026, 12, 2, 5, 13, 0, 0, time.UTC), true},
+		// opencode retries by itself and says so in its status line.
+		{"opencode", "  ┃  Build · stub model orchestra model stub\n  ╹▀▀▀▀▀▀▀▀\n   ■■⬝⬝⬝⬝⬝⬝ Rate limit reached for requests. Please try again in 87s. [retrying in 1m 22s attempt #1]    esc interrupt\n",
+			LimitRate, "Rate limit reached for requests. Please try again in 87s. [retrying in 1m 22s attempt #1] esc interrupt", now.Add(87 * time.Second), true},
+		{"opencode", "  ╹▀▀▀▀\n   ■You■exceeded your current quota, please check your plan and billing details. For… (click to expand) [retrying in 4s\n    #4]\n",
+			LimitUsage, "You■exceeded your current quota, please check your plan and billing details. For… (click to expand) [retrying in 4s #4]",
+			time.Time{}, true},
+		{"opencode-run", "Error: Quota exceeded. Check your plan and billing details.\n",
+			LimitUsage, "Error: Quota exceeded. Check your plan and billing details", time.Time{}, false},
 	} {
 		l, n, ok := specs[c.harness].LimitOn(c.screen, now)
 		require.True(t, ok, "%s: %q", c.harness, c.screen)
@@ -37,6 +49,7 @@ func TestBuiltinHarnessesKnowTheirLimitScreens(t *testing.T) {
 		require.Equal(t, c.kind, l.Kind, c.harness)
 		require.Equal(t, c.text, l.Text, c.harness)
 		require.Equal(t, c.reset, l.Reset, c.harness)
+		require.Equal(t, c.retrying, l.Retrying, c.harness)
 	}
 	_, n, ok := specs["claude"].LimitOn("────\n❯ \n────\n", now)
 	require.False(t, ok)

@@ -313,6 +313,9 @@ type UsageTotal struct {
 	TaskID task.ID
 	Phase  task.Phase
 	Totals task.UsageTotals
+	// LowerBound is the mark of the latest of its events that carried one
+	// (UsageData.LowerBound): set, the totals are at least these.
+	LowerBound string
 }
 
 // Engine is one engine process serving a repository from this store, as

@@ -392,12 +392,17 @@ func (rs *resizeSeen) screen(fp, prev string, size [2]int, now time.Time) string
 // noteLimit reports a limit of the provider's that the screen shows once
 // the brief is in (Limited), when the number of limit messages on it grew
 // since the last sample (seen): the CLI's old message stays in its history
-// after the agent went on, and must not be taken for a new one. It returns
-// the number now shown.
+// after the agent went on, and must not be taken for a new one. When the
+// last one is gone (a CLI that shows its retry in a status line clears it
+// once the retry went through) it reports LimitGone. It returns the number
+// now shown.
 func (r *Run) noteLimit(seen int, now time.Time) int {
 	l, n, ok := r.p.Spec.LimitOn(r.sess.View().Text(), now)
-	if ok && n > seen {
+	switch {
+	case ok && n > seen:
 		r.report(Report{Kind: Limited, Limit: &l, Text: string(l.Kind) + ": " + l.Text})
+	case n == 0 && seen > 0:
+		r.report(Report{Kind: LimitGone})
 	}
 	return n
 }

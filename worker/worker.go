@@ -55,6 +55,7 @@ const (
 	NeedsYou       ReportKind = "needs-you"       // the launch stopped at a dialog of the CLI's; Text quotes it
 	Answered       ReportKind = "answered"        // the dialog is gone
 	Limited        ReportKind = "limited"         // the screen shows a new limit of the provider's; Limit says which
+	LimitGone      ReportKind = "limit-gone"      // no limit message shows any more (a CLI's own retry went through)
 )
 
 // Report is what a run tells the coordinator. Token fences it: a report

@@ -75,7 +75,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(stderr, err)
 	}
-	spent, err := statusSpend(ctx, st, r.Root)
+	spent, err := statusSpend(ctx, st)
 	if err != nil {
 		return fail(stderr, err)
 	}

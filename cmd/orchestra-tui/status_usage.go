@@ -3,15 +3,13 @@ package main
 import (
 	"context"
 
-	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // statusUsage is a task's spend in `status --json`: the tokens and cost its
-// sessions recorded, and, when its CLI makes requests it records nowhere,
-// why the figures are a lower bound.
+// sessions recorded, and, when a session's CLI made requests it records
+// nowhere, why the figures are a lower bound.
 type statusUsage struct {
 	Tokens     task.Tokens `json:"tokens"`
 	CostUSD    float64     `json:"cost_usd"`
@@ -19,15 +17,11 @@ type statusUsage struct {
 }
 
 // statusSpend reads every task's usage from the sums the store keeps (one
-// query) and marks a lower bound as the engine does (coord.UsageLowerBound).
-func statusSpend(ctx context.Context, st store.Store, root string) (map[task.ID]*statusUsage, error) {
+// query), with the lower-bound marks its sessions' usage events carried.
+func statusSpend(ctx context.Context, st store.Store) (map[task.ID]*statusUsage, error) {
 	us, err := st.UsageList(ctx)
 	if err != nil || len(us) == 0 {
 		return nil, err
-	}
-	cfg, err := config.Load(root)
-	if err != nil {
-		cfg = config.Default() // the figures stand without the harness table
 	}
 	out := map[task.ID]*statusUsage{}
 	for _, u := range us {
@@ -35,9 +29,9 @@ func statusSpend(ctx context.Context, st store.Store, root string) (map[task.ID]
 		if s == nil {
 			s = &statusUsage{}
 			out[u.TaskID] = s
-			if t, err := st.TaskGet(ctx, u.TaskID); err == nil {
-				s.LowerBound = coord.UsageLowerBound(cfg, t)
-			}
+		}
+		if u.LowerBound != "" {
+			s.LowerBound = u.LowerBound
 		}
 		tk, cost := u.Totals.Sum()
 		s.Tokens = s.Tokens.Add(tk)

@@ -197,6 +197,8 @@ CREATE TABLE source_cursors (
 	PRIMARY KEY (source, what)
 );
 `,
+	// 9: the lower-bound mark of the usage sums (usage.go).
+	migrationUsageLowerBound,
 }
 
 // migrate brings the schema to version target in one transaction under the

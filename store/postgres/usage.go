@@ -50,6 +50,29 @@ FROM (SELECT task_id, pg_temp.orchestra_jsonb(data) AS j FROM events WHERE kind 
 GROUP BY 1, 2, 3;
 `
 
+// migrationUsageLowerBound keeps with the sums why they are a lower bound
+// (a session whose CLI records some of its requests nowhere), so a
+// restarted engine and `status --json` still say so. The ledger's
+// session.usage events mark the phases summed before it. The parse
+// function is migration 2's, made again: it lives for one connection.
+const migrationUsageLowerBound = `
+ALTER TABLE usage_totals ADD COLUMN lower_bound text NOT NULL DEFAULT '';
+CREATE OR REPLACE FUNCTION pg_temp.orchestra_jsonb(t text) RETURNS jsonb AS $$
+BEGIN
+	RETURN t::jsonb;
+EXCEPTION WHEN others THEN
+	RETURN NULL;
+END;
+$$ LANGUAGE plpgsql IMMUTABLE;
+UPDATE usage_totals u SET lower_bound = m.lower_bound
+FROM (SELECT DISTINCT ON (task_id, phase) task_id, phase, lower_bound FROM (
+		SELECT e.seq, e.task_id, coalesce(e.j->>'phase', '') AS phase, e.j->>'lower_bound' AS lower_bound
+		FROM (SELECT seq, task_id, pg_temp.orchestra_jsonb(data) AS j FROM events WHERE kind = 'session.usage') AS e
+		WHERE jsonb_typeof(e.j->'lower_bound') = 'string' AND e.j->>'lower_bound' <> '') AS x
+	ORDER BY task_id, phase, seq DESC) AS m
+WHERE u.task_id = m.task_id AND u.phase = m.phase;
+`
+
 // UsageList returns every task's usage per phase, from the running sums.
 func (s *Store) UsageList(ctx context.Context) ([]store.UsageTotal, error) {
 	return sqlq.UsageList(ctx, reader{s.pool})

@@ -206,6 +206,8 @@ CREATE TABLE source_cursors (
 	PRIMARY KEY (source, what)
 ) STRICT;
 `,
+	// 13: the lower-bound mark of the usage sums (usage.go).
+	migrationUsageLowerBound,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

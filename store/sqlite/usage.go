@@ -37,6 +37,19 @@ FROM (SELECT task_id, data FROM events WHERE kind = 'session.usage' AND json_val
 GROUP BY 1, 2, 3;
 `
 
+// migrationUsageLowerBound keeps with the sums why they are a lower bound
+// (a session whose CLI records some of its requests nowhere), so a
+// restarted engine and `status --json` still say so. The ledger's
+// session.usage events mark the phases summed before it.
+const migrationUsageLowerBound = `
+ALTER TABLE usage_totals ADD COLUMN lower_bound TEXT NOT NULL DEFAULT '';
+UPDATE usage_totals SET lower_bound = coalesce((SELECT json_extract(e.data, '$.lower_bound') FROM events e
+	WHERE e.kind = 'session.usage' AND e.task_id = usage_totals.task_id AND json_valid(e.data)
+	AND coalesce(json_extract(e.data, '$.phase'), '') = usage_totals.phase
+	AND json_type(e.data, '$.lower_bound') = 'text' AND json_extract(e.data, '$.lower_bound') <> ''
+	ORDER BY e.seq DESC LIMIT 1), '');
+`
+
 // UsageList returns every task's usage per phase, from the running sums.
 func (s *Store) UsageList(ctx context.Context) ([]store.UsageTotal, error) {
 	return sqlq.UsageList(ctx, reader{s.r})

@@ -14,7 +14,7 @@ func TestBind(t *testing.T) {
 		t.Fatalf("Postgres bound %q, want %q", got, want)
 	}
 	// Every ? of a shared statement is a placeholder: as many as it binds.
-	if n := strings.Count(upsertUsage, "?"); n != 9 {
-		t.Fatalf("upsertUsage holds %d ?, binds 9", n)
+	if n := strings.Count(upsertUsage, "?"); n != 10 {
+		t.Fatalf("upsertUsage holds %d ?, binds 10", n)
 	}
 }

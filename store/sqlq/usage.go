@@ -12,13 +12,14 @@ import (
 // row's columns are qualified with the table's name, which both dialects
 // read the same.
 const upsertUsage = `INSERT INTO usage_totals
-(task_id, phase, model, input, output, cache_creation, cache_read, cost_usd, priced)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+(task_id, phase, model, input, output, cache_creation, cache_read, cost_usd, priced, lower_bound)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (task_id, phase, model) DO UPDATE SET
 	input = usage_totals.input + excluded.input, output = usage_totals.output + excluded.output,
 	cache_creation = usage_totals.cache_creation + excluded.cache_creation,
 	cache_read = usage_totals.cache_read + excluded.cache_read,
-	cost_usd = usage_totals.cost_usd + excluded.cost_usd, priced = usage_totals.priced AND excluded.priced`
+	cost_usd = usage_totals.cost_usd + excluded.cost_usd, priced = usage_totals.priced AND excluded.priced,
+	lower_bound = CASE WHEN excluded.lower_bound <> '' THEN excluded.lower_bound ELSE usage_totals.lower_bound END`
 
 // AddUsage adds the session.usage events' totals to usage_totals inside
 // the writer's transaction. Data the store cannot read adds nothing: the
@@ -28,7 +29,7 @@ func AddUsage(ctx context.Context, w Writer, events ...task.Event) error {
 	for _, e := range events {
 		for _, a := range store.UsageAdditions(e) {
 			if err := w.Exec(ctx, q, string(a.TaskID), string(a.Phase), a.Model, a.Tokens.Input,
-				a.Tokens.Output, a.Tokens.CacheCreation, a.Tokens.CacheRead, a.CostUSD, a.Priced); err != nil {
+				a.Tokens.Output, a.Tokens.CacheCreation, a.Tokens.CacheRead, a.CostUSD, a.Priced, a.LowerBound); err != nil {
 				return fmt.Errorf("add usage of task %s: %w", e.TaskID, err)
 			}
 		}
@@ -39,7 +40,7 @@ func AddUsage(ctx context.Context, w Writer, events ...task.Event) error {
 // UsageList returns every task's usage per phase, from the running sums.
 func UsageList(ctx context.Context, r Reader) ([]store.UsageTotal, error) {
 	rows, err := r.Query(ctx, `SELECT task_id, phase, model, input, output, cache_creation, cache_read,
-cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
+cost_usd, priced, lower_bound FROM usage_totals ORDER BY task_id, phase, model`)
 	if err != nil {
 		return nil, fmt.Errorf("list usage: %w", err)
 	}
@@ -47,14 +48,14 @@ cost_usd, priced FROM usage_totals ORDER BY task_id, phase, model`)
 	var out []store.UsageTotal
 	for rows.Next() {
 		var (
-			id, phase, model string
-			m                task.ModelTotals
+			id, phase, model, lower string
+			m                       task.ModelTotals
 		)
 		if err := rows.Scan(&id, &phase, &model, &m.Tokens.Input, &m.Tokens.Output, &m.Tokens.CacheCreation,
-			&m.Tokens.CacheRead, &m.CostUSD, &m.Priced); err != nil {
+			&m.Tokens.CacheRead, &m.CostUSD, &m.Priced, &lower); err != nil {
 			return nil, fmt.Errorf("list usage: %w", err)
 		}
-		out = store.AppendUsageRow(out, task.ID(id), task.Phase(phase), model, m)
+		out = store.AppendUsageRow(out, task.ID(id), task.Phase(phase), model, m, lower)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list usage: %w", err)

@@ -15,6 +15,7 @@ var usageCases = []testCase{
 	{"UsageSumsEveryWayAnEventIsWritten", testUsageSums},
 	{"UsageIgnoresUnreadableData", testUsageUnreadable},
 	{"UsageRolledBackWithItsWrite", testUsageRollback},
+	{"UsageKeepsTheLowerBoundMark", testUsageLowerBound},
 	{"TaskSummariesLatestVerdictAndModels", testTaskSummaries},
 	{"TaskStatusListLatestVerdict", testTaskStatusList},
 }
@@ -89,6 +90,39 @@ func testUsageSums(t *testing.T, b *bundle) {
 		prev, cur := all[i-1], all[i]
 		require.True(t, prev.TaskID < cur.TaskID || prev.TaskID == cur.TaskID && prev.Phase < cur.Phase, "%v before %v", prev, cur)
 	}
+}
+
+// A phase whose sessions' usage was marked a lower bound stays marked in
+// the sums, whatever events without a mark add after it; a phase with no
+// marked event is not marked.
+func testUsageLowerBound(t *testing.T, b *bundle) {
+	tk := b.insertTask(t)
+	const why = "Claude Code 2.1.197 makes a side request at each start that it records nowhere"
+	marked := b.usageEvent(t, tk.ID, task.PhaseImplement, "opus", 100, 0.5, true)
+	var d store.UsageData
+	require.NoError(t, json.Unmarshal(marked.Data, &d))
+	d.LowerBound = why
+	data, err := json.Marshal(d)
+	require.NoError(t, err)
+	marked.Data = data
+	require.NoError(t, b.st.EventAppend(b.ctx, b.usageEvent(t, tk.ID, task.PhaseImplement, "haiku", 5, 0, false), marked,
+		b.usageEvent(t, tk.ID, task.PhaseImplement, "opus", 50, 0.25, true),
+		b.usageEvent(t, tk.ID, task.PhaseReview, "opus", 10, 0.1, true)))
+	byPhase := func() map[task.Phase]store.UsageTotal {
+		all, err := b.st.UsageList(b.ctx)
+		require.NoError(t, err)
+		out := map[task.Phase]store.UsageTotal{}
+		for _, u := range all {
+			if u.TaskID == tk.ID {
+				out[u.Phase] = u
+			}
+		}
+		return out
+	}
+	got := byPhase()
+	require.Equal(t, why, got[task.PhaseImplement].LowerBound)
+	require.Equal(t, int64(150), got[task.PhaseImplement].Totals.Models["opus"].Tokens.Input)
+	require.Empty(t, got[task.PhaseReview].LowerBound)
 }
 
 // A session.usage event whose data the store cannot read is kept in the

@@ -219,6 +219,9 @@ func (f *Fake) Limited(l session.Limit) {
 	f.report(worker.Report{Kind: worker.Limited, Limit: &l, Text: string(l.Kind) + ": " + l.Text})
 }
 
+// LimitGone reports that no limit message shows any more.
+func (f *Fake) LimitGone() { f.report(worker.Report{Kind: worker.LimitGone}) }
+
 // RefuseLaunch reports that the launch did not confirm, with why.
 func (f *Fake) RefuseLaunch(why *task.Refusal) {
 	f.report(worker.Report{Kind: worker.LaunchRefused, Refusal: why})
