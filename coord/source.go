@@ -85,6 +85,9 @@ type sourced struct {
 	// cursor is what the store holds of since and reviewSince
 	// (source_cursor.go).
 	cursor cursorState
+	// editSaid hashes the issue's text last compared with the task
+	// (source_edit.go).
+	editSaid string
 }
 
 type allowedAt struct {
@@ -229,13 +232,13 @@ func (s *Source) issue(ctx context.Context, is forge.Issue) error {
 	_, known := s.issues[is.Number]
 	s.mu.Unlock()
 	if known {
-		return nil
+		return s.edited(ctx, is)
 	}
 	id := IssueTaskID(s.cfg.Key, is.Number)
 	if t, err := s.c.st.TaskGet(ctx, id); err == nil {
 		// Added before this engine started, or by another engine.
 		s.track(is.Number, id, t.State.Terminal())
-		return nil
+		return s.edited(ctx, is)
 	} else if !errors.Is(err, store.ErrNotFound) {
 		return err
 	}

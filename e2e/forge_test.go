@@ -307,6 +307,16 @@ func TestForgeIssuesCommentsAndPullRequestOnARealGitea(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, ds, n+len(outage), "one decision per comment across the outage")
 
+	// alice edits the issue's body after launch: the agent gets one
+	// decision quoting the new text; the task's verify stays as it was.
+	const editNote = "edit-probe-keep-Mul-pure"
+	r.api(t, http.MethodPatch, fmt.Sprintf("issues/%d", first), aliceToken, map[string]any{"body": body + "\n" + editNote + "\n"}, nil)
+	waitFor(t, 30*time.Second, "the edit at the agent", func() bool { return len(r.received(t, editNote)) > 0 })
+	require.Contains(t, r.received(t, editNote)[0].Text, "edited since this task was made from it")
+	ds, err = st.DecisionList(context.Background(), id)
+	require.NoError(t, err)
+	require.Len(t, ds, n+len(outage)+1, "one decision for the edit")
+
 	// The agent's environment, read while it lives.
 	agentEnv := agentEnvironments(t, f.script)
 	require.NotEmpty(t, agentEnv, "the live plan agent")
@@ -387,6 +397,11 @@ func TestForgeIssuesCommentsAndPullRequestOnARealGitea(t *testing.T) {
 		return strings.Contains(s, "state: **merged**") && strings.Contains(s, "verdict: ✓")
 	})
 	require.Len(t, r.received(t, lineNote), 1, "still once")
+	require.Len(t, r.received(t, editNote), 1, "the edit reached the agent once")
+
+	// A handoff of the forge task, grepped with the rest.
+	handoff := filepath.Join(t.TempDir(), "handoff.json")
+	f.orch(t, "handoff", "export", string(id2), "--out", handoff)
 
 	// The token: in no store row, event, recording, log or handoff file
 	// (everything under the repository and the agents' record), nor in
@@ -399,7 +414,7 @@ func TestForgeIssuesCommentsAndPullRequestOnARealGitea(t *testing.T) {
 		require.NotContains(t, e.Text+string(e.Data), srv.Token)
 	}
 	files := 0
-	for _, dir := range []string{f.root, f.record} {
+	for _, dir := range []string{f.root, f.record, filepath.Dir(handoff)} {
 		require.NoError(t, filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
 				return err

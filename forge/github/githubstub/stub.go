@@ -494,3 +494,13 @@ func since(r *http.Request) time.Time {
 func readBody(r *http.Request, v any) error {
 	return json.NewDecoder(http.MaxBytesReader(nil, r.Body, 1<<20)).Decode(v)
 }
+
+// EditIssue sets an issue's title and body, as its author editing it
+// would, and moves its updated time.
+func (s *Stub) EditIssue(number int, title, body string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if i := s.issues[number]; i != nil {
+		i.Title, i.Body, i.Updated = title, body, s.tick()
+	}
+}
