@@ -423,3 +423,15 @@ func (cl *Client) dropEnded(s coord.Snapshot) {
 		cl.fan.Pane(id)
 	}
 }
+
+// Recording asks the engine for a session's recording and its ledger
+// marks; the engine that ran the session serves it (the relay asks it).
+func (cl *Client) Recording(ctx context.Context, id task.ID, sessionID string) (coord.Recording, error) {
+	var r coord.Recording
+	b, err := cl.call(ctx, opRecording, recordingReq{Task: id, Session: sessionID})
+	if err != nil {
+		return r, err
+	}
+	err = json.Unmarshal(b, &r)
+	return r, err
+}

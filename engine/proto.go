@@ -45,6 +45,10 @@ const (
 	opResize     = "resize"
 	opScrollback = "scrollback"
 	opStop       = "stop"
+	// opRecording asks for a session's recording and its ledger marks
+	// (coord.Recording); an engine that predates it answers "unknown
+	// request", which needs no new protocol version.
+	opRecording = "recording"
 )
 
 // Replies and pushes the engine sends.

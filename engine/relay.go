@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"os"
@@ -554,4 +555,33 @@ func (r *relay) dial(ctx context.Context, host string, watch bool) (*Client, err
 		return nil, conn.Explain(fmt.Errorf("ssh %s: %w", e.SSH, err))
 	}
 	return cl, nil
+}
+
+// Recording reads a session's recording here, or, when the engine of
+// another machine ran the session, asks that machine's running engine.
+func (r *relay) Recording(ctx context.Context, id task.ID, sessionID string) (coord.Recording, error) {
+	rec, err := r.Opened.Recording(ctx, id, sessionID)
+	var away *coord.RecordingElsewhere
+	if !errors.As(err, &away) {
+		return rec, err
+	}
+	es, lerr := r.Opened.Store.EngineList(ctx)
+	if lerr != nil {
+		return rec, errors.Join(err, lerr)
+	}
+	host := ""
+	for _, e := range es {
+		if e.ID == away.Holder {
+			host = e.Host
+		}
+	}
+	if host == "" || host == r.self {
+		return rec, err
+	}
+	cl, derr := r.dial(ctx, host, false)
+	if derr != nil {
+		return rec, fmt.Errorf("the recording of session %s is on %s, whose engine cannot be reached from here: %w", away.SessionID, host, derr)
+	}
+	defer cl.Close()
+	return cl.Recording(ctx, id, away.SessionID)
 }

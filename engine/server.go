@@ -247,6 +247,17 @@ func (s *Server) handle(ctx context.Context, f wire.Frame) result {
 			return result{v: []string{}}
 		}
 		return result{v: v.Scrollback(q.N)}
+	case opRecording:
+		var q recordingReq
+		if err := json.Unmarshal(f.Body, &q); err != nil {
+			return result{err: err}
+		}
+		if r, ok := s.Engine.(coord.Recorder); ok {
+			rec, err := r.Recording(ctx, q.Task, q.Session)
+			return result{v: rec, err: err}
+		}
+		rec, err := coord.ReadRecording(ctx, s.Store, s.Root, q.Task, q.Session)
+		return result{v: rec, err: err}
 	case opStop:
 		if s.Stop == nil {
 			return result{err: errors.New("this engine runs inside a console; quit that console to stop it")}
@@ -320,6 +331,11 @@ type resizeReq struct {
 	Task task.ID `json:"task"`
 	Cols int     `json:"cols"`
 	Rows int     `json:"rows"`
+}
+
+type recordingReq struct {
+	Task    task.ID `json:"task"`
+	Session string  `json:"session,omitempty"`
 }
 
 type scrollbackReq struct {

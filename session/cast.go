@@ -22,6 +22,10 @@ type Header struct {
 	Height    int               `json:"height"`
 	Timestamp int64             `json:"timestamp,omitempty"`
 	Env       map[string]string `json:"env,omitempty"`
+	// StartNS is when the recording began, in Unix nanoseconds: Timestamp
+	// has whole seconds only, too coarse to place the ledger's events on
+	// the recording's clock (coord.Recording's marks). Players ignore it.
+	StartNS int64 `json:"orchestra_start_ns,omitempty"`
 }
 
 // CastEvent is one event line of an asciicast v2 file.
@@ -74,7 +78,7 @@ func createCast(path string, cols, rows int, env map[string]string, now func() t
 	c := &castWriter{f: f, w: bufio.NewWriterSize(f, 64<<10), start: now(), now: now, carry: map[string][]byte{}}
 	c.enc = json.NewEncoder(&c.buf)
 	c.enc.SetEscapeHTML(false)
-	h := Header{Version: 2, Width: cols, Height: rows, Timestamp: c.start.Unix(), Env: env}
+	h := Header{Version: 2, Width: cols, Height: rows, Timestamp: c.start.Unix(), StartNS: c.start.UnixNano(), Env: env}
 	if err := c.enc.Encode(h); err != nil {
 		_ = f.Close()
 		return nil, fmt.Errorf("write recording header: %w", err)
@@ -332,7 +336,7 @@ func parseSize(s string) (cols, rows int, err error) {
 func Replay(events []CastEvent, cols, rows int) View {
 	t := newTerminal(cols, rows, 0, nil)
 	for _, ev := range events {
-		replayEvent(t, ev)
+		ReplayEvent(t, ev)
 	}
 	_ = t.Close()
 	return t
@@ -350,15 +354,15 @@ func ReplayCast(r io.Reader) (View, error) {
 	h := cs.Header()
 	t := newTerminal(h.Width, h.Height, 0, nil)
 	for cs.Scan() {
-		replayEvent(t, cs.Event())
+		ReplayEvent(t, cs.Event())
 	}
 	_ = t.Close()
 	return t, cs.Err()
 }
 
-// replayEvent applies one recorded event to t: output is written, a resize
+// ReplayEvent applies one recorded event to t: output is written, a resize
 // resizes, input and markers change nothing on screen.
-func replayEvent(t *Terminal, ev CastEvent) {
+func ReplayEvent(t *Terminal, ev CastEvent) {
 	switch ev.Code {
 	case "o":
 		_, _ = t.Write([]byte(ev.Data))
