@@ -14,5 +14,7 @@ import (
 // the variable through the environment like everything else.
 func TestMain(m *testing.M) {
 	os.Setenv(host.AnchorEnv, strconv.Itoa(os.Getpid()))
-	os.Exit(withFleetKeyDir(m))
+	code := withFleetKeyDir(m)
+	removeSharedBinary()
+	os.Exit(code)
 }
