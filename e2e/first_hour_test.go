@@ -28,6 +28,14 @@ func TestFirstHourScreenshots(t *testing.T) {
 	// Without ScreenshotsEnv the walk still runs, as the end-to-end test of
 	// the loop's end through the console's keys, and captures nothing.
 	dir := os.Getenv(ScreenshotsEnv)
+	if dir == "" {
+		// Capturing nothing, it is a test like the others, on its own
+		// repository, store, binary and tmux server: it waits on the
+		// console most of its time, so it runs beside them instead of
+		// alone before them. Captures keep it alone, as the screenshots
+		// script has always run it.
+		t.Parallel()
+	}
 	pace := 30
 	f := newFixture(t, agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Edits: []agent.Edit{

@@ -3,11 +3,13 @@ package e2e
 import (
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -36,16 +38,60 @@ func needTmux(t testing.TB) string {
 	return path
 }
 
-// buildBinary builds orchestra-tui into dir and returns its path. The
-// binary is also the scripted agent (its `agent` subcommand).
+// buildBinary puts orchestra-tui into dir and returns its path. The
+// binary is also the scripted agent (its `agent` subcommand). It is built
+// once per test binary (a link of the whole program costs seconds of CPU on
+// two cores, and a dozen tests want it) and hard-linked, or copied, into
+// each test's dir, so every test still runs its own file. Build flags
+// (a -tags for the fault builds) make a build of its own.
 func buildBinary(t testing.TB, dir string, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "orchestra-tui")
-	args := append(append([]string{"build", "-o", bin}, flags...), "github.com/orchestra-tui/orchestra-tui/cmd/orchestra-tui")
-	cmd := exec.Command("go", args...)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "build orchestra-tui: %s", out)
+	if len(flags) > 0 {
+		args := append(append([]string{"build", "-o", bin}, flags...), "github.com/orchestra-tui/orchestra-tui/cmd/orchestra-tui")
+		out, err := exec.Command("go", args...).CombinedOutput()
+		require.NoError(t, err, "build orchestra-tui: %s", out)
+		return bin
+	}
+	built, err := sharedBinary()
+	require.NoError(t, err, "build orchestra-tui")
+	if err := os.Link(built, bin); err != nil {
+		data, err := os.ReadFile(built)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(bin, data, 0o755))
+	}
 	return bin
+}
+
+var (
+	binOnce  sync.Once
+	binDir   string
+	binPath  string
+	binError error
+)
+
+// sharedBinary builds orchestra-tui the first time it is asked for, into a
+// directory TestMain removes when the tests end.
+func sharedBinary() (string, error) {
+	binOnce.Do(func() {
+		binDir, binError = os.MkdirTemp("", "e2e-bin-")
+		if binError != nil {
+			return
+		}
+		binPath = filepath.Join(binDir, "orchestra-tui")
+		out, err := exec.Command("go", "build", "-o", binPath, "github.com/orchestra-tui/orchestra-tui/cmd/orchestra-tui").CombinedOutput()
+		if err != nil {
+			binError = fmt.Errorf("%w: %s", err, out)
+		}
+	})
+	return binPath, binError
+}
+
+// removeSharedBinary removes what sharedBinary built, if it built anything.
+func removeSharedBinary() {
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
 }
 
 // tmuxTerm is one tmux server on its own socket with one session in it,
