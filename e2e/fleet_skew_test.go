@@ -66,7 +66,7 @@ func TestFleetSkewedClocksTakeNothingOver(t *testing.T) {
 		require.NoError(t, err)
 		for _, ev := range evs {
 			if ev.SessionID == ss[0].ID {
-				shift[ss[0].Holder] = ev.At.Sub(time.Now()).Round(time.Minute)
+				shift[ss[0].Holder] = time.Until(ev.At).Round(time.Minute)
 			}
 		}
 	}
