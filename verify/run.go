@@ -97,7 +97,25 @@ func Run(ctx context.Context, p Params) Verdict {
 		return finish()
 	}
 	defer pr.Close()
-	cmd := exec.Command("/bin/sh", "-c", GoTestJSON(p.Command))
+	// What the shell starts dies with the engine too (deathwatch.go). The
+	// shell waits on fd 3 for the watcher to know its group: an engine
+	// killed between the two would otherwise leave the group unwatched.
+	watch := startDeathWatch()
+	defer watch.stop()
+	script, goR, goW := GoTestJSON(p.Command), (*os.File)(nil), (*os.File)(nil)
+	if watch != nil {
+		if goR, goW, err = os.Pipe(); err != nil {
+			pw.Close()
+			v.Status, v.Detail = StatusError, fmt.Sprintf("could not start: create start pipe: %v", err)
+			return finish()
+		}
+		defer goW.Close()
+		script = "read -r _ <&3 || exit 125\nexec 3<&-\n" + script
+	}
+	cmd := exec.Command("/bin/sh", "-c", script)
+	if goR != nil {
+		cmd.ExtraFiles = []*os.File{goR}
+	}
 	cmd.Dir, cmd.Env = p.Dir, env
 	cmd.Stdin = nil
 	cmd.Stdout, cmd.Stderr = pw, pw
@@ -105,10 +123,11 @@ func Run(ctx context.Context, p Params) Verdict {
 	// running on beside the next engine's gate; what it started is found
 	// by the task's gate mark.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	// What the shell starts dies with the engine too (deathwatch.go).
-	watch := startDeathWatch()
-	defer watch.stop()
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	if goR != nil {
+		goR.Close()
+	}
+	if err != nil {
 		pw.Close()
 		v.Status, v.Detail = StatusError, fmt.Sprintf("could not start %q in %s: %v", p.Command, dirName(p.Dir), err)
 		return finish()
@@ -116,6 +135,9 @@ func Run(ctx context.Context, p Params) Verdict {
 	pw.Close() // the children hold the write end now
 	pgid := cmd.Process.Pid
 	watch.watch(pgid)
+	if goW != nil {
+		_, _ = goW.WriteString("\n")
+	}
 	if p.started != nil {
 		p.started(pgid)
 	}
