@@ -157,3 +157,51 @@ func TestNextSince(t *testing.T) {
 	require.Equal(t, at(15), nextSince(at(15), list, 0), "never back")
 	require.Equal(t, at(15), nextSince(at(15), nil, 0))
 }
+
+// A status comment someone deleted on the forge is posted anew at the
+// next change, and its new id is the one the cursor keeps: before, every
+// poll failed on editing the deleted one.
+func TestADeletedStatusCommentIsPostedAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Behave: agent.BehaveIgnoreFirst}},
+	}}, nil)
+	gh := githubstub.New(t, "team", "app")
+	gh.Token = "ghp_deleted_status_token"
+	gh.SetPermission("alice", "write")
+	f, err := github.New(forge.Config{Kind: forge.GitHub, URL: gh.URL, Repo: "team/app", Token: gh.Token})
+	require.NoError(t, err)
+	n := gh.AddIssue("alice", "Fix calc", project.Goal+"\n\n```verify\n"+project.VerifyCommand+"\n```\n",
+		"orchestra", "harness:scripted", "pipeline:implement")
+	cfg := SourceConfig{Forge: f, Key: "github team/app", Label: "orchestra", Verify: project.VerifyCommand}
+	ctx := context.Background()
+	src := NewSource(b.c, cfg)
+	require.NoError(t, src.Poll(ctx))
+	statusComments := func() []forge.Comment {
+		all, err := f.Comments(ctx, n, time.Time{})
+		require.NoError(t, err)
+		var out []forge.Comment
+		for _, c := range all {
+			if strings.Contains(c.Body, StatusMarker) {
+				out = append(out, c)
+			}
+		}
+		return out
+	}
+	first := statusComments()
+	require.Len(t, first, 1, "the status comment is posted")
+	require.True(t, gh.DeleteComment(first[0].ID))
+
+	// The task moves on, so its status changes and is written again.
+	b.waitEvent(t, 60*time.Second, kindIs(task.EvBriefDelivered))
+	require.NoError(t, src.Poll(ctx), "a deleted status comment does not fail the poll")
+	again := statusComments()
+	require.Len(t, again, 1, "one status comment again")
+	require.NotEqual(t, first[0].ID, again[0].ID)
+	require.Contains(t, again[0].Body, "state: **running**")
+	// The next poll records it with the cursor, as it does the first.
+	require.NoError(t, src.Poll(ctx))
+	cur, err := b.st.CursorGet(ctx, cfg.Key, commentsCursor(n))
+	require.NoError(t, err)
+	require.Equal(t, again[0].ID, cur.Ref, "the cursor keeps the new status comment")
+}

@@ -2,9 +2,11 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
+	"github.com/orchestra-tui/orchestra-tui/forge"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -72,14 +74,23 @@ func (s *Source) status(ctx context.Context, n int, all map[task.ID]store.TaskSt
 	}()
 	body := StatusBody(st)
 	if body != last {
+		if statusID != 0 {
+			err := s.cfg.Forge.EditComment(ctx, statusID, body)
+			switch {
+			case errors.Is(err, forge.ErrNotFound):
+				// Someone deleted the status comment on the forge:
+				// post a new one rather than fail every poll.
+				statusID = 0
+			case err != nil:
+				return err
+			}
+		}
 		if statusID == 0 {
 			cid, err := s.cfg.Forge.Comment(ctx, n, body)
 			if err != nil {
 				return err
 			}
 			statusID = cid
-		} else if err := s.cfg.Forge.EditComment(ctx, statusID, body); err != nil {
-			return err
 		}
 		s.mu.Lock()
 		sc.statusID, sc.statusBody = statusID, body

@@ -201,6 +201,16 @@ func (s *Stub) AddComment(number int, author, body string) int64 {
 	return s.commentLocked(number, author, body).ID
 }
 
+// DeleteComment deletes a comment, as a person can on GitHub; it reports
+// whether there was one.
+func (s *Stub) DeleteComment(id int64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.comments)
+	s.comments = slices.DeleteFunc(s.comments, func(c *comment) bool { return c.ID == id })
+	return len(s.comments) < n
+}
+
 // Push sets branch ref at sha, as a push would.
 func (s *Stub) Push(ref, sha string) {
 	s.mu.Lock()
