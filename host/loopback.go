@@ -120,8 +120,9 @@ func (c counted) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Write counts before it writes, so a reader that has the bytes finds
+// them counted.
 func (c counted) Write(p []byte) (int, error) {
-	n, err := c.Conn.Write(p)
-	c.sent.Add(int64(n))
-	return n, err
+	c.sent.Add(int64(len(p)))
+	return c.Conn.Write(p)
 }
