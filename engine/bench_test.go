@@ -44,9 +44,18 @@ func idleEngine(b *testing.B, n int) (*Engine, []task.ID) {
 // engine.
 func idleEngineWith(b *testing.B, n int, hosts bool) (*Engine, []task.ID) {
 	b.Helper()
+	return idleEngineRun(b, n, hosts, "echo READY; exec cat")
+}
+
+// idleEngineRun is idleEngineWith with each agent running script in sh
+// (it must print READY). ORCHESTRA_HOST_BIN names the binary that runs
+// the hosts (the real orchestra-tui, whose package init a host pays);
+// unset, this test binary does.
+func idleEngineRun(b *testing.B, n int, hosts bool, script string) (*Engine, []task.ID) {
+	b.Helper()
 	root := b.TempDir()
 	require.NoError(b, project.WriteProject(root))
-	spec := session.Spec{Name: "cat", Argv: []string{"sh", "-c", "echo READY; exec cat"}, Env: []string{"PATH", "HOME"},
+	spec := session.Spec{Name: "cat", Argv: []string{"sh", "-c", script}, Env: []string{"PATH", "HOME"},
 		Delivery: "type", Submit: "\r", Ready: "READY", Quiet: session.Duration{Duration: 100 * time.Millisecond}}
 	e, err := Start(context.Background(), Params{Dir: root, Version: "bench", Log: log.New(io.Discard, "", 0), Open: func(dir string) (*coord.Opened, error) {
 		var start worker.Starter
@@ -55,6 +64,9 @@ func idleEngineWith(b *testing.B, n int, hosts bool) (*Engine, []task.ID) {
 			self, err := os.Executable()
 			if err != nil {
 				return nil, err
+			}
+			if bin := os.Getenv("ORCHESTRA_HOST_BIN"); bin != "" {
+				self = bin
 			}
 			l := host.Launcher{Self: self, Root: dir, Version: "bench"}
 			start, hs = l.Starter(), SessionHosts(l)

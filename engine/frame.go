@@ -3,24 +3,27 @@ package engine
 import (
 	"strings"
 
-	"github.com/charmbracelet/x/ansi"
-
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// frameOf captures a view's current screen.
-func frameOf(id task.ID, sessionID string, v session.View) paneFrame {
+// frameOf captures a view's current screen, with its plain text when
+// withText (a client that does not take it from the rows).
+func frameOf(id task.ID, sessionID string, v session.View, withText bool) paneFrame {
 	cols, rows := v.Size()
 	x, y, vis := v.Cursor()
 	// The version is read first: if the screen changes while it is read,
 	// the next frame carries a higher version and is drawn again.
 	ver := v.Version()
-	return paneFrame{
+	f := paneFrame{
 		Task: id, Session: sessionID, Cols: cols, Rows: rows,
-		Lines: screenRows(v, cols, rows), Text: v.Text(), X: x, Y: y, Cursor: vis,
+		Lines: screenRows(v, cols, rows), X: x, Y: y, Cursor: vis,
 		Title: v.Title(), Version: ver,
 	}
+	if withText {
+		f.Text = v.Text()
+	}
+	return f
 }
 
 // screenRows returns the view's rows, each exactly cols wide: written so
@@ -38,26 +41,7 @@ func screenRows(v session.View, cols, rows int) []string {
 		if i < len(lines) {
 			l = lines[i]
 		}
-		out[i] = fitRow(l, cols)
+		out[i] = session.FitRow(l, cols)
 	}
 	return out
-}
-
-// fitRow cuts or pads styled text to exactly w columns, ending any style.
-func fitRow(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	sw := ansi.StringWidth(s)
-	if sw > w {
-		s = ansi.Truncate(s, w, "")
-		sw = ansi.StringWidth(s)
-	}
-	if strings.IndexByte(s, 0x1b) >= 0 {
-		s += "\x1b[m"
-	}
-	if sw < w {
-		s += strings.Repeat(" ", w-sw)
-	}
-	return s
 }

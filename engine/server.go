@@ -164,7 +164,7 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				s.watch(ctx, c, w.After)
+				s.watch(ctx, c, w)
 			}()
 			_ = c.Send(wire.Frame{ID: f.ID, Op: opOK})
 		case opInput, opResize:
@@ -285,6 +285,12 @@ type watchReq struct {
 	// sequence number before the live ones: a client that lost its
 	// connection resumes where it stopped.
 	After int64 `json:"after,omitempty"`
+	// Rows says the client applies a pane's changed rows (paneFrame.Set
+	// over the rows it holds) and takes the plain text from the rows: its
+	// frames carry each changed row once and no text. An engine older
+	// than it ignores it and sends whole screens with their text, which
+	// such a client reads as well.
+	Rows bool `json:"rows,omitempty"`
 }
 
 type taskReq struct {
@@ -352,6 +358,12 @@ type stopReply struct {
 	Lines []string `json:"lines"`
 }
 
+// paneRow is one changed row of a pane.
+type paneRow struct {
+	Y    int    `json:"y"`
+	Line string `json:"l"`
+}
+
 // paneFrame is the newest screen of one pane.
 type paneFrame struct {
 	Task    task.ID `json:"task"`
@@ -364,11 +376,16 @@ type paneFrame struct {
 	// styled text, as the emulator writes them for a pane of its width: a
 	// console whose pane has the pty's size (the pty follows the pane)
 	// draws them as they are, with no ANSI parsed back.
-	Lines   []string `json:"lines,omitempty"`
-	Text    string   `json:"text,omitempty"`
-	X       int      `json:"x,omitempty"`
-	Y       int      `json:"y,omitempty"`
-	Cursor  bool     `json:"cursor,omitempty"`
-	Title   string   `json:"title,omitempty"`
-	Version uint64   `json:"version,omitempty"`
+	Lines []string `json:"lines,omitempty"`
+	// Delta says the frame carries in Set only the rows that changed
+	// since the frame before of the same session (Lines is then empty);
+	// sent only to a client that asked (watchReq.Rows).
+	Delta   bool      `json:"delta,omitempty"`
+	Set     []paneRow `json:"set,omitempty"`
+	Text    string    `json:"text,omitempty"`
+	X       int       `json:"x,omitempty"`
+	Y       int       `json:"y,omitempty"`
+	Cursor  bool      `json:"cursor,omitempty"`
+	Title   string    `json:"title,omitempty"`
+	Version uint64    `json:"version,omitempty"`
 }

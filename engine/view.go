@@ -16,9 +16,12 @@ type paneView struct {
 
 	mu sync.RWMutex
 	f  paneFrame
-	// render is f's rows joined, made when first asked for
+	// render is f's rows joined, and text their plain text (when the
+	// frame carried none), each made when first asked for
 	render      string
 	renderValid bool
+	text        string
+	textValid   bool
 	// the last scrollback read, reused while the screen is unchanged
 	sbVersion uint64
 	sbN       int
@@ -30,12 +33,27 @@ var (
 	_ session.RowWriter = (*paneView)(nil)
 )
 
+// set takes a pushed frame. A frame of changed rows (Delta) applies over
+// the rows of the frame before, which the engine sent just before it on
+// the same connection: it is applied whatever its version, or the rows
+// held would no longer be those the next one changes.
 func (v *paneView) set(f paneFrame) {
 	v.mu.Lock()
-	if f.Version >= v.f.Version {
-		v.f, v.render, v.renderValid = f, "", false
+	defer v.mu.Unlock()
+	if f.Delta {
+		lines := make([]string, f.Rows)
+		copy(lines, v.f.Lines)
+		for _, r := range f.Set {
+			if r.Y >= 0 && r.Y < len(lines) {
+				lines[r.Y] = r.Line
+			}
+		}
+		f.Lines, f.Set, f.Delta = lines, nil, false
+		f.Version = max(f.Version, v.f.Version)
+	} else if f.Version < v.f.Version {
+		return
 	}
-	v.mu.Unlock()
+	v.f, v.render, v.renderValid, v.text, v.textValid = f, "", false, "", false
 }
 
 // AppendRows appends rows from..from+n-1 of the pushed screen, each w
@@ -54,7 +72,7 @@ func (v *paneView) AppendRows(dst []string, from, n, w int) []string {
 				continue
 			}
 		}
-		dst = append(dst, fitRow(l, w))
+		dst = append(dst, session.FitRow(l, w))
 	}
 	return dst
 }
@@ -74,10 +92,18 @@ func (v *paneView) Render() string {
 	return v.render
 }
 
+// Text is the text the frame carried (an engine older than
+// watchReq.Rows sends it), else the rows' plain text.
 func (v *paneView) Text() string {
-	v.mu.RLock()
-	defer v.mu.RUnlock()
-	return v.f.Text
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.f.Text != "" {
+		return v.f.Text
+	}
+	if !v.textValid {
+		v.text, v.textValid = session.RowsText(v.f.Lines), true
+	}
+	return v.text
 }
 
 func (v *paneView) Cursor() (int, int, bool) {

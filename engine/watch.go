@@ -39,10 +39,22 @@ type watcher struct {
 	sessions map[task.ID]string // the session of each pane as last sent
 	dirty    map[task.ID]bool
 	seen     map[string]bool // ids of events replayed from the ledger
+	// rows: the client takes changed rows and no text (watchReq.Rows);
+	// sent holds each pane's rows as last sent to it.
+	rows bool
+	sent map[task.ID]sentPane
 }
 
-func (s *Server) watch(ctx context.Context, c *wire.Conn, after int64) {
-	w := &watcher{s: s, c: c, sessions: map[task.ID]string{}, dirty: map[task.ID]bool{}}
+// sentPane is a pane's screen as a watcher last sent it.
+type sentPane struct {
+	session    string
+	cols, rows int
+	lines      []string
+}
+
+func (s *Server) watch(ctx context.Context, c *wire.Conn, q watchReq) {
+	after := q.After
+	w := &watcher{s: s, c: c, sessions: map[task.ID]string{}, dirty: map[task.ID]bool{}, rows: q.Rows, sent: map[task.ID]sentPane{}}
 	ch, unsub := s.Engine.Subscribe()
 	defer func() { unsub() }()
 	if after > 0 && s.Store != nil {
@@ -248,6 +260,7 @@ func (w *watcher) flushPanes() error {
 		if !ok {
 			if _, had := w.sessions[id]; had {
 				delete(w.sessions, id)
+				delete(w.sent, id)
 				if err := w.c.Push(opPane, 0, paneFrame{Task: id, Gone: true}); err != nil {
 					return err
 				}
@@ -260,11 +273,34 @@ func (w *watcher) flushPanes() error {
 				sessions[tv.Task.ID] = tv.SessionID
 			}
 		}
-		f := frameOf(id, sessions[id], v)
+		f := frameOf(id, sessions[id], v, !w.rows)
 		w.sessions[id] = f.Session
+		if w.rows {
+			f = w.delta(f)
+		}
 		if err := w.c.Push(opPane, 0, f); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// delta turns a frame into the rows that changed since the frame last
+// sent of the same session and size, and remembers its rows. The client
+// applies every frame in the order sent, so what it holds is what was
+// last sent.
+func (w *watcher) delta(f paneFrame) paneFrame {
+	prev, ok := w.sent[f.Task]
+	w.sent[f.Task] = sentPane{session: f.Session, cols: f.Cols, rows: f.Rows, lines: f.Lines}
+	if !ok || prev.session != f.Session || prev.cols != f.Cols || prev.rows != f.Rows || len(prev.lines) != len(f.Lines) {
+		return f
+	}
+	var set []paneRow
+	for i, l := range f.Lines {
+		if l != prev.lines[i] {
+			set = append(set, paneRow{Y: i, Line: l})
+		}
+	}
+	f.Lines, f.Set, f.Delta = nil, set, true
+	return f
 }

@@ -86,7 +86,7 @@ func Dial(ctx context.Context, path, version string) (*Client, error) {
 		return nil, err
 	}
 	// The first screen, so the view has something to show at once.
-	cl.view.fresh()
+	cl.view.held(false)
 	return cl, nil
 }
 
@@ -386,53 +386,156 @@ func (cl *Client) Detach() {
 
 // view is a session.View over the host's screen: it reads the screen from
 // the host only when the host has announced a newer version than the one
-// it holds, so an idle pane costs nothing.
+// it holds, so an idle pane costs nothing. It holds the screen as rows at
+// the pty's width, as the host's emulator wrote them, and asks only for
+// the rows that changed since its last read (opRows); the plain text only
+// when Text is called, once per version. A host older than opRows is read
+// whole (opScreen) and cut into rows here.
 type view struct {
-	cl   *Client
-	mu   sync.Mutex
-	sc   screen
-	have bool
+	cl    *Client
+	mu    sync.Mutex
+	have  bool
+	old   bool      // the host does not know opRows
+	sc    rowsReply // the newest reply's screen, less its rows
+	lines []string
+	seq   uint64 // the reply the rows are of, for the next request's Have
+	// text is the plain text of the rows of textSeq
+	text    string
+	textOK  bool
+	textSeq uint64
 }
 
 var (
 	_ session.View         = (*view)(nil)
 	_ session.ModeReporter = (*view)(nil)
+	_ session.RowWriter    = (*view)(nil)
 )
 
 // screenWait bounds a screen read; past it the last screen read stands.
 const screenWait = 5 * time.Second
 
-func (v *view) fresh() screen {
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if v.have && v.sc.Version >= v.cl.version.Load() {
-		return v.sc
+// fresh brings the held screen up to the newest version the host
+// announced, with its text when wantText; v.mu must be held.
+func (v *view) fresh(wantText bool) {
+	if v.have && v.sc.Version >= v.cl.version.Load() && (!wantText || v.textOK && v.textSeq == v.seq) {
+		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), screenWait)
 	defer cancel()
+	if !v.old {
+		err := v.freshRows(ctx, wantText)
+		if err == nil || !strings.Contains(err.Error(), "unknown request") {
+			return
+		}
+		v.old = true
+	}
 	b, err := v.cl.call(ctx, opScreen, nil)
 	if err != nil {
-		return v.sc
+		return
 	}
 	var sc screen
 	if json.Unmarshal(b, &sc) != nil {
-		return v.sc
+		return
 	}
-	v.sc, v.have = sc, true
+	v.sc = rowsReply{Version: sc.Version, Cols: sc.Cols, Rows: sc.Rows, X: sc.X, Y: sc.Y, Cursor: sc.Cursor, Title: sc.Title, Modes: sc.Modes}
+	v.lines = splitRows(sc.Render, sc.Cols, sc.Rows)
+	v.seq++
+	v.text, v.textOK, v.textSeq = sc.Text, true, v.seq
+	v.have = true
 	v.cl.noteVersion(sc.Version)
-	return sc
 }
 
-func (v *view) Size() (int, int) { sc := v.fresh(); return sc.Cols, sc.Rows }
-func (v *view) Render() string   { return v.fresh().Render }
-func (v *view) Text() string     { return v.fresh().Text }
-func (v *view) Title() string    { return v.fresh().Title }
-func (v *view) Modes() vt.Modes  { return v.fresh().Modes }
+// freshRows asks for the rows changed since the held ones (all of them if
+// the host no longer has those as its last reply).
+func (v *view) freshRows(ctx context.Context, wantText bool) error {
+	have := v.seq
+	if !v.have {
+		have = 0
+	}
+	for {
+		b, err := v.cl.call(ctx, opRows, rowsReq{Have: have, Text: wantText})
+		if err != nil {
+			return err
+		}
+		var r rowsReply
+		if err := json.Unmarshal(b, &r); err != nil {
+			return err
+		}
+		lines, ok := applyRows(v.lines, r)
+		if !ok {
+			if have == 0 {
+				return errors.New("the session host sent rows that do not fit its screen")
+			}
+			have = 0
+			continue
+		}
+		v.lines, v.seq = lines, r.Seq
+		if r.HasText {
+			v.text, v.textSeq, v.textOK = r.Text, r.Seq, true
+		}
+		r.Lines, r.Set, r.Text = nil, nil, ""
+		v.sc, v.have = r, true
+		v.cl.noteVersion(r.Version)
+		return nil
+	}
+}
+
+func (v *view) held(wantText bool) rowsReply {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.fresh(wantText)
+	return v.sc
+}
+
+func (v *view) Size() (int, int) { sc := v.held(false); return sc.Cols, sc.Rows }
+func (v *view) Title() string    { return v.held(false).Title }
+func (v *view) Modes() vt.Modes  { return v.held(false).Modes }
 func (v *view) Version() uint64  { return v.cl.version.Load() }
 
 func (v *view) Cursor() (int, int, bool) {
-	sc := v.fresh()
+	sc := v.held(false)
 	return sc.X, sc.Y, sc.Cursor
+}
+
+// Render joins the held rows.
+func (v *view) Render() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.fresh(false)
+	return strings.Join(v.lines, "\n")
+}
+
+// Text is the screen's plain text as the host's emulator gives it, asked
+// for once per screen read.
+func (v *view) Text() string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.fresh(true)
+	if v.textOK && v.textSeq == v.seq {
+		return v.text
+	}
+	return session.RowsText(v.lines) // the host did not answer: the rows held
+}
+
+// AppendRows appends rows from..from+n-1 of the held screen, each w
+// columns wide: as the host wrote them when w is the pty's width, cut or
+// padded otherwise.
+func (v *view) AppendRows(dst []string, from, n, w int) []string {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.fresh(false)
+	for y := from; y < from+n; y++ {
+		l := ""
+		if y >= 0 && y < len(v.lines) {
+			l = v.lines[y]
+			if w == v.sc.Cols {
+				dst = append(dst, l)
+				continue
+			}
+		}
+		dst = append(dst, session.FitRow(l, w))
+	}
+	return dst
 }
 
 func (v *view) Scrollback(n int) []string {

@@ -8,6 +8,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -71,6 +72,7 @@ func Main(args []string, stderr io.Writer) int {
 		return 2
 	}
 	lg := log.New(stderr, "host: ", log.LstdFlags)
+	lighten()
 	ready := takeFD(4)
 	report := func(msg string) {
 		if ready != nil {
@@ -128,6 +130,11 @@ func Main(args []string, stderr io.Writer) int {
 	go func() { _ = srv.Serve(ln) }()
 	lg.Printf("pid %d serving session %s of task %s (agent pid %d) on %s", os.Getpid(), l.SessionID, l.TaskID, s.Pid(), *sock)
 	report("ready " + strconv.Itoa(s.Pid()))
+	// What the start allocated and dropped (the launch, the harness's
+	// spec, the first screens) goes back to the kernel now rather than
+	// when the scavenger gets to it: an idle host is most of a host's
+	// life.
+	debug.FreeOSMemory()
 	var lingerC <-chan time.Time
 	exited := srv.Exited()
 	anchor := AnchorGone()
@@ -206,4 +213,16 @@ func oneLine(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// hostGCPercent is the host's GOGC: a host's live heap is a screen, its
+// history and a few buffers, so collecting when it has grown by a quarter
+// (not doubled) keeps its private memory near that, at a cost in CPU only
+// for an agent that floods its terminal. GOGC in the environment wins.
+const hostGCPercent = 25
+
+func lighten() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(hostGCPercent)
+	}
 }

@@ -141,6 +141,7 @@ func (srv *Server) ServeConn(rw io.ReadWriteCloser) {
 	defer wg.Wait()
 	defer cancel()
 	watching := false
+	var rs rowSender
 	for {
 		f, err := c.Recv()
 		if err != nil {
@@ -154,6 +155,18 @@ func (srv *Server) ServeConn(rw io.ReadWriteCloser) {
 				go func() { defer wg.Done(); srv.watch(ctx, c) }()
 			}
 			srv.reply(c, f, nil, nil)
+		case opRows:
+			// Off the read loop, as a screen read below.
+			wg.Add(1)
+			go func(f wire.Frame) {
+				defer wg.Done()
+				var q rowsReq
+				if err := unmarshalOpt(f.Body, &q); err != nil {
+					srv.reply(c, f, nil, err)
+					return
+				}
+				srv.reply(c, f, rs.reply(srv.sess.View(), q), nil)
+			}(f)
 		case opWaitReady, opDeliver, opSend, opSubmit, opStop, opScreen, opScrollback, opCPU:
 			// They wait on the screen or on the agent's end, or read a
 			// screen or its history while a flooding agent holds the
@@ -249,7 +262,7 @@ func (srv *Server) handle(ctx context.Context, f wire.Frame) (any, error) {
 	s := srv.sess
 	switch f.Op {
 	case opScreen:
-		return screenOf(s), nil
+		return screenOf(s.View()), nil
 	case opCPU:
 		d, ok := s.CPU()
 		return cpu{CPU: d, Known: ok}, nil
@@ -317,8 +330,7 @@ func (srv *Server) handle(ctx context.Context, f wire.Frame) (any, error) {
 // screenOf captures the session's screen. The version is read first: if
 // the screen changes while it is read, the next notice carries a higher
 // version and the client reads it again.
-func screenOf(s *session.Session) screen {
-	v := s.View()
+func screenOf(v session.View) screen {
 	ver := v.Version()
 	cols, rows := v.Size()
 	x, y, vis := v.Cursor()
@@ -327,4 +339,13 @@ func screenOf(s *session.Session) screen {
 		sc.Modes = m.Modes()
 	}
 	return sc
+}
+
+// unmarshalOpt decodes a request's body, where an absent body means the
+// zero request.
+func unmarshalOpt(b []byte, v any) error {
+	if len(b) == 0 {
+		return nil
+	}
+	return json.Unmarshal(b, v)
 }

@@ -1,0 +1,145 @@
+package host
+
+import (
+	"sync"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/vt"
+)
+
+// opRows -> rowsReply: the screen as rows at the pty's width, written by
+// the emulator (session.RowWriter), and only the rows that changed since
+// the reply the client says it holds (rowsReq.Have). The plain text
+// comes only when asked (the engine's stuck fingerprint, dialog and limit
+// checks read it once a sample, not once a frame). A host older than it
+// answers "unknown request", which the client takes as a host that only
+// serves opScreen (the whole rendered screen and its text): nothing is
+// misread, so the protocol's version stays.
+const opRows = "rows"
+
+type rowsReq struct {
+	// Have is the Seq of the last reply the client applied; 0 asks for
+	// every row.
+	Have uint64 `json:"have,omitempty"`
+	// Text asks for the screen's plain text too.
+	Text bool `json:"text,omitempty"`
+}
+
+// rowAt is one changed row.
+type rowAt struct {
+	Y    int    `json:"y"`
+	Line string `json:"l"`
+}
+
+// rowsReply is a screen as rows. Seq names the reply on its connection:
+// the next request's Have. It is not the screen's version, which a read
+// racing a write can leave behind the rows it labels; a sequence number
+// of replies says exactly which rows the client holds.
+type rowsReply struct {
+	Seq     uint64   `json:"seq"`
+	Version uint64   `json:"version"`
+	Cols    int      `json:"cols"`
+	Rows    int      `json:"rows"`
+	X       int      `json:"x,omitempty"`
+	Y       int      `json:"y,omitempty"`
+	Cursor  bool     `json:"cursor,omitempty"`
+	Title   string   `json:"title,omitempty"`
+	Modes   vt.Modes `json:"modes"`
+	// Base is the Seq the changes in Set apply to; 0 when Lines holds
+	// every row instead.
+	Base  uint64   `json:"base,omitempty"`
+	Lines []string `json:"lines,omitempty"`
+	Set   []rowAt  `json:"set,omitempty"`
+	// Text is set when it was asked for (HasText), even when empty.
+	Text    string `json:"text,omitempty"`
+	HasText bool   `json:"has_text,omitempty"`
+}
+
+// rowSender is one connection's side of opRows: the rows it last sent,
+// which the next request's changes are taken against.
+type rowSender struct {
+	mu    sync.Mutex
+	seq   uint64
+	lines []string
+}
+
+// reply reads v's screen and answers q. The version is read first: if the
+// screen changes while it is read, the next notice carries a higher
+// version and the client asks again.
+func (rs *rowSender) reply(v session.View, q rowsReq) rowsReply {
+	ver := v.Version()
+	cols, rows := v.Size()
+	x, y, vis := v.Cursor()
+	r := rowsReply{Version: ver, Cols: cols, Rows: rows, X: x, Y: y, Cursor: vis, Title: v.Title()}
+	if m, ok := v.(session.ModeReporter); ok {
+		r.Modes = m.Modes()
+	}
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	// A new slice each time: the rows last sent may still be on their
+	// way out in the reply before.
+	var lines []string
+	if rw, ok := v.(session.RowWriter); ok {
+		lines = rw.AppendRows(make([]string, 0, rows), 0, rows, cols)
+	} else {
+		lines = splitRows(v.Render(), cols, rows)
+	}
+	if q.Text {
+		r.Text, r.HasText = v.Text(), true
+	}
+	if q.Have != 0 && q.Have == rs.seq && len(rs.lines) == len(lines) {
+		r.Base = rs.seq
+		for i, l := range lines {
+			if l != rs.lines[i] {
+				r.Set = append(r.Set, rowAt{Y: i, Line: l})
+			}
+		}
+	} else {
+		r.Lines = lines
+	}
+	rs.seq++
+	r.Seq, rs.lines = rs.seq, lines
+	return r
+}
+
+// splitRows cuts a rendered screen into rows rows of exactly cols columns.
+func splitRows(render string, cols, rows int) []string {
+	out := make([]string, rows)
+	start := 0
+	for i := range out {
+		l := ""
+		if start <= len(render) {
+			end := start
+			for end < len(render) && render[end] != '\n' {
+				end++
+			}
+			l = render[start:end]
+			start = end + 1
+		}
+		out[i] = session.FitRow(l, cols)
+	}
+	return out
+}
+
+// apply takes a reply into the rows held, which must be those of the reply
+// named r.Base; false when they are not (the client asks for every row).
+func applyRows(held []string, r rowsReply) ([]string, bool) {
+	if r.Base == 0 {
+		return r.Lines, true
+	}
+	if len(held) != r.Rows {
+		return held, false
+	}
+	if len(r.Set) == 0 {
+		return held, true
+	}
+	out := make([]string, len(held))
+	copy(out, held)
+	for _, s := range r.Set {
+		if s.Y < 0 || s.Y >= len(out) {
+			return held, false
+		}
+		out[s.Y] = s.Line
+	}
+	return out, true
+}

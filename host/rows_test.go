@@ -1,0 +1,92 @@
+package host
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
+)
+
+// write feeds the emulator and tells the client, as a host's fanout does.
+func write(t *testing.T, term *session.Terminal, lb *Loopback, s string) {
+	t.Helper()
+	_, err := term.Write([]byte(s))
+	require.NoError(t, err)
+	require.NoError(t, lb.Changed())
+}
+
+func TestRowsReachTheEngineAsTheEmulatorWroteThemAndOnlyWhenChanged(t *testing.T) {
+	t.Parallel()
+	for _, old := range []bool{false, true} {
+		t.Run(fmt.Sprintf("old host %v", old), func(t *testing.T) {
+			t.Parallel()
+			term := session.NewTerminal(40, 20, 0, nil)
+			lb, err := NewLoopback(term, old)
+			require.NoError(t, err)
+			defer lb.Close()
+			v := lb.View()
+			rw := v.(session.RowWriter)
+			write(t, term, lb, "\x1b[31mRED\x1b[m plain 変更\r\nsecond line\x1b[2;1H"+strings.Repeat("\x1b[B\rfilled row", 17))
+			if !old {
+				require.Equal(t, term.AppendRows(nil, 0, 20, 40), rw.AppendRows(nil, 0, 20, 40), "the rows are the emulator's own")
+			}
+			require.Equal(t, term.Text(), v.Text())
+			require.Equal(t, session.RowsText(term.AppendRows(nil, 0, 20, 40)), session.RowsText(rw.AppendRows(nil, 0, 20, 40)))
+
+			// One row changes: a host that offers rows sends that one.
+			s0, _ := lb.Bytes()
+			write(t, term, lb, "\x1b[20;1Hstatus ⠋ working")
+			got := rw.AppendRows(nil, 0, 20, 40)
+			s1, _ := lb.Bytes()
+			require.Contains(t, got[19], "status ⠋ working")
+			require.Equal(t, strings.TrimRight(strings.Split(term.Text(), "\n")[19], " "), strings.TrimRight(session.RowsText(got[19:20]), " "))
+			if old {
+				require.Greater(t, s1-s0, int64(20*40), "an old host sends the whole screen")
+			} else {
+				require.Less(t, s1-s0, int64(400), "a host that offers rows sends only the changed one")
+				require.Equal(t, term.AppendRows(nil, 0, 20, 40), got)
+			}
+			// Unchanged: nothing is asked.
+			s2, _ := lb.Bytes()
+			_ = rw.AppendRows(nil, 0, 20, 40)
+			s3, _ := lb.Bytes()
+			require.Equal(t, s2, s3)
+			// A narrower pane gets the rows cut.
+			cut := rw.AppendRows(nil, 0, 20, 10)
+			require.Len(t, cut, 20)
+			require.Equal(t, "RED plain", session.RowsText(cut[:1]))
+		})
+	}
+}
+
+func TestRowsAfterALostReplyAreSentWhole(t *testing.T) {
+	t.Parallel()
+	term := session.NewTerminal(20, 3, 0, nil)
+	_, _ = term.Write([]byte("one\r\ntwo\r\nthree"))
+	var rs rowSender
+	r1 := rs.reply(term, rowsReq{})
+	require.Len(t, r1.Lines, 3)
+	_, _ = term.Write([]byte("\x1b[1;1HONE"))
+	r2 := rs.reply(term, rowsReq{Have: r1.Seq})
+	require.Equal(t, r1.Seq, r2.Base)
+	require.Equal(t, []rowAt{{Y: 0, Line: term.AppendRows(nil, 0, 1, 20)[0]}}, r2.Set)
+	// The client never applied r2 (its reply timed out): it names r1,
+	// which is no longer the host's last, so every row comes.
+	r3 := rs.reply(term, rowsReq{Have: r1.Seq})
+	require.Zero(t, r3.Base)
+	require.Equal(t, term.AppendRows(nil, 0, 3, 20), r3.Lines)
+	held, ok := applyRows(r1.Lines, r3)
+	require.True(t, ok)
+	require.Equal(t, r3.Lines, held)
+	// The text only when asked.
+	b, err := json.Marshal(rs.reply(term, rowsReq{Have: r3.Seq}))
+	require.NoError(t, err)
+	require.NotContains(t, string(b), "ONE")
+	r5 := rs.reply(term, rowsReq{Have: r3.Seq + 1, Text: true})
+	require.True(t, r5.HasText)
+	require.Equal(t, term.Text(), r5.Text)
+}
