@@ -87,7 +87,12 @@ func TestReplayInTheConsole(t *testing.T) {
 	// The view at the other sizes the console is used at.
 	for _, size := range [][2]string{{"80", "24"}, {"200", "50"}, {"100", "30"}} {
 		tm.run("resize-window", "-t", "main", "-x", size[0], "-y", size[1])
-		got := tm.waitText(10*time.Second, "◆ correction", "REPLAY · esc to leave")
+		h := atoi(t, size[1])
+		got := tm.waitScreen("the replay redrawn at "+size[0]+"x"+size[1], 10*time.Second, func(s string) bool {
+			lines := strings.Split(s, "\n")
+			return len(lines) >= h && strings.Contains(lines[h-2], "REPLAY · esc to leave") && strings.Contains(s, "◆ correction")
+		})
+		t.Logf("the replay at %sx%s:\n%s", size[0], size[1], got)
 		for _, l := range strings.Split(strings.TrimRight(got, "\n"), "\n") {
 			require.LessOrEqual(t, ansi.StringWidth(l), atoi(t, size[0]), "a line overflows at %sx%s:\n%s", size[0], size[1], got)
 		}
