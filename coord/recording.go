@@ -121,7 +121,51 @@ func ReadRecording(ctx context.Context, st store.Store, root string, id task.ID,
 		return rec, err
 	}
 	rec.Marks = RecordingMarks(evs, rec.Events, s.ID, start)
+	if err := nameCorrections(ctx, st, id, s.ID, rec.Marks); err != nil {
+		return rec, err
+	}
 	return rec, nil
+}
+
+// nameCorrections gives each correction mark of session sessionID the
+// text of the decision it delivered (the ledger's event only says that one
+// was): the session's deliveries, in the order they were recorded, are its
+// delivery events'. When the two counts differ (an engine typed a decision
+// again after taking a session up) the events' own texts stay.
+func nameCorrections(ctx context.Context, st store.Store, id task.ID, sessionID string, marks []Mark) error {
+	ds, err := st.DeliveryList(ctx, id)
+	if err != nil {
+		return err
+	}
+	decs, err := st.DecisionList(ctx, id)
+	if err != nil {
+		return err
+	}
+	text := map[string]string{}
+	for _, d := range decs {
+		text[d.ID] = d.Text
+	}
+	var texts []string
+	for _, d := range ds {
+		if d.SessionID == sessionID {
+			texts = append(texts, text[d.DecisionID])
+		}
+	}
+	var idx []int
+	for i, m := range marks {
+		if m.Label == "correction" {
+			idx = append(idx, i)
+		}
+	}
+	if len(idx) != len(texts) {
+		return nil
+	}
+	for k, i := range idx {
+		if texts[k] != "" {
+			marks[i].Text = texts[k]
+		}
+	}
+	return nil
 }
 
 // RecordingMarks places the ledger events of session sessionID that a

@@ -9,6 +9,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -22,7 +23,7 @@ type keyMap struct {
 	grid, top, bottom, search, focus, zoom, scroll, pageDown         key.Binding
 	add, correct, resubmit, extend, expire, cancel, park             key.Binding
 	approve, help, quit, stop                                        key.Binding
-	merge, retry, requestChanges                                     key.Binding
+	merge, retry, requestChanges, replay                             key.Binding
 	leave                                                            key.Binding
 }
 
@@ -60,6 +61,7 @@ func newKeyMap(leave string) keyMap {
 		requestChanges: b([]string{"C"}, "C", "request changes (comments)"),
 		merge:          b([]string{"M"}, "M", "merge its branch (asks first)"),
 		retry:          b([]string{"R"}, "R", "retry a failed/cancelled task"),
+		replay:         b([]string{"w"}, "w", "replay the session's recording"),
 		help:           b([]string{"?"}, "?", "this help"),
 		quit:           b([]string{"q", "ctrl+c"}, "q", "quit (asks if it stops agents)"),
 		stop:           b([]string{"Q"}, "Q", "stop engine and agents (asks)"),
@@ -81,6 +83,7 @@ func (k keyMap) helpGroups() []helpGroup {
 			h("tab/1-5", "Live Brief Verdict Events Diff"),
 		}},
 		{"Diff tab", diffHelp()},
+		{"Replay", replayHelp()},
 		{"Panes", []key.Binding{k.grid, k.focus, k.zoom, k.leave, k.scroll, k.pageDown}},
 		{"Act on the selected task", []key.Binding{k.add, k.correct, k.resubmit, k.extend, k.expire, k.cancel, k.park, k.approve, k.requestChanges, k.merge, k.retry}},
 		{"Console", console},
@@ -114,6 +117,12 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.searchKey(msg)
 	case modeDiff:
 		return m.browseKey(msg)
+	case modeReplay:
+		cmd, leave := m.rp.key(msg)
+		if leave {
+			m.mode, m.rp = modeNormal, nil
+		}
+		return cmd
 	case modeHelp:
 		// Any key closes help; it should never trap the operator.
 		m.mode = modeNormal
@@ -225,6 +234,19 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.add):
 		m.mode = modeForm
 		return m.form.open()
+	case key.Matches(msg, k.replay):
+		if !ok {
+			m.setStatus("no task selected", false)
+			return nil
+		}
+		var sessions []store.Session
+		if m.detailID == tv.Task.ID {
+			sessions = m.detail.Sessions
+		}
+		var load tea.Cmd
+		m.rp, load = openReplay(m.eng, &m.st, m.now, m.tick, tv.Task.ID, "", sessions)
+		m.mode, m.tab, m.grid = modeReplay, tabLive, false
+		return tea.Batch(load, m.relayout())
 	case key.Matches(msg, k.help):
 		m.mode = modeHelp
 	case key.Matches(msg, k.quit):

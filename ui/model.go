@@ -69,6 +69,7 @@ const (
 	modeHelp         // the help screen
 	modeSearch       // the / line that filters the list by text
 	modeDiff         // browsing the Diff tab: j/k move its cursor line
+	modeReplay       // playing a session's recording in the Live tab (replay.go)
 )
 
 type tab int
@@ -127,6 +128,7 @@ type Model struct {
 	scrollOff int // lines above the bottom in scroll mode
 
 	dv diffView // the Diff tab (diff.go)
+	rp *replay  // the replay in modeReplay (replay.go), nil otherwise
 
 	form    newTaskForm
 	correct textinput.Model
@@ -241,6 +243,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.handleDetail(msg)
 	case diffMsg:
 		return m, m.handleDiff(msg)
+	case replayMsg:
+		if m.rp == nil {
+			return m, nil // the replay was left before its answer came
+		}
+		return m, m.rp.update(msg)
 	case doneMsg:
 		return m, m.handleDone(msg)
 	case inputDoneMsg:

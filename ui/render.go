@@ -150,6 +150,8 @@ func (m *Model) renderStatus(w int) string {
 		right = m.st.focus.Render(" SCROLL · esc to leave ")
 	case modeDiff:
 		right = m.st.focus.Render(" DIFF · esc to leave ")
+	case modeReplay:
+		right = m.st.focus.Render(" REPLAY · esc to leave ")
 	}
 	left := m.status
 	if m.pending > 0 && !m.opt.NoAnim {
@@ -191,6 +193,8 @@ func (m *Model) renderHints(w int) string {
 	case modeDiff:
 		// A copy: the hints that do not fit are cut out of it below.
 		hints = append([]string(nil), diffBrowseHints...)
+	case modeReplay:
+		hints = append([]string(nil), replayHints...)
 	default:
 		// Most used first: the ones at the end give way on a narrow
 		// terminal (help and quit excepted).

@@ -40,6 +40,9 @@ type stubEngine struct {
 	onInput   func(id task.ID, b []byte) // called after recording typed bytes
 	// diffs are the tasks' diffs by scope (diff_test.go).
 	diffs map[task.ID]map[diff.Scope]diff.Result
+	// recordings are the tasks' recordings by session, "" for the last
+	// (replay_test.go).
+	recordings map[task.ID]map[string]coord.Recording
 }
 
 func newStubEngine(at time.Time) *stubEngine {
@@ -97,6 +100,17 @@ func (e *stubEngine) Do(_ context.Context, c coord.Command) (coord.Result, error
 		return result(c)
 	}
 	return coord.Result{Message: string(c.Kind) + " " + c.TaskID.Short() + ": done", TaskID: c.TaskID}, nil
+}
+
+// Recording serves the recording the test stored (coord.Recorder).
+func (e *stubEngine) Recording(_ context.Context, id task.ID, sessionID string) (coord.Recording, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	rec, ok := e.recordings[id][sessionID]
+	if !ok {
+		return coord.Recording{}, fmt.Errorf("task %s has no recorded session %q", id.Short(), sessionID)
+	}
+	return rec, nil
 }
 
 func (e *stubEngine) Input(id task.ID, b []byte) error {

@@ -275,6 +275,12 @@ func (m *Model) renderRight(l layout) []string {
 	out := make([]string, 0, l.rightH)
 	header, tabs := m.renderTaskTop(tv, ok, w)
 	out = append(out, header, tabs)
+	if m.mode == modeReplay && m.rp != nil {
+		// The replay takes the lease and verdict strips' rows for its
+		// own, so its screen has the pane's whole size.
+		out = append(out, m.rp.strips(w, l.leaseH+1)...)
+		return append(out, m.rp.screen(w, l.contentH)...)
+	}
 	out = append(out, m.renderLease(tv, ok, w, l.leaseH)...)
 	out = append(out, m.renderVerdictStrip(tv, ok, w))
 	var content []string
