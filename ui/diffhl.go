@@ -1,6 +1,7 @@
 package ui
 
 import (
+	_ "embed"
 	"path"
 	"strings"
 	"sync"
@@ -8,14 +9,29 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/alecthomas/chroma/v2"
 	"github.com/alecthomas/chroma/v2/lexers"
-	chromastyles "github.com/alecthomas/chroma/v2/styles"
 
 	"github.com/orchestra-tui/orchestra-tui/diff"
 )
 
+// githubDark is chroma's github-dark theme (its styles/github-dark.xml,
+// MIT, Copyright (C) 2017 Alec Thomas), kept here so that no process of
+// this binary pays for chroma's styles package: its init parses every one
+// of its 70 themes, about 14 ms of CPU in each process, the one-shot
+// commands' too.
+//
+//go:embed github-dark.xml
+var githubDark string
+
 // codeStyle is the chroma theme the Diff tab colours code with: a dark one,
-// as the console's own colours are chosen for a dark terminal.
-var codeStyle = chromastyles.Get("github-dark")
+// as the console's own colours are chosen for a dark terminal. It is
+// parsed on the first diff drawn.
+var codeStyle = sync.OnceValue(func() *chroma.Style {
+	s, err := chroma.NewXMLStyle(strings.NewReader(githubDark))
+	if err != nil {
+		panic("ui: the embedded github-dark theme: " + err.Error()) // a file of this package
+	}
+	return s
+})
 
 // bg is the background a run of code is drawn on: none for context, a
 // dark tint for a changed line and a brighter one for the words that
@@ -75,7 +91,7 @@ func styleFor(t chroma.TokenType, on bg) lipgloss.Style {
 	if s, ok := tokenStyles.Load(key); ok {
 		return s.(lipgloss.Style)
 	}
-	e := codeStyle.Get(t)
+	e := codeStyle().Get(t)
 	s := bgStyles[on]
 	if e.Colour.IsSet() {
 		s = s.Foreground(lipgloss.Color(e.Colour.String()))

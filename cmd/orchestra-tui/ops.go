@@ -62,12 +62,24 @@ func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cmd.TaskID = task.ID(rest[0])
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// With an engine running, the command is one request on its socket:
+	// no git, no store, no configuration (liveroot.go).
+	if root, ok := liveEngineRoot(*dir); ok {
+		res, err := engineDo(ctx, root, cmd)
+		if err == nil {
+			fmt.Fprintln(stdout, res.Message)
+			return 0
+		}
+		if !errors.Is(err, errNoEngine) {
+			return fail(stderr, err)
+		}
+	}
 	r, err := repo.Open(*dir)
 	if err != nil {
 		return fail(stderr, err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
 	res, err := engineDo(ctx, r.Root, cmd)
 	if err == nil {
 		fmt.Fprintln(stdout, res.Message)

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"runtime/debug"
 	"text/tabwriter"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
@@ -25,6 +27,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	if err := fs.Parse(args); err != nil {
 		return parseStatus(err)
 	}
+	oneShotGC()
 	r, err := repo.Open(*dir)
 	if err != nil {
 		return fail(stderr, err)
@@ -179,4 +182,17 @@ func warnStopped(root string, stderr io.Writer) {
 	if pid := engine.StoppedHolder(engine.PathsFor(root)); pid > 0 {
 		fmt.Fprintf(stderr, "note: %v\n", &engine.HungError{Pid: pid, Stopped: true})
 	}
+}
+
+// oneShotGC turns the collector off up to a memory limit for a command
+// that reads the whole store once and exits: with ten thousand tasks the
+// collector took about a third of `status`'s CPU (0.29 s of CPU, 0.21 s
+// without it, 72 MB at the peak), and on a busy machine each CPU second is
+// several of wall time. A GOGC or GOMEMLIMIT the operator set is kept.
+func oneShotGC() {
+	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(512 << 20)
+	debug.SetGCPercent(-1)
 }
