@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"os"
 	"os/exec"
@@ -38,6 +39,9 @@ type Cluster struct {
 	// cur is the one running, nil while Stop has it down. Guarded by mu.
 	srv func() (*server, error)
 	cur *server
+	// tcp is the server's TCP address ("127.0.0.1:PORT") when it was
+	// started with TCP, else empty.
+	tcp string
 }
 
 // server is one run of the postgres process.
@@ -100,7 +104,26 @@ func (c *Cluster) Restart(t testing.TB) {
 // Option adjusts a cluster Start starts.
 type Option func(*options)
 
-type options struct{ statements bool }
+type options struct{ statements, tcp bool }
+
+// TCP makes the server listen on 127.0.0.1 as well as on its socket, on a
+// port of its own that a restart keeps (see Cluster.TCPAddr), so a test can
+// put a relay (a fault-injecting proxy) between a client and the server.
+func TCP() Option { return func(o *options) { o.tcp = true } }
+
+// TCPAddr is the server's TCP address, host:port, or "" when it was not
+// started with TCP.
+func (c *Cluster) TCPAddr() string { return c.tcp }
+
+// freePort returns a TCP port on 127.0.0.1 that nothing listens on now.
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
 
 // Statements loads pg_stat_statements (PostgreSQL's contrib, part of
 // Debian's postgresql package), so a benchmark can count the statements
@@ -149,23 +172,37 @@ func Start(t testing.TB, opts ...Option) *Cluster {
 	if out, err := initdb.CombinedOutput(); err != nil {
 		t.Fatalf("pgtest: initdb: %v\n%s", err, out)
 	}
-	// listen_addresses='' turns TCP off: the server is reachable through the
-	// socket in dir only. fsync off: a test cluster need not survive a power
+	// listen_addresses='' turns TCP off (unless TCP asks for 127.0.0.1): the
+	// server is reachable through the socket in dir only. fsync off: a test cluster need not survive a power
 	// loss, and it makes every commit much cheaper on a busy machine.
 	args := []string{"-D", data, "-k", dir,
 		"-c", "listen_addresses=", "-c", "fsync=off", "-c", "synchronous_commit=off",
 		"-c", "full_page_writes=off", "-c", "max_connections=200"}
+	c := &Cluster{}
+	if o.tcp {
+		port, err := freePort()
+		if err != nil {
+			t.Fatal(err)
+		}
+		args[5] = "listen_addresses=127.0.0.1"
+		args = append(args, "-p", strconv.Itoa(port))
+		c.tcp = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	}
 	if o.statements {
 		args = append(args, "-c", "shared_preload_libraries=pg_stat_statements", "-c", "pg_stat_statements.track=all")
 	}
-	admin := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres",
-		RawQuery: url.Values{"host": {dir}, "sslmode": {"disable"}}.Encode()}).String()
+	q := url.Values{"host": {dir}, "sslmode": {"disable"}}
+	if c.tcp != "" {
+		_, port, _ := net.SplitHostPort(c.tcp)
+		q.Set("port", port) // the socket's name carries the port
+	}
+	admin := (&url.URL{Scheme: "postgres", User: url.User("postgres"), Path: "/postgres", RawQuery: q.Encode()}).String()
 	logf, err := os.Create(filepath.Join(dir, "server.log"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = logf.Close() })
-	c := &Cluster{admin: admin}
+	c.admin = admin
 	c.srv = func() (*server, error) {
 		srv := exec.Command(filepath.Join(bin, "postgres"), args...)
 		srv.SysProcAttr = &syscall.SysProcAttr{Credential: cred, Setpgid: true, Pdeathsig: syscall.SIGKILL}
