@@ -381,7 +381,10 @@ func (m *Model) confirmKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "n", "N", "esc", "q", "ctrl+c":
 		m.confirm = confirmation{}
 		m.mode = modeNormal
-		m.setStatus("not done", true)
+		m.setStatus("cancelled: not done", true)
+	default:
+		// A stray key neither answers nor is lost in silence.
+		m.setStatus(msg.String()+" does not answer: y to go ahead, n or esc to cancel", true)
 	}
 	return nil
 }

@@ -132,9 +132,12 @@ func TestDestructiveKeysAskFirst(t *testing.T) {
 		b.press(k)
 		require.Equal(t, modeConfirm, b.m.mode, "%s asks first", k)
 		require.Contains(t, ansi.Strip(b.view()), "y/n", "%s asks on screen", k)
+		b.press("j")
+		require.Equal(t, modeConfirm, b.m.mode, "a stray key leaves %s's question open", k)
+		require.Contains(t, ansi.Strip(b.view()), "j does not answer", "a stray key says so")
 		b.press("n")
 		require.Empty(t, b.eng.sentCommands(), "n to %s sends nothing", k)
-		require.Contains(t, ansi.Strip(b.view()), "not done")
+		require.Contains(t, ansi.Strip(b.view()), "cancelled: not done")
 	}
 	// On a task with no session, x says there is nothing to expire.
 	b := setup(t, everyState).size(120, 40).selectState(task.StateCompleted).press("x")
