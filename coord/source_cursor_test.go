@@ -69,16 +69,12 @@ func TestARestartedSourceReadsFromTheStoredCursor(t *testing.T) {
 	b := setupWrapped(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Behave: agent.BehaveIgnoreFirst}},
 	}}, nil, func(st store.Store) store.Store { cs.Store = st; return cs })
-	gh := githubstub.New(t, "team", "app")
-	gh.Token = "ghp_cursor_test_token"
-	gh.SetPermission("alice", "write")
+	gh, f := githubRepo(t, "ghp_cursor_test_token")
 	// Every stamp ten seconds after the last: each comment moves the
 	// cursor (GitHub's times are whole seconds).
 	var clock atomic.Int64
 	clock.Store(time.Now().Add(-time.Hour).Unix())
 	gh.SetClock(func() time.Time { return time.Unix(clock.Add(10), 0) })
-	f, err := github.New(forge.Config{Kind: forge.GitHub, URL: gh.URL, Repo: "team/app", Token: gh.Token})
-	require.NoError(t, err)
 	n := gh.AddIssue("alice", "Fix calc", project.Goal+"\n\n```verify\n"+project.VerifyCommand+"\n```\n",
 		"orchestra", "harness:scripted", "pipeline:implement")
 	cfg := SourceConfig{Forge: f, Key: "github team/app", Label: "orchestra", Verify: project.VerifyCommand}
@@ -166,11 +162,7 @@ func TestADeletedStatusCommentIsPostedAgain(t *testing.T) {
 	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Behave: agent.BehaveIgnoreFirst}},
 	}}, nil)
-	gh := githubstub.New(t, "team", "app")
-	gh.Token = "ghp_deleted_status_token"
-	gh.SetPermission("alice", "write")
-	f, err := github.New(forge.Config{Kind: forge.GitHub, URL: gh.URL, Repo: "team/app", Token: gh.Token})
-	require.NoError(t, err)
+	gh, f := githubRepo(t, "ghp_deleted_status_token")
 	n := gh.AddIssue("alice", "Fix calc", project.Goal+"\n\n```verify\n"+project.VerifyCommand+"\n```\n",
 		"orchestra", "harness:scripted", "pipeline:implement")
 	cfg := SourceConfig{Forge: f, Key: "github team/app", Label: "orchestra", Verify: project.VerifyCommand}
@@ -204,4 +196,16 @@ func TestADeletedStatusCommentIsPostedAgain(t *testing.T) {
 	cur, err := b.st.CursorGet(ctx, cfg.Key, commentsCursor(n))
 	require.NoError(t, err)
 	require.Equal(t, again[0].ID, cur.Ref, "the cursor keeps the new status comment")
+}
+
+// githubRepo is a GitHub stub of team/app where alice may write, and the
+// forge client of it with token.
+func githubRepo(t *testing.T, token string) (*githubstub.Stub, forge.Forge) {
+	t.Helper()
+	gh := githubstub.New(t, "team", "app")
+	gh.Token = token
+	gh.SetPermission("alice", "write")
+	f, err := github.New(forge.Config{Kind: forge.GitHub, URL: gh.URL, Repo: "team/app", Token: gh.Token})
+	require.NoError(t, err)
+	return gh, f
 }

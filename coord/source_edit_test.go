@@ -10,9 +10,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 	"github.com/orchestra-tui/orchestra-tui/demo/project"
-	"github.com/orchestra-tui/orchestra-tui/forge"
-	"github.com/orchestra-tui/orchestra-tui/forge/github"
-	"github.com/orchestra-tui/orchestra-tui/forge/github/githubstub"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -26,11 +23,7 @@ func TestAnIssueEditAfterLaunchIsOneQuotingDecision(t *testing.T) {
 	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Behave: agent.BehaveIgnoreFirst}},
 	}}, nil)
-	gh := githubstub.New(t, "team", "app")
-	gh.Token = "ghp_edit_test_token"
-	gh.SetPermission("alice", "write")
-	f, err := github.New(forge.Config{Kind: forge.GitHub, URL: gh.URL, Repo: "team/app", Token: gh.Token})
-	require.NoError(t, err)
+	gh, f := githubRepo(t, "ghp_edit_test_token")
 	body := project.Goal + "\n\n```verify\n" + project.VerifyCommand + "\n```\n"
 	n := gh.AddIssue("alice", "Fix calc", body, "orchestra", "harness:scripted", "pipeline:implement")
 	cfg := SourceConfig{Forge: f, Key: "github team/app", Label: "orchestra", Verify: project.VerifyCommand, Interval: time.Second}

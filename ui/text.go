@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/orchestra-tui/orchestra-tui/session"
 )
 
 // fit makes s exactly w cells wide: truncated with an ellipsis when longer,
@@ -28,28 +30,8 @@ func fit(s string, w int) string {
 
 // fitRaw is fit for foreign ANSI text (a pane's screen): it cuts without an
 // ellipsis and resets attributes at the end so a colour never bleeds into
-// the next component on the same row.
-func fitRaw(s string, w int) string {
-	if w <= 0 {
-		return ""
-	}
-	plain := strings.IndexByte(s, 0x1b) < 0
-	if plain {
-		s = strings.TrimRight(s, " ")
-	}
-	sw := ansi.StringWidth(s)
-	if sw > w {
-		s = ansi.Truncate(s, w, "")
-		sw = ansi.StringWidth(s)
-	}
-	if !plain {
-		s += "\x1b[m"
-	}
-	if sw < w {
-		s += strings.Repeat(" ", w-sw)
-	}
-	return s
-}
+// the next component on the same row (session.FitRow).
+func fitRaw(s string, w int) string { return session.FitRow(s, w) }
 
 // block makes lines exactly h rows of exactly w cells.
 func block(lines []string, w, h int) []string {
