@@ -30,6 +30,9 @@ func TestReplayInTheConsole(t *testing.T) {
 	f.addTask(t, "Fix calc", "implement")
 	tm := f.console(t)
 	tm.waitText(90*time.Second, "Fix calc", strings.TrimSpace(agent.ReadyMarker))
+	// The agent has read its brief: a correction given before that goes
+	// into the brief, and the agent would wait for a typed one for ever.
+	tm.waitText(90*time.Second, "● Phase implement, attempt 1")
 	const correction = "keep Add pure"
 	tm.keys("c")
 	tm.waitText(5*time.Second, "correction: ")
