@@ -117,7 +117,11 @@ func (m *Model) readDetail(id task.ID, q coord.DetailQuery) tea.Cmd {
 }
 
 func (m *Model) handleEvent(msg eventMsg) tea.Cmd {
-	cmd := tea.Batch(m.refresh(), m.alert(msg.ev), m.diffFollow(msg.ev))
+	var follow tea.Cmd
+	if m.tab == tabDiff && msg.ev.TaskID == m.selID && diffFollows(msg.ev) {
+		follow = m.fetchDiff()
+	}
+	cmd := tea.Batch(m.refresh(), m.alert(msg.ev), follow)
 	if msg.ev.TaskID != m.selID || m.selID == "" {
 		return cmd
 	}

@@ -77,48 +77,82 @@ func (m *Model) fetchDiff() tea.Cmd {
 	}
 }
 
-func (m *Model) handleDiff(msg diffMsg) tea.Cmd {
-	dv := &m.dv
+// take keeps msg when it answers the newest request for the diff's task,
+// and reports whether it did (the rows are then laid out again).
+func (dv *diffView) take(msg diffMsg) bool {
 	if msg.id != dv.id || msg.seq != dv.seq {
-		return nil // an answer for a task or a request since replaced
+		return false // an answer for a task or a request since replaced
 	}
 	dv.loading = false
 	dv.res, dv.err = msg.res, msg.err
-	m.rebuildDiff()
-	return nil
+	return true
 }
 
-// diffFollow refetches the diff when the Diff tab shows the task an event
-// is about and the event may have changed its files.
-func (m *Model) diffFollow(ev task.Event) tea.Cmd {
-	if m.tab != tabDiff || ev.TaskID != m.selID {
-		return nil
-	}
+// diffFollows reports whether an event may have changed the files of its
+// task's diff, which the Diff tab then reads again.
+func diffFollows(ev task.Event) bool {
 	switch ev.Kind {
 	case task.EvSessionExited, task.EvTaskAwaiting, task.EvBranchPushed, task.EvPhaseAdvanced,
 		task.EvTaskRequeued, task.EvVerifyFinished, task.EvBranchMerged, task.EvSessionLaunched:
-		return m.fetchDiff()
+		return true
 	}
-	return nil
+	return false
 }
 
-// toggleDiffScope switches between the whole branch and the last session.
-func (m *Model) toggleDiffScope() tea.Cmd {
-	if m.dv.scope == diff.ScopeSession {
-		m.dv.scope = diff.ScopeBranch
+// toggleScope switches between the whole branch and the last session.
+func (dv *diffView) toggleScope() {
+	if dv.scope == diff.ScopeSession {
+		dv.scope = diff.ScopeBranch
 	} else {
-		m.dv.scope = diff.ScopeSession
+		dv.scope = diff.ScopeSession
 	}
-	m.dv.top, m.dv.cur = 0, 0
-	return m.fetchDiff()
+	dv.top, dv.cur = 0, 0
 }
 
-// diffKey handles the keys every Diff tab takes (normal and browse mode);
-// it reports whether it took msg.
-func (m *Model) diffKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	dv := &m.dv
-	h := m.layout().contentH
-	switch msg.String() {
+// diffKeyAction is what a key did to the Diff tab, for the root model to
+// finish: read the diff again, change mode.
+type diffKeyAction int
+
+const (
+	diffNotTaken diffKeyAction = iota // not a Diff tab key
+	diffTook                          // moved or scrolled; nothing more to do
+	diffScope                         // the scope changed: read the diff again
+	diffBrowse                        // enter: browse the diff (modeDiff)
+	diffLeave                         // esc, q: leave browse mode
+	diffHelpKey                       // ?: the help screen
+)
+
+// key handles a key on a Diff tab h rows high: the keys every Diff tab
+// takes (normal and browse mode), and, browsing, j/k moving the cursor
+// line through the diff (normal mode's j/k select tasks).
+func (dv *diffView) key(k string, h int, browsing bool) diffKeyAction {
+	if browsing {
+		switch k {
+		case "j", "down":
+			dv.move(1, h)
+			return diffTook
+		case "k", "up":
+			dv.move(-1, h)
+			return diffTook
+		case "g", "home":
+			dv.move(-len(dv.rows), h)
+			return diffTook
+		case "G", "end":
+			dv.move(len(dv.rows), h)
+			return diffTook
+		case "esc", "q":
+			return diffLeave
+		case "?":
+			return diffHelpKey
+		}
+	} else if k == "enter" {
+		if len(dv.rows) == 0 {
+			return diffTook
+		}
+		dv.show(h)
+		return diffBrowse
+	}
+	switch k {
 	case "]":
 		dv.jump(rowFile, 1, h)
 	case "[":
@@ -128,7 +162,8 @@ func (m *Model) diffKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case "{":
 		dv.jump(rowHunk, -1, h)
 	case "v":
-		return m.toggleDiffScope(), true
+		dv.toggleScope()
+		return diffScope
 	case "J":
 		dv.scroll(1, h)
 	case "K":
@@ -138,36 +173,36 @@ func (m *Model) diffKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
 	case "pgup", "s":
 		dv.scroll(-max(h-1, 1), h)
 	default:
-		return nil, false
+		return diffNotTaken
 	}
-	return nil, true
+	return diffTook
 }
 
-// browseKey handles keys in browse mode, where j/k move the cursor line
-// through the diff (normal mode's j/k select tasks) and c comments on it.
-func (m *Model) browseKey(msg tea.KeyPressMsg) tea.Cmd {
-	dv := &m.dv
-	h := m.layout().contentH
-	switch msg.String() {
-	case "j", "down":
-		dv.move(1, h)
-	case "k", "up":
-		dv.move(-1, h)
-	case "g", "home":
-		dv.move(-len(dv.rows), h)
-	case "G", "end":
-		dv.move(len(dv.rows), h)
-	case "esc", "q":
+// diffKey routes a key on the Diff tab, in normal mode or (browsing) in
+// browse mode; it reports whether the tab took msg. In normal mode enter
+// browses the diff and the file, hunk, scroll and scope keys work at once;
+// j/k keep selecting tasks. Browsing, a key the tab does not move on is
+// an action (diffActionKey).
+func (m *Model) diffKey(msg tea.KeyPressMsg, browsing bool) (tea.Cmd, bool) {
+	switch m.dv.key(msg.String(), m.layout().contentH, browsing) {
+	case diffTook:
+		return nil, true
+	case diffScope:
+		return m.fetchDiff(), true
+	case diffBrowse:
+		m.mode = modeDiff
+		return nil, true
+	case diffLeave:
 		m.mode = modeNormal
-	case "?":
+		return nil, true
+	case diffHelpKey:
 		m.mode = modeHelp
-	default:
-		if cmd, ok := m.diffKey(msg); ok {
-			return cmd
-		}
-		return m.diffActionKey(msg)
+		return nil, true
 	}
-	return nil
+	if browsing {
+		return m.diffActionKey(msg), true
+	}
+	return nil, false
 }
 
 // move moves the cursor by n rows, keeping it on screen.
@@ -214,21 +249,6 @@ func (dv *diffView) jump(k diffRowKind, dir, h int) {
 			return
 		}
 	}
-}
-
-// diffTabKey handles the keys the Diff tab takes in normal mode: enter
-// browses the diff; the file, hunk, scroll and scope keys work at once. j/k
-// keep selecting tasks.
-func (m *Model) diffTabKey(msg tea.KeyPressMsg) (tea.Cmd, bool) {
-	if msg.String() == "enter" {
-		if len(m.dv.rows) == 0 {
-			return nil, true
-		}
-		m.mode = modeDiff
-		m.dv.show(m.layout().contentH)
-		return nil, true
-	}
-	return m.diffKey(msg)
 }
 
 // diffActionKey is what browse mode does with a key it does not move on:

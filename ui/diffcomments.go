@@ -13,17 +13,17 @@ import (
 // still reads as it did, the rest (their lines changed or gone) as outdated
 // at the end of the diff.
 type commentSet struct {
-	m      *Model
+	dv     *diffView
+	st     styles
 	open   []store.Decision
 	placed map[string]bool
 }
 
-func (m *Model) newCommentSet() *commentSet {
-	cs := &commentSet{m: m, placed: map[string]bool{}}
-	if m.detailID != m.dv.id {
-		return cs
-	}
-	for _, d := range m.detail.Decisions {
+// newCommentSet takes the open comments of decisions, the decisions of the
+// diff's task (none when its detail has not come yet).
+func newCommentSet(dv *diffView, st styles, decisions []store.Decision) *commentSet {
+	cs := &commentSet{dv: dv, st: st, placed: map[string]bool{}}
+	for _, d := range decisions {
 		if d.Anchor != nil && d.ResolvedAt.IsZero() {
 			cs.open = append(cs.open, d)
 		}
@@ -59,8 +59,7 @@ func (cs *commentSet) outdated(file string, _ int) {
 }
 
 func (cs *commentSet) row(d store.Decision, prefix string) {
-	m := cs.m
-	dv := &m.dv
-	text := m.st.warn.Render("  ┃ ◆ "+prefix) + m.st.bold.Render(ansiSafe(d.Author)) + " " + ansiSafe(coord.CommentWords(d))
+	dv, st := cs.dv, cs.st
+	text := st.warn.Render("  ┃ ◆ "+prefix) + st.bold.Render(ansiSafe(d.Author)) + " " + ansiSafe(coord.CommentWords(d))
 	dv.rows = append(dv.rows, diffRow{kind: rowText, text: fit(text, dv.w), file: -1, hunk: -1, line: -1, comment: d.ID})
 }

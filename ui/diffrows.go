@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/orchestra-tui/orchestra-tui/diff"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -41,38 +42,56 @@ const gutterW = 4
 // rebuildDiff lays the diff out for the tab's current width. It runs in
 // Update (a new diff, a resize), never per frame.
 func (m *Model) rebuildDiff() {
-	dv := &m.dv
-	w := max(m.layout().rightW-1, 1) // the first cell is the cursor's
-	dv.w, dv.side = w, m.width >= sideBySideFrom
+	var open []store.Decision
+	if m.detailID == m.dv.id {
+		open = m.detail.Decisions
+	}
+	l := m.layout()
+	m.dv.rebuild(m.st, diffArea{w: max(l.rightW-1, 1), h: l.contentH, side: m.width >= sideBySideFrom}, open) // the first cell is the cursor's
+}
+
+// diffArea is what the Diff tab is laid out for: its width less the
+// cursor's cell, its height, and whether the terminal is wide enough for
+// the two sides next to each other.
+type diffArea struct {
+	w, h int
+	side bool
+}
+
+// rebuild lays the diff out for area a, the task's review comments
+// (decisions) under their lines.
+func (dv *diffView) rebuild(st styles, a diffArea, decisions []store.Decision) {
+	w := a.w
+	dv.w, dv.side = w, a.side
 	dv.rows = dv.rows[:0]
 	text := func(s string) {
 		dv.rows = append(dv.rows, diffRow{kind: rowText, text: fit(s, w), file: -1, hunk: -1, line: -1})
 	}
 	switch {
 	case dv.id == "":
-		text(m.st.dim.Render("no task selected"))
+		text(st.dim.Render("no task selected"))
 		return
 	case dv.err != nil:
-		text(m.st.statusErr.Render("could not read the diff: ") + ansiSafe(dv.err.Error()))
+		text(st.statusErr.Render("could not read the diff: ") + ansiSafe(dv.err.Error()))
 		return
 	case dv.res.Scope == "" && dv.loading:
-		text(m.st.dim.Render("reading the diff from git…"))
+		text(st.dim.Render("reading the diff from git…"))
 		return
 	}
 	r := dv.res
-	cm := m.newCommentSet()
+	cm := newCommentSet(dv, st, decisions)
 	scope := "branch"
 	other := "v shows the last session's change"
 	if r.Scope == diff.ScopeSession {
 		scope, other = "session "+task.ID(r.Session).Short(), "v shows the whole branch"
 	}
-	head := m.st.bold.Render(scope) + m.st.dim.Render(" · "+ansiSafe(r.Base)+" → "+ansiSafe(r.Head))
+	head := st.bold.Render(scope) + st.dim.Render(" · "+ansiSafe(r.Base)+" → "+ansiSafe(r.Head))
 	text(head)
 	text(fmt.Sprintf("%s changed  %s %s", plural(len(r.Files), "file", "files"),
-		m.st.ok.Render("+"+strconv.Itoa(r.Added())), m.st.bad.Render("−"+strconv.Itoa(r.Removed()))) +
-		m.st.dim.Render("  · "+other))
+		st.ok.Render("+"+strconv.Itoa(r.Added())), st.bad.Render("−"+strconv.Itoa(r.Removed()))) +
+		st.dim.Render("  · "+other))
 	if r.Note != "" {
-		text(m.st.warn.Render(ansiSafe(r.Note)))
+		text(st.warn.Render(ansiSafe(r.Note)))
 	}
 	nameW := 0
 	for _, f := range r.Files {
@@ -80,30 +99,30 @@ func (m *Model) rebuildDiff() {
 	}
 	nameW = min(nameW, max(w-24, 10))
 	for i, f := range r.Files {
-		row := "  " + m.statusLetter(f) + " " + padRight(ansiSafe(fileName(f)), nameW) + "  " + m.counts(f)
+		row := "  " + statusLetter(st, f) + " " + padRight(ansiSafe(fileName(f)), nameW) + "  " + counts(st, f)
 		dv.rows = append(dv.rows, diffRow{kind: rowText, text: fit(row, w), file: i, hunk: -1, line: -1})
 	}
 	for i, f := range r.Files {
 		text("")
-		head := m.st.heading.Render("▍"+ansiSafe(fileName(f))) + "  " + m.counts(f)
+		head := st.heading.Render("▍"+ansiSafe(fileName(f))) + "  " + counts(st, f)
 		dv.rows = append(dv.rows, diffRow{kind: rowFile, text: fit(head, w), file: i, hunk: -1, line: -1})
 		defer cm.outdated(f.Path, i)
 		switch {
 		case f.Binary:
-			text(m.st.dim.Render("  binary file: not shown"))
+			text(st.dim.Render("  binary file: not shown"))
 			continue
 		case f.TooLarge:
-			text(m.st.dim.Render(fmt.Sprintf("  %d changed lines: too large to show here (git diff shows it)", f.Added+f.Removed)))
+			text(st.dim.Render(fmt.Sprintf("  %d changed lines: too large to show here (git diff shows it)", f.Added+f.Removed)))
 			continue
 		case len(f.Hunks) == 0:
-			text(m.st.dim.Render("  no lines changed (" + f.Status + ")"))
+			text(st.dim.Render("  no lines changed (" + f.Status + ")"))
 			continue
 		}
 		lx := lexerFor(f.Path)
 		for j, h := range f.Hunks {
-			dv.rows = append(dv.rows, diffRow{kind: rowHunk, text: fit(m.st.dim.Render(ansiSafe(h.Header())), w), file: i, hunk: j, line: -1})
+			dv.rows = append(dv.rows, diffRow{kind: rowHunk, text: fit(st.dim.Render(ansiSafe(h.Header())), w), file: i, hunk: j, line: -1})
 			if dv.side {
-				m.sideRows(lx, cm, i, j, h)
+				dv.sideRows(st, lx, cm, i, j, h)
 			} else {
 				for k, l := range h.Lines {
 					dv.rows = append(dv.rows, diffRow{kind: rowLine, text: unifiedLine(lx, l, w), file: i, hunk: j, line: k})
@@ -113,16 +132,15 @@ func (m *Model) rebuildDiff() {
 		}
 	}
 	dv.cur = min(dv.cur, max(len(dv.rows)-1, 0))
-	dv.clamp(m.layout().contentH)
+	dv.clamp(a.h)
 }
 
 // sideRows lays out a hunk side by side: context on both sides, each run
 // of removed lines next to the run of added lines that replaced it.
-func (m *Model) sideRows(lx chroma.Lexer, cm *commentSet, fi, hi int, h diff.Hunk) {
-	dv := &m.dv
+func (dv *diffView) sideRows(st styles, lx chroma.Lexer, cm *commentSet, fi, hi int, h diff.Hunk) {
 	half := (dv.w - 1) / 2
 	right := dv.w - 1 - half
-	sep := m.st.sep.Render("│")
+	sep := st.sep.Render("│")
 	add := func(l, r *diff.Line, idx int) {
 		dv.rows = append(dv.rows, diffRow{kind: rowLine, text: sideCell(lx, l, half) + sep + sideCell(lx, r, right), file: fi, hunk: hi, line: idx})
 		path := dv.res.Files[fi].Path
@@ -223,42 +241,43 @@ func fileName(f diff.File) string {
 	return f.Path
 }
 
-func (m *Model) statusLetter(f diff.File) string {
+func statusLetter(st styles, f diff.File) string {
 	switch f.Status {
 	case "added":
-		return m.st.ok.Render("A")
+		return st.ok.Render("A")
 	case "deleted":
-		return m.st.bad.Render("D")
+		return st.bad.Render("D")
 	case "renamed":
-		return m.st.warn.Render("R")
+		return st.warn.Render("R")
 	}
-	return m.st.warn.Render("M")
+	return st.warn.Render("M")
 }
 
-func (m *Model) counts(f diff.File) string {
-	c := m.st.ok.Render("+"+strconv.Itoa(f.Added)) + " " + m.st.bad.Render("−"+strconv.Itoa(f.Removed))
+func counts(st styles, f diff.File) string {
+	c := st.ok.Render("+"+strconv.Itoa(f.Added)) + " " + st.bad.Render("−"+strconv.Itoa(f.Removed))
 	switch {
 	case f.Binary:
-		c = m.st.dim.Render("binary")
+		c = st.dim.Render("binary")
 	case f.TooLarge:
-		c += m.st.dim.Render(" (too large to show)")
+		c += st.dim.Render(" (too large to show)")
 	}
 	return c
 }
 
-// renderDiff draws the tab's rows from top, with the cursor's mark in the
+// render draws the tab's rows from top, with the cursor's mark in the
 // first cell while the operator browses.
-func (m *Model) renderDiff(w, h int) []string {
-	dv := &m.dv
-	if dv.w != max(w-1, 1) || dv.side != (m.width >= sideBySideFrom) {
+// side says whether the terminal is wide enough for side-by-side rows,
+// browsing whether the operator moves the cursor (modeDiff).
+func (dv *diffView) render(st styles, w, h int, side, browsing bool) []string {
+	if dv.w != max(w-1, 1) || dv.side != side {
 		// Not laid out for this size yet (the resize is in flight).
-		return block([]string{m.st.dim.Render("…")}, w, h)
+		return block([]string{st.dim.Render("…")}, w, h)
 	}
 	out := make([]string, 0, h)
 	for i := dv.top; i < len(dv.rows) && len(out) < h; i++ {
 		mark := " "
-		if m.mode == modeDiff && i == dv.cur {
-			mark = m.st.warn.Render("▌")
+		if browsing && i == dv.cur {
+			mark = st.warn.Render("▌")
 		}
 		out = append(out, mark+dv.rows[i].text)
 	}

@@ -116,7 +116,8 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	case modeSearch:
 		return m.searchKey(msg)
 	case modeDiff:
-		return m.browseKey(msg)
+		cmd, _ := m.diffKey(msg, true)
+		return cmd
 	case modeReplay:
 		cmd, leave := m.rp.key(msg)
 		if leave {
@@ -138,7 +139,7 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	k := m.keys
 	tv, ok := m.selected()
 	if m.tab == tabDiff {
-		if cmd, took := m.diffTabKey(msg); took {
+		if cmd, took := m.diffKey(msg, false); took {
 			return cmd
 		}
 	}

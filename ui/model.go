@@ -242,7 +242,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case detailMsg:
 		return m, m.handleDetail(msg)
 	case diffMsg:
-		return m, m.handleDiff(msg)
+		if m.dv.take(msg) {
+			m.rebuildDiff()
+		}
+		return m, nil
 	case replayMsg:
 		if m.rp == nil {
 			return m, nil // the replay was left before its answer came

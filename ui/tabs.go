@@ -294,7 +294,7 @@ func (m *Model) renderRight(l layout) []string {
 	case tabEvents:
 		content = block(strings.Split(m.events.View(), "\n"), w, l.contentH)
 	case tabDiff:
-		content = m.renderDiff(w, l.contentH)
+		content = m.dv.render(m.st, w, l.contentH, m.width >= sideBySideFrom, m.mode == modeDiff)
 	}
 	out = append(out, content...)
 	return out
