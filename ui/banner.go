@@ -3,8 +3,6 @@ package ui
 import (
 	"strings"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -44,36 +42,36 @@ func (m *Model) renderBanner(w int) []string {
 	if f := m.snap.StoreFault; f != "" {
 		// The engine's store failed or does not answer: placement has
 		// stopped or paused, which the operator must see while it lasts.
-		out = m.renderOneBanner(BannerMsg{Title: "Store: " + f, Tone: ToneBad}, w, true)
+		out = renderOneBanner(m.st, BannerMsg{Title: "Store: " + f, Tone: ToneBad}, w, true)
 	}
 	if d := m.snap.SteppedDown; d != "" {
 		// The engine stepped down (coord/stepdown.go): its agents are
 		// frozen until its heartbeat lands again.
-		out = append(out, m.renderOneBanner(BannerMsg{Title: "Engine: " + d, Tone: ToneBad}, w, true)...)
+		out = append(out, renderOneBanner(m.st, BannerMsg{Title: "Engine: " + d, Tone: ToneBad}, w, true)...)
 	}
 	if d := dayBudgetBanner(m.snap.Budget); d != "" {
 		// The day's budget holds placement (coord/budget.go) until the
 		// next day or a raised budget.
-		out = append(out, m.renderOneBanner(BannerMsg{Title: d, Tone: ToneBad}, w, true)...)
+		out = append(out, renderOneBanner(m.st, BannerMsg{Title: d, Tone: ToneBad}, w, true)...)
 	}
-	out = append(out, m.renderOneBanner(m.banner, w, false)...)
-	return append(out, m.renderOneBanner(m.note, w, true)...)
+	out = append(out, renderOneBanner(m.st, m.banner, w, false)...)
+	return append(out, renderOneBanner(m.st, m.note, w, true)...)
 }
 
 // renderOneBanner draws one banner; with wrapLines its lines wrap instead of
 // being cut (a sentence the operator must read whole, such as a command).
-func (m *Model) renderOneBanner(b BannerMsg, w int, wrapLines bool) []string {
+func renderOneBanner(st styles, b BannerMsg, w int, wrapLines bool) []string {
 	if b.Title == "" {
 		return nil
 	}
-	style := m.st.prompt
+	style := st.prompt
 	switch b.Tone {
 	case ToneOK:
-		style = m.st.ok.Bold(true)
+		style = st.ok.Bold(true)
 	case ToneBad:
-		style = m.st.refusal
+		style = st.refusal
 	}
-	out := []string{m.st.sep.Render(strings.Repeat("─", w))}
+	out := []string{st.sep.Render(strings.Repeat("─", w))}
 	for _, l := range wrap(b.Title, w) {
 		out = append(out, style.Render(fit(l, w)))
 	}
@@ -91,15 +89,6 @@ func (m *Model) renderOneBanner(b BannerMsg, w int, wrapLines bool) []string {
 		out = out[:maxBannerLines+1]
 	}
 	return out
-}
-
-// dismissNote takes the note down; it reports whether there was one.
-func (m *Model) dismissNote() (tea.Cmd, bool) {
-	if m.note.Title == "" {
-		return nil, false
-	}
-	m.note = BannerMsg{}
-	return m.relayout(), true
 }
 
 // ansiSafeLine drops escape sequences from banner text, which is plain.

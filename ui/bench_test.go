@@ -63,7 +63,7 @@ func BenchmarkFrame(b *testing.B) {
 			e, live := benchEngine()
 			bb := setupEngine(b, e)
 			for bb.m.selID != live {
-				bb.m.moveSelection(1)
+				bb.m.selID, _ = moveIn(bb.m.tasks.visible(), bb.m.selID, 1)
 			}
 			bb.size(200, 50)
 			v := e.panes[live]

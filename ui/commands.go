@@ -51,8 +51,13 @@ func (m *Model) refresh() tea.Cmd {
 	before := m.selID
 	m.setSnap(m.eng.Snapshot())
 	m.fixSelection()
-	m.forgetEndedPanes()
-	m.leaveEndedFocus()
+	m.panes.forget(m.snap.Tasks)
+	// Focus mode is left once the session it types into has ended: keys
+	// must not go on to the task's next session, or to nothing.
+	if tv, ok := m.selected(); m.mode == modeFocus && (!ok || tv.SessionID != m.focusSession || !isLive(tv)) {
+		m.mode, m.zoom = modeNormal, false
+		m.setStatus("the session you were typing into ended; left focus (enter focuses the next one)", true)
+	}
 	cmds := []tea.Cmd{m.armLeaseTick(), m.syncPaneSizes()}
 	if m.selID != before {
 		cmds = append(cmds, m.selectionChanged())
@@ -63,7 +68,7 @@ func (m *Model) refresh() tea.Cmd {
 // selectionChanged resets what belonged to the previous task and asks for
 // the new one's detail.
 func (m *Model) selectionChanged() tea.Cmd {
-	m.scrollOff = 0
+	m.panes.scrollOff = 0
 	if m.mode == modeScroll {
 		m.mode = modeNormal
 	}
@@ -76,20 +81,20 @@ func (m *Model) selectionChanged() tea.Cmd {
 // alert rings the bell and sends a desktop notification when an event
 // means a task now needs a human. Events from before the console opened
 // (history replayed on attach) ring nothing.
-func (m *Model) alert(ev task.Event) tea.Cmd {
-	if !m.opt.Bell && !m.opt.Desktop || ev.At.Before(m.opened) {
+func alert(opt Options, opened time.Time, tasks []coord.TaskView, ev task.Event) tea.Cmd {
+	if !opt.Bell && !opt.Desktop || ev.At.Before(opened) {
 		return nil
 	}
 	n, ok := notify.For(ev)
 	if !ok {
 		return nil
 	}
-	for _, tv := range m.snap.Tasks {
+	for _, tv := range tasks {
 		if tv.Task.ID == ev.TaskID {
 			n.Title = tv.Task.Title
 		}
 	}
-	return tea.Raw(notify.Terminal(n, m.opt.Bell, m.opt.Desktop))
+	return tea.Raw(notify.Terminal(n, opt.Bell, opt.Desktop))
 }
 
 // do sends an operator command through the engine and reports its result.
@@ -114,7 +119,12 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 	switch {
 	case msg.err != nil:
 		m.setStatus(fmt.Sprintf("%s failed: %v", describe(msg.cmd), msg.err), false)
-		m.reopenForm(msg)
+		// Bring back the form a refused add or resume came from, with
+		// what was typed and the whole reason (reopens).
+		if msg.reopens(m.mode, m.form.resume) {
+			m.mode = modeForm
+			m.form.err = msg.err.Error()
+		}
 	case msg.cmd.Kind == coord.CmdApprove && msg.res.Message != "":
 		// Where the work is and how to merge it: a sentence to read
 		// whole, not a status line cut at the width.
@@ -143,9 +153,9 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 	if created && msg.err == nil && msg.res.TaskID != "" {
 		// The operator wants to see what they just made: list everything,
 		// and select it now, or as soon as the snapshot has it.
-		m.filter, m.search.query = filterAll, ""
-		m.searchIn.SetValue("")
-		m.rebuildList()
+		m.tasks.filter, m.tasks.search.query = filterAll, ""
+		m.tasks.searchIn.SetValue("")
+		m.tasks.rebuild(m.now())
 		m.wantSel = msg.res.TaskID
 		m.fixSelection()
 		cmd = tea.Batch(cmd, m.relayout(), m.selectionChanged())
@@ -155,17 +165,13 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 	return cmd
 }
 
-// reopenForm brings back the form a refused add or resume came from, with
+// reopens says whether to bring back the form a refused add or resume came from, with
 // what was typed and the whole reason, wrapped: the status bar has one line,
 // and the reason (a field of the handoff file, an unknown harness) is what
 // the operator needs to fix it. Only when nothing else was started since.
-func (m *Model) reopenForm(msg doneMsg) {
+func (msg doneMsg) reopens(md mode, resume bool) bool {
 	created := msg.cmd.Kind == coord.CmdAdd || msg.cmd.Kind == coord.CmdResume
-	if !created || m.mode != modeNormal || m.form.resume != (msg.cmd.Kind == coord.CmdResume) {
-		return
-	}
-	m.mode = modeForm
-	m.form.err = msg.err.Error()
+	return created && md == modeNormal && resume == (msg.cmd.Kind == coord.CmdResume)
 }
 
 // describe names a command for the status bar.
@@ -205,26 +211,28 @@ type inputQueue struct {
 	inflight bool
 }
 
-func (m *Model) sendInput(id task.ID, b []byte) tea.Cmd {
+// send queues b for task id's pane and sends it through engine e unless a
+// write is in flight.
+func (q *inputQueue) send(e coord.Engine, id task.ID, b []byte) tea.Cmd {
 	if len(b) == 0 {
 		return nil
 	}
-	if m.input.id != id {
-		m.input.buf = nil
+	if q.id != id {
+		q.buf = nil
 	}
-	m.input.id = id
-	m.input.buf = append(m.input.buf, b...)
-	return m.flushInput()
+	q.id = id
+	q.buf = append(q.buf, b...)
+	return q.flush(e)
 }
 
-func (m *Model) flushInput() tea.Cmd {
-	if m.input.inflight || len(m.input.buf) == 0 {
+// flush sends what was typed since the last write, once none is in flight.
+func (q *inputQueue) flush(e coord.Engine) tea.Cmd {
+	if q.inflight || len(q.buf) == 0 {
 		return nil
 	}
-	id, b := m.input.id, m.input.buf
-	m.input.buf = nil
-	m.input.inflight = true
-	e := m.eng
+	id, b := q.id, q.buf
+	q.buf = nil
+	q.inflight = true
 	return func() tea.Msg {
 		if err := e.Input(id, b); err != nil {
 			return inputDoneMsg{err: fmt.Errorf("typing into %s: %w", id.Short(), err)}
@@ -233,46 +241,24 @@ func (m *Model) flushInput() tea.Cmd {
 	}
 }
 
-func (m *Model) handleInputDone(msg inputDoneMsg) tea.Cmd {
-	m.input.inflight = false
-	if msg.err != nil {
-		m.setStatus(msg.err.Error(), false)
-	}
-	return m.flushInput()
-}
-
-// forgetEndedPanes drops cached screens and sizes of sessions that ended, so
-// a long run does not keep every pane it ever drew.
-func (m *Model) forgetEndedPanes() {
+// forget drops cached screens and sizes of sessions that ended, so a long
+// run does not keep every pane it ever drew.
+func (pg *paneGrid) forget(tasks []coord.TaskView) {
 	live := map[task.ID]bool{}
-	for _, tv := range m.snap.Tasks {
+	for _, tv := range tasks {
 		if isLive(tv) {
 			live[tv.Task.ID] = true
 		}
 	}
-	for id := range m.paneCache {
+	for id := range pg.paneCache {
 		if !live[id] {
-			delete(m.paneCache, id)
+			delete(pg.paneCache, id)
 		}
 	}
-	for id := range m.paneSizes {
+	for id := range pg.paneSizes {
 		if !live[id] {
-			delete(m.paneSizes, id)
-			delete(m.paneTook, id)
+			delete(pg.paneSizes, id)
+			delete(pg.paneTook, id)
 		}
 	}
-}
-
-// leaveEndedFocus leaves focus mode once the session it types into has
-// ended: keys must not go on to the task's next session, or to nothing.
-func (m *Model) leaveEndedFocus() {
-	if m.mode != modeFocus {
-		return
-	}
-	tv, ok := m.selected()
-	if ok && tv.SessionID == m.focusSession && isLive(tv) {
-		return
-	}
-	m.mode, m.zoom = modeNormal, false
-	m.setStatus("the session you were typing into ended; left focus (enter focuses the next one)", true)
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
+	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
@@ -71,25 +73,51 @@ func (l *ledger) merge(q coord.DetailQuery, d coord.Detail) {
 	l.d.Events = events
 }
 
+// detailTabs are the selected task's Brief, Verdict and Events tabs: the
+// detail read for it, the followed ledgers it is read from, and the
+// viewports the tabs scroll in.
+type detailTabs struct {
+	st  styles
+	now func() time.Time
+
+	detail      coord.Detail
+	detailID    task.ID // which task detail belongs to; empty when none
+	detailErr   error
+	ledgers     map[task.ID]*ledger // followed details, by task
+	ledgerClock uint64
+	brief       viewport.Model
+	verdicts    viewport.Model
+	events      viewport.Model
+}
+
+func newDetailTabs(st styles, now func() time.Time) detailTabs {
+	dt := detailTabs{st: st, now: now, ledgers: map[task.ID]*ledger{},
+		brief: viewport.New(), verdicts: viewport.New(), events: viewport.New()}
+	for _, vp := range []*viewport.Model{&dt.brief, &dt.verdicts, &dt.events} {
+		vp.SoftWrap = true
+	}
+	return dt
+}
+
 // followed returns the task's ledger, creating it, and evicts the least
 // recently selected beyond keptLedgers.
-func (m *Model) followed(id task.ID) *ledger {
-	m.ledgerClock++
-	if l, ok := m.ledgers[id]; ok {
-		l.used = m.ledgerClock
+func (dt *detailTabs) followed(id task.ID) *ledger {
+	dt.ledgerClock++
+	if l, ok := dt.ledgers[id]; ok {
+		l.used = dt.ledgerClock
 		return l
 	}
-	if len(m.ledgers) >= keptLedgers {
+	if len(dt.ledgers) >= keptLedgers {
 		var oldest task.ID
-		for k, l := range m.ledgers {
-			if oldest == "" || l.used < m.ledgers[oldest].used {
+		for k, l := range dt.ledgers {
+			if oldest == "" || l.used < dt.ledgers[oldest].used {
 				oldest = k
 			}
 		}
-		delete(m.ledgers, oldest)
+		delete(dt.ledgers, oldest)
 	}
-	l := &ledger{used: m.ledgerClock}
-	m.ledgers[id] = l
+	l := &ledger{used: dt.ledgerClock}
+	dt.ledgers[id] = l
 	return l
 }
 
@@ -100,14 +128,14 @@ func (m *Model) fetchDetail() tea.Cmd {
 		return nil
 	}
 	q := coord.DetailQuery{}
-	if l, ok := m.ledgers[m.selID]; ok && l.lastSeq > 0 {
+	if l, ok := m.tabs.ledgers[m.selID]; ok && l.lastSeq > 0 {
 		q.AfterSeq = l.lastSeq
 	}
-	return m.readDetail(m.selID, q)
+	return readDetail(m.eng, m.selID, q)
 }
 
-func (m *Model) readDetail(id task.ID, q coord.DetailQuery) tea.Cmd {
-	e := m.eng
+// readDetail reads task id's detail from the engine, off Update.
+func readDetail(e coord.Engine, id task.ID, q coord.DetailQuery) tea.Cmd {
 	return func() tea.Msg {
 		ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 		defer cancel()
@@ -121,31 +149,33 @@ func (m *Model) handleEvent(msg eventMsg) tea.Cmd {
 	if m.tab == tabDiff && msg.ev.TaskID == m.selID && diffFollows(msg.ev) {
 		follow = m.fetchDiff()
 	}
-	cmd := tea.Batch(m.refresh(), m.alert(msg.ev), follow)
+	cmd := tea.Batch(m.refresh(), alert(m.opt, m.opened, m.snap.Tasks, msg.ev), follow)
 	if msg.ev.TaskID != m.selID || m.selID == "" {
 		return cmd
 	}
-	l, ok := m.ledgers[m.selID]
+	l, ok := m.tabs.ledgers[m.selID]
 	if !ok || l.lastSeq == 0 {
 		return tea.Batch(cmd, m.fetchDetail())
 	}
 	q := coord.DetailQuery{AfterSeq: l.lastSeq, EventsOnly: !coord.RecordKind(msg.ev.Kind)}
-	return tea.Batch(cmd, m.readDetail(m.selID, q))
+	return tea.Batch(cmd, readDetail(m.eng, m.selID, q))
 }
 
-func (m *Model) handleDetail(msg detailMsg) tea.Cmd {
+// take folds a read into the task's followed ledger and, when it is about
+// the selected task sel, makes it the tabs' detail; it reports whether it
+// did (the tabs are then filled again).
+func (dt *detailTabs) take(msg detailMsg, sel task.ID) bool {
 	if msg.err == nil {
-		m.followed(msg.id).merge(msg.q, msg.d)
+		dt.followed(msg.id).merge(msg.q, msg.d)
 	}
-	if msg.id != m.selID {
-		return nil
+	if msg.id != sel {
+		return false
 	}
-	m.detailID, m.detailErr = msg.id, msg.err
-	if l, ok := m.ledgers[msg.id]; ok {
-		m.detail = l.d
+	dt.detailID, dt.detailErr = msg.id, msg.err
+	if l, ok := dt.ledgers[msg.id]; ok {
+		dt.detail = l.d
 	}
-	m.refreshTabs()
-	return nil
+	return true
 }
 
 // eventsContent is the sessions, then the newest shownEvents events, one
@@ -153,10 +183,10 @@ func (m *Model) handleDetail(msg detailMsg) tea.Cmd {
 // than the tab's width w continues on lines indented past its time, so the
 // times stay a clean column. Only events not rendered before at this width
 // are rendered.
-func (m *Model) eventsContent(w int) string {
-	l, ok := m.ledgers[m.detailID]
+func (dt *detailTabs) eventsContent(w int) string {
+	l, ok := dt.ledgers[dt.detailID]
 	if !ok || len(l.d.Events) == 0 {
-		return m.st.dim.Render("no events yet")
+		return dt.st.dim.Render("no events yet")
 	}
 	if l.w != w || l.rendered > len(l.d.Events) {
 		l.lines, l.w, l.rendered = nil, w, 0
@@ -165,15 +195,15 @@ func (m *Model) eventsContent(w int) string {
 	// ones that will show.
 	from := max(l.rendered, len(l.d.Events)-shownEvents)
 	for _, ev := range l.d.Events[from:] {
-		l.lines = append(l.lines, m.eventEntry(ev, w))
+		l.lines = append(l.lines, dt.eventEntry(ev, w))
 	}
 	l.rendered = len(l.d.Events)
 	if n := len(l.lines) - shownEvents; n > 0 {
 		l.lines = append(l.lines[:0:0], l.lines[n:]...)
 	}
-	out := m.sessionsContent(w)
+	out := dt.sessionsContent(w)
 	if n := len(l.d.Events) - len(l.lines); n > 0 {
-		out = append(out, m.st.dim.Render(fmt.Sprintf("… %d earlier events are in the ledger (orchestra-tui run --headless lists them)", n)))
+		out = append(out, dt.st.dim.Render(fmt.Sprintf("… %d earlier events are in the ledger (orchestra-tui run --headless lists them)", n)))
 	}
 	for _, entry := range l.lines {
 		out = append(out, entry...)
@@ -182,9 +212,9 @@ func (m *Model) eventsContent(w int) string {
 }
 
 // eventEntry renders one event as its lines at width w.
-func (m *Model) eventEntry(ev task.Event, w int) []string {
+func (dt *detailTabs) eventEntry(ev task.Event, w int) []string {
 	const indent = 9 // "15:04:05 "
-	first := wrap(m.eventLine(ev), w)
+	first := wrap(dt.eventLine(ev), w)
 	out := []string{first[0]}
 	if len(first) > 1 {
 		pad := strings.Repeat(" ", indent)
@@ -197,8 +227,8 @@ func (m *Model) eventEntry(ev task.Event, w int) []string {
 }
 
 // usageData is what the selected task's session.usage events said.
-func (m *Model) usageData() []fork.UsageData {
-	if l, ok := m.ledgers[m.detailID]; ok {
+func (dt *detailTabs) usageData() []fork.UsageData {
+	if l, ok := dt.ledgers[dt.detailID]; ok {
 		return l.usage
 	}
 	return nil

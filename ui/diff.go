@@ -35,8 +35,6 @@ type diffView struct {
 	side bool
 	// top is the first row on screen, cur the row the cursor is on.
 	top, cur int
-	// anchor is the line a comment being typed is on (modeCorrect).
-	anchor *store.Anchor
 }
 
 // diffMsg is a diff the engine read.
@@ -267,10 +265,10 @@ func (m *Model) diffActionKey(msg tea.KeyPressMsg) tea.Cmd {
 			m.setStatus("move to a line of code to comment on it", false)
 			return nil
 		}
-		dv.anchor = &a
+		m.correct.anchor = &a
 		m.mode = modeCorrect
-		m.correct.Reset()
-		return m.correct.Focus()
+		m.correct.in.Reset()
+		return m.correct.in.Focus()
 	case "d":
 		if row.comment == "" {
 			m.setStatus("move to a comment to resolve it", false)

@@ -43,8 +43,8 @@ const gutterW = 4
 // Update (a new diff, a resize), never per frame.
 func (m *Model) rebuildDiff() {
 	var open []store.Decision
-	if m.detailID == m.dv.id {
-		open = m.detail.Decisions
+	if m.tabs.detailID == m.dv.id {
+		open = m.tabs.detail.Decisions
 	}
 	l := m.layout()
 	m.dv.rebuild(m.st, diffArea{w: max(l.rightW-1, 1), h: l.contentH, side: m.width >= sideBySideFrom}, open) // the first cell is the cursor's

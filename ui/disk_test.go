@@ -21,17 +21,17 @@ func TestVerdictStripShowsDiskUseWhereItFits(t *testing.T) {
 		Usage:   coord.Usage{CostUSD: 0.0512, Models: []string{"opus"}},
 		Disk:    coord.DiskUse{Worktree: 12 << 20, Recordings: 3 << 19, At: testNow},
 	}
-	wide := ansi.Strip(b.m.renderVerdictStrip(tv, true, 120))
+	wide := ansi.Strip(b.m.strips().verdict(tv, true, 120))
 	require.Contains(t, wide, " · disk 14 MiB")
 	require.Contains(t, wide, "spent $0.0512")
 
-	narrowNoDisk := ansi.Strip(b.m.renderVerdictStrip(coord.TaskView{Verdict: tv.Verdict, Usage: tv.Usage}, true, 40))
-	narrow := ansi.Strip(b.m.renderVerdictStrip(tv, true, 40))
+	narrowNoDisk := ansi.Strip(b.m.strips().verdict(coord.TaskView{Verdict: tv.Verdict, Usage: tv.Usage}, true, 40))
+	narrow := ansi.Strip(b.m.strips().verdict(tv, true, 40))
 	require.Equal(t, narrowNoDisk, narrow, "on a narrow pane the disk use gives way first")
 	for w := 10; w <= 120; w++ {
-		require.Equal(t, w, ansi.StringWidth(b.m.renderVerdictStrip(tv, true, w)), "width %d", w)
+		require.Equal(t, w, ansi.StringWidth(b.m.strips().verdict(tv, true, w)), "width %d", w)
 	}
 
 	// Nothing measured: no disk at all.
-	require.NotContains(t, ansi.Strip(b.m.renderVerdictStrip(coord.TaskView{Verdict: tv.Verdict}, true, 120)), "disk")
+	require.NotContains(t, ansi.Strip(b.m.strips().verdict(coord.TaskView{Verdict: tv.Verdict}, true, 120)), "disk")
 }

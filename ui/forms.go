@@ -138,54 +138,54 @@ func (f *newTaskForm) command() (coord.Command, string) {
 	return coord.Command{Kind: coord.CmdAdd, Task: &t}, ""
 }
 
-func (m *Model) formKey(msg tea.KeyPressMsg) tea.Cmd {
+// key takes a key typed into the form: leave says the form closes (esc,
+// or enter with what it adds or resumes), c is the command enter makes.
+func (f *newTaskForm) key(msg tea.KeyPressMsg) (cmd tea.Cmd, c *coord.Command, leave bool) {
 	switch msg.String() {
 	case "esc":
-		m.mode = modeNormal
-		return nil
+		return nil, nil, true
 	case resumeKey:
-		return m.form.toggle()
+		return f.toggle(), nil, false
 	case "tab", "down":
-		return m.form.move(1)
+		return f.move(1), nil, false
 	case "shift+tab", "up":
-		return m.form.move(-1)
+		return f.move(-1), nil, false
 	case "enter":
-		c, problem := m.form.command()
+		c, problem := f.command()
 		if problem != "" {
-			m.form.err = problem
-			return nil
+			f.err = problem
+			return nil, nil, false
 		}
-		m.mode = modeNormal
-		return m.do(c)
+		return nil, &c, true
 	}
-	return m.form.update(msg)
+	return f.update(msg), nil, false
 }
 
-// renderForm draws the new-task form in w×h.
-func (m *Model) renderForm(w, h int) []string {
+// render draws the form in w×h; harnesses are the ones it offers.
+func (f *newTaskForm) render(st styles, harnesses []HarnessInfo, w, h int) []string {
 	var lines []string
-	if m.form.resume {
+	if f.resume {
 		lines = append(lines,
-			m.st.prompt.Render("RESUME FROM A HANDOFF FILE")+m.st.dim.Render(" · tab moves · enter resumes · esc cancels"),
-			m.st.dim.Render("resumes at the phase reached · blank harness/model: the file's"),
+			st.prompt.Render("RESUME FROM A HANDOFF FILE")+st.dim.Render(" · tab moves · enter resumes · esc cancels"),
+			st.dim.Render("resumes at the phase reached · blank harness/model: the file's"),
 			"")
-		for i := range m.form.resumeFields {
-			lines = append(lines, m.form.resumeFields[i].View())
+		for i := range f.resumeFields {
+			lines = append(lines, f.resumeFields[i].View())
 		}
 	} else {
 		lines = append(lines,
-			m.st.prompt.Render("NEW TASK")+m.st.dim.Render(" · tab/shift+tab moves · enter adds · esc cancels"),
-			m.st.dim.Render(resumeKey+" resumes a task from a handoff file instead"),
+			st.prompt.Render("NEW TASK")+st.dim.Render(" · tab/shift+tab moves · enter adds · esc cancels"),
+			st.dim.Render(resumeKey+" resumes a task from a handoff file instead"),
 			"")
-		for i := range m.form.fields {
-			lines = append(lines, m.form.fields[i].View())
+		for i := range f.fields {
+			lines = append(lines, f.fields[i].View())
 		}
-		lines = append(lines, m.harnessLines(w)...)
-		lines = append(lines, "", m.st.dim.Render("pipeline: "+task.DefaultPipeline().String()))
+		lines = append(lines, f.harnessLines(st, harnesses, w)...)
+		lines = append(lines, "", st.dim.Render("pipeline: "+task.DefaultPipeline().String()))
 	}
-	if m.form.err != "" {
-		for _, l := range wrap(m.form.err, w) {
-			lines = append(lines, m.st.statusErr.Render(l))
+	if f.err != "" {
+		for _, l := range wrap(f.err, w) {
+			lines = append(lines, st.statusErr.Render(l))
 		}
 	}
 	return block(lines, w, h)
@@ -205,8 +205,7 @@ const scriptedHarness = "scripted"
 // harnessLines lists the harnesses under the form, and warns when the one
 // chosen cannot do the work: the demo agent, a name nobody defined, or a
 // program that is not installed.
-func (m *Model) harnessLines(w int) []string {
-	hs := m.opt.Harnesses
+func (f *newTaskForm) harnessLines(st styles, hs []HarnessInfo, w int) []string {
 	if len(hs) == 0 {
 		return nil
 	}
@@ -220,9 +219,9 @@ func (m *Model) harnessLines(w int) []string {
 	}
 	var out []string
 	for _, l := range wrap("harnesses: "+strings.Join(names, " · "), w) {
-		out = append(out, m.st.dim.Render(l))
+		out = append(out, st.dim.Render(l))
 	}
-	chosen := strings.TrimSpace(m.form.fields[3].Value())
+	chosen := strings.TrimSpace(f.fields[3].Value())
 	warn := ""
 	switch {
 	case chosen == "" || chosen == scriptedHarness:
@@ -246,7 +245,7 @@ func (m *Model) harnessLines(w int) []string {
 	}
 	for _, l := range wrap(warn, w) {
 		if l != "" {
-			out = append(out, m.st.warn.Render(l))
+			out = append(out, st.warn.Render(l))
 		}
 	}
 	return out

@@ -8,10 +8,10 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/vt"
 )
 
-// paneModes returns the input modes of the task's program; a view that
+// modes returns the input modes of the task's program; a view that
 // cannot tell is taken to want bracketed pastes and normal cursor keys.
-func (m *Model) paneModes(id task.ID) vt.Modes {
-	if v, ok := m.eng.Pane(id); ok {
+func (pg *paneGrid) modes(id task.ID) vt.Modes {
+	if v, ok := pg.pane(id); ok {
 		if r, ok := v.(session.ModeReporter); ok {
 			return r.Modes()
 		}

@@ -2,9 +2,11 @@ package ui
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
@@ -104,17 +106,58 @@ type confirmation struct {
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch m.mode {
 	case modeFocus:
-		return m.focusKey(msg)
+		// Every key goes to the agent but the leave-focus key.
+		if msg.String() == m.opt.LeaveFocusKey || msg.Keystroke() == m.opt.LeaveFocusKey {
+			m.mode = modeNormal
+			m.zoom = false
+			return m.syncPaneSizes() // a zoomed pane goes back to its place
+		}
+		return m.input.send(m.eng, m.selID, keyBytesIn(msg, m.panes.modes(m.selID)))
 	case modeScroll:
-		return m.scrollKey(msg)
+		if m.panes.scrollKey(msg.String(), max(m.layout().contentH-1, 1)) {
+			m.mode = modeNormal
+		}
+		return nil
 	case modeForm:
-		return m.formKey(msg)
+		cmd, c, leave := m.form.key(msg)
+		if leave {
+			m.mode = modeNormal
+		}
+		if c != nil {
+			return m.do(*c)
+		}
+		return cmd
 	case modeCorrect:
-		return m.correctKey(msg)
+		cmd, r := m.correct.key(msg)
+		if r.problem != "" {
+			m.setStatus(r.problem, false)
+			return nil
+		}
+		if r.leave {
+			m.mode = modeNormal
+		}
+		if r.text != "" {
+			return m.do(coord.Command{Kind: coord.CmdCorrect, TaskID: m.selID, Text: r.text, Anchor: r.anchor})
+		}
+		return cmd
 	case modeConfirm:
-		return m.confirmKey(msg)
+		yes, answered, status := m.confirm.answer(msg.String())
+		if answered {
+			m.mode = modeNormal
+		}
+		if status != "" {
+			m.setStatus(status, true)
+		}
+		if yes != nil {
+			return yes()
+		}
+		return nil
 	case modeSearch:
-		return m.searchKey(msg)
+		cmd, leave := m.tasks.searchKey(msg)
+		if leave {
+			m.mode = modeNormal
+		}
+		return tea.Batch(cmd, m.setSearch(m.tasks.searchIn.Value()))
 	case modeDiff:
 		cmd, _ := m.diffKey(msg, true)
 		return cmd
@@ -133,8 +176,13 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
-	if m.pendingG {
-		return m.secondG(msg)
+	if m.g.pending {
+		// The key after g.
+		m.g.pending = false
+		if msg.String() == "g" {
+			return m.step(-toEdge)
+		}
+		return tea.Batch(m.toggleGrid(), m.normalKey(msg))
 	}
 	k := m.keys
 	tv, ok := m.selected()
@@ -145,21 +193,13 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	switch {
 	case key.Matches(msg, k.down):
-		hold := m.holdOrder()
-		if m.moveSelection(1) {
-			return tea.Batch(hold, m.selectionChanged())
-		}
-		return hold
+		return m.step(1)
 	case key.Matches(msg, k.up):
-		hold := m.holdOrder()
-		if m.moveSelection(-1) {
-			return tea.Batch(hold, m.selectionChanged())
-		}
-		return hold
+		return m.step(-1)
 	case key.Matches(msg, k.filter):
 		before := m.selID
-		m.filter = (m.filter + 1) % filterCount
-		m.rebuildList()
+		m.tasks.filter = (m.tasks.filter + 1) % filterCount
+		m.tasks.rebuild(m.now())
 		m.fixSelection()
 		cmd := m.relayout()
 		if m.selID != before {
@@ -183,18 +223,24 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 	case key.Matches(msg, k.grid):
 		// g is also the first half of g g (the first task): wait a
 		// moment for a second g before toggling the grid.
-		return m.startG()
+		timeout := m.g.start()
+		return m.tick(gWait, func(time.Time) tea.Msg { return timeout })
 	case key.Matches(msg, k.top):
-		return m.selectEdge(false)
+		return m.step(-toEdge)
 	case key.Matches(msg, k.bottom):
-		return m.selectEdge(true)
+		return m.step(toEdge)
 	case key.Matches(msg, k.search):
-		return m.openSearch()
+		// The / line opens with the current text.
+		m.mode = modeSearch
+		m.tasks.searchIn.SetValue(m.tasks.search.query)
+		m.tasks.searchIn.CursorEnd()
+		return m.tasks.searchIn.Focus()
 	case msg.String() == "esc" && m.note.Title != "":
-		cmd, _ := m.dismissNote()
-		return cmd
-	case msg.String() == "esc" && m.search.query != "":
-		return m.clearSearch()
+		m.note = BannerMsg{} // the note comes down
+		return m.relayout()
+	case msg.String() == "esc" && m.tasks.search.query != "":
+		m.tasks.searchIn.SetValue("")
+		return m.setSearch("")
 	case key.Matches(msg, k.focus, k.zoom):
 		if !ok || !isLive(tv) {
 			m.setStatus("nothing to focus: the selected task has no live session", false)
@@ -206,26 +252,26 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 		if !m.grid {
 			m.tab = tabLive
 		}
-		return tea.Sequence(m.syncPaneSizes(), m.resizer.focus(m.eng, tv.Task.ID))
+		return tea.Sequence(m.syncPaneSizes(), m.panes.resizer.focus(m.eng, tv.Task.ID))
 	case key.Matches(msg, k.scroll):
 		if m.tab != tabLive {
-			m.activeViewport().PageUp()
+			m.tabs.viewport(m.tab).PageUp()
 			return nil
 		}
 		if !ok || !isLive(tv) || m.grid {
 			return nil
 		}
 		m.mode = modeScroll
-		m.scrollOff = 0
+		m.panes.scrollOff = 0
 		if msg.String() == "pgup" {
-			m.scrollOff = max(m.layout().contentH-1, 1)
+			m.panes.scrollOff = max(m.layout().contentH-1, 1)
 		}
 	case key.Matches(msg, k.pageDown):
 		if m.tab != tabLive {
-			m.activeViewport().PageDown()
+			m.tabs.viewport(m.tab).PageDown()
 		}
 	case msg.String() == "J" || msg.String() == "K":
-		if vp := m.activeViewport(); vp != nil && m.tab != tabLive {
+		if vp := m.tabs.viewport(m.tab); vp != nil && m.tab != tabLive {
 			if msg.String() == "J" {
 				vp.ScrollDown(1)
 			} else {
@@ -241,8 +287,8 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		var sessions []store.Session
-		if m.detailID == tv.Task.ID {
-			sessions = m.detail.Sessions
+		if m.tabs.detailID == tv.Task.ID {
+			sessions = m.tabs.detail.Sessions
 		}
 		var load tea.Cmd
 		m.rp, load = openReplay(m.eng, &m.st, m.now, m.tick, tv.Task.ID, "", sessions)
@@ -256,7 +302,11 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 		if m.opt.StopEngine == nil {
 			return m.askQuit() // in-process, quitting is what stops the engine and its agents
 		}
-		return m.askStop()
+		m.ask(stopQuestion(liveCount(m.snap.Tasks)), func() tea.Cmd {
+			m.setStatus("stopping the engine and every agent…", false)
+			return stopEngine(m.opt.StopEngine)
+		})
+		return nil
 	default:
 		return m.actionKey(msg, tv, ok)
 	}
@@ -277,8 +327,8 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 	switch {
 	case key.Matches(msg, k.correct):
 		m.mode = modeCorrect
-		m.correct.Reset()
-		return m.correct.Focus()
+		m.correct.in.Reset()
+		return m.correct.in.Focus()
 	case key.Matches(msg, k.resubmit):
 		return m.do(coord.Command{Kind: coord.CmdResubmit, TaskID: id})
 	case key.Matches(msg, k.extend):
@@ -330,16 +380,18 @@ func (m *Model) setTab(t tab) tea.Cmd {
 	return m.syncPaneSizes()
 }
 
-func (m *Model) activeViewport() *viewport.Model {
-	switch m.tab {
+// viewport is the scrollable viewport of tab t (the Brief's for a tab
+// without one).
+func (dt *detailTabs) viewport(t tab) *viewport.Model {
+	switch t {
 	case tabBrief:
-		return &m.brief
+		return &dt.brief
 	case tabVerdict:
-		return &m.verdicts
+		return &dt.verdicts
 	case tabEvents:
-		return &m.events
+		return &dt.events
 	}
-	return &m.brief
+	return &dt.brief
 }
 
 func containsTask(tvs []coord.TaskView, id task.ID) bool {
@@ -359,7 +411,7 @@ func (m *Model) ask(prompt string, yes func() tea.Cmd) {
 // askQuit quits at once when nothing runs and asks first when sessions do,
 // saying what quitting does to them.
 func (m *Model) askQuit() tea.Cmd {
-	n := m.liveCount()
+	n := liveCount(m.snap.Tasks)
 	if n == 0 || m.opt.Detach {
 		return tea.Quit
 	}
@@ -372,95 +424,124 @@ func (m *Model) askQuit() tea.Cmd {
 	return nil
 }
 
-func (m *Model) confirmKey(msg tea.KeyPressMsg) tea.Cmd {
-	switch msg.String() {
+// answer takes key k in answer to the question: yes (what yes does, to
+// run) or no end it (answered); status is what the status line says.
+func (c *confirmation) answer(k string) (yes func() tea.Cmd, answered bool, status string) {
+	switch k {
 	case "y", "Y":
-		yes := m.confirm.yes
-		m.confirm = confirmation{}
-		m.mode = modeNormal
-		return yes()
+		yes = c.yes
+		*c = confirmation{}
+		return yes, true, ""
 	case "n", "N", "esc", "q", "ctrl+c":
-		m.confirm = confirmation{}
-		m.mode = modeNormal
-		m.setStatus("cancelled: not done", true)
-	default:
-		// A stray key neither answers nor is lost in silence.
-		m.setStatus(msg.String()+" does not answer: y to go ahead, n or esc to cancel", true)
+		*c = confirmation{}
+		return nil, true, "cancelled: not done"
 	}
-	return nil
-}
-
-// focusKey sends every key to the agent except the leave-focus key.
-func (m *Model) focusKey(msg tea.KeyPressMsg) tea.Cmd {
-	if msg.String() == m.opt.LeaveFocusKey || msg.Keystroke() == m.opt.LeaveFocusKey {
-		m.mode = modeNormal
-		m.zoom = false
-		return m.syncPaneSizes() // a zoomed pane goes back to its place
-	}
-	return m.sendInput(m.selID, keyBytesIn(msg, m.paneModes(m.selID)))
+	// A stray key neither answers nor is lost in silence.
+	return nil, false, k + " does not answer: y to go ahead, n or esc to cancel"
 }
 
 func (m *Model) handlePaste(msg tea.PasteMsg) tea.Cmd {
 	switch m.mode {
 	case modeFocus:
-		return m.sendInput(m.selID, pasteBytesIn(msg.Content, m.paneModes(m.selID)))
+		return m.input.send(m.eng, m.selID, pasteBytesIn(msg.Content, m.panes.modes(m.selID)))
 	case modeForm:
 		return m.form.update(msg)
 	case modeCorrect:
 		var cmd tea.Cmd
-		m.correct, cmd = m.correct.Update(msg)
+		m.correct.in, cmd = m.correct.in.Update(msg)
 		return cmd
 	case modeSearch:
 		var cmd tea.Cmd
-		m.searchIn, cmd = m.searchIn.Update(msg)
-		return tea.Batch(cmd, m.setSearch(m.searchIn.Value()))
+		m.tasks.searchIn, cmd = m.tasks.searchIn.Update(msg)
+		return tea.Batch(cmd, m.setSearch(m.tasks.searchIn.Value()))
 	}
 	return nil
 }
 
-// scrollKey moves through the pane's history.
-func (m *Model) scrollKey(msg tea.KeyPressMsg) tea.Cmd {
-	page := max(m.layout().contentH-1, 1)
-	switch msg.String() {
+// scrollKey moves through the pane's history a line or a page at a time;
+// it reports whether the key leaves scroll mode.
+func (pg *paneGrid) scrollKey(k string, page int) (leave bool) {
+	switch k {
 	case "pgup", "b":
-		m.scrollOff += page
+		pg.scrollOff += page
 	case "pgdown", "space", "f":
-		m.scrollOff = max(m.scrollOff-page, 0)
+		pg.scrollOff = max(pg.scrollOff-page, 0)
 	case "up", "k":
-		m.scrollOff++
+		pg.scrollOff++
 	case "down", "j":
-		m.scrollOff = max(m.scrollOff-1, 0)
+		pg.scrollOff = max(pg.scrollOff-1, 0)
 	case "home", "g":
-		m.scrollOff = 1 << 30
+		pg.scrollOff = 1 << 30
 	case "end", "G":
-		m.scrollOff = 0
+		pg.scrollOff = 0
 	case "esc", "q", "s":
-		m.mode = modeNormal
-		m.scrollOff = 0
+		pg.scrollOff = 0
+		return true
 	}
-	return nil
+	return false
 }
 
-func (m *Model) correctKey(msg tea.KeyPressMsg) tea.Cmd {
+// correction is the correction input (c), or from the Diff tab the
+// comment on one line of the diff (anchor), over the bottom of the body.
+type correction struct {
+	in     textinput.Model
+	anchor *store.Anchor // the line a comment is on; nil for a correction
+}
+
+// correctResult is what a key did to the correction: leave closes it,
+// with text to send on anchor (none for esc); problem says why enter sent
+// nothing.
+type correctResult struct {
+	leave   bool
+	text    string
+	anchor  *store.Anchor
+	problem string
+}
+
+// key takes a key typed into the correction.
+func (c *correction) key(msg tea.KeyPressMsg) (tea.Cmd, correctResult) {
 	switch msg.String() {
 	case "esc":
-		m.mode = modeNormal
-		m.correct.Blur()
-		m.dv.anchor = nil
-		return nil
+		c.in.Blur()
+		c.anchor = nil
+		return nil, correctResult{leave: true}
 	case "enter":
-		text := m.correct.Value()
+		text := c.in.Value()
 		if text == "" {
-			m.setStatus("the correction is empty; type it or press esc", false)
-			return nil
+			return nil, correctResult{problem: "the correction is empty; type it or press esc"}
 		}
-		m.mode = modeNormal
-		m.correct.Blur()
-		anchor := m.dv.anchor
-		m.dv.anchor = nil
-		return m.do(coord.Command{Kind: coord.CmdCorrect, TaskID: m.selID, Text: text, Anchor: anchor})
+		c.in.Blur()
+		anchor := c.anchor
+		c.anchor = nil
+		return nil, correctResult{leave: true, text: text, anchor: anchor}
 	}
 	var cmd tea.Cmd
-	m.correct, cmd = m.correct.Update(msg)
-	return cmd
+	c.in, cmd = c.in.Update(msg)
+	return cmd, correctResult{}
+}
+
+// panel is the correction over the bottom of the body, w wide, for the
+// task id.
+func (c *correction) panel(st styles, id task.ID, w int) []string {
+	if a := c.anchor; a != nil {
+		return []string{
+			st.sep.Render(strings.Repeat("─", w)),
+			fit(st.prompt.Render("COMMENT "+id.Short()+" on "+ansiSafe(a.Where()))+st.dim.Render(" · a human decision at this line: it reaches the live agent once and goes into every later brief · enter sends · esc cancels"), w),
+			fit(c.in.View(), w),
+		}
+	}
+	return []string{
+		st.sep.Render(strings.Repeat("─", w)),
+		fit(st.prompt.Render("CORRECT "+id.Short())+st.dim.Render(" · a human decision: it reaches the live agent once and outranks the plan in every later brief · enter sends · esc cancels"), w),
+		fit(c.in.View(), w),
+	}
+}
+
+// panel is the question over the bottom of the body, w wide.
+func (c *confirmation) panel(st styles, w int) []string {
+	out := []string{st.sep.Render(strings.Repeat("─", w))}
+	for _, l := range wrap(c.prompt, w) {
+		out = append(out, st.prompt.Render(fit(l, w)))
+	}
+	return out
 }

@@ -178,23 +178,23 @@ func TestFilterCyclesAndKeepsSelectionVisible(t *testing.T) {
 	t.Parallel()
 	b := setup(t, everyState).size(120, 40)
 	b.press("f")
-	require.Equal(t, filterLive, b.m.filter)
+	require.Equal(t, filterLive, b.m.tasks.filter)
 	tv, ok := b.m.selected()
 	require.True(t, ok)
 	require.True(t, tv.Task.State.Live())
 	b.press("f")
-	require.Equal(t, filterAttention, b.m.filter)
-	for _, tv := range b.m.visible() {
+	require.Equal(t, filterAttention, b.m.tasks.filter)
+	for _, tv := range b.m.tasks.visible() {
 		require.True(t, needsHuman(tv), "%s is listed as needing attention", tv.Task.State)
 	}
-	require.Len(t, b.m.visible(), 4, "awaiting review, failed, stuck and unplaceable")
+	require.Len(t, b.m.tasks.visible(), 4, "awaiting review, failed, stuck and unplaceable")
 	b.press("f")
-	require.Equal(t, filterEnded, b.m.filter)
+	require.Equal(t, filterEnded, b.m.tasks.filter)
 	tv, _ = b.m.selected()
 	require.True(t, tv.Task.State.Terminal())
-	require.Len(t, b.m.visible(), 3)
+	require.Len(t, b.m.tasks.visible(), 3)
 	b.press("f")
-	require.Equal(t, filterAll, b.m.filter)
+	require.Equal(t, filterAll, b.m.tasks.filter)
 }
 
 // The list puts what needs a human first, then what runs, then the rest
@@ -203,7 +203,7 @@ func TestListOrderNeedsHumanThenLiveThenRecent(t *testing.T) {
 	t.Parallel()
 	b := setup(t, everyState).size(120, 40)
 	var got []task.State
-	for _, tv := range b.m.visible() {
+	for _, tv := range b.m.tasks.visible() {
 		got = append(got, tv.Task.State)
 	}
 	require.Equal(t, []task.State{
@@ -319,7 +319,7 @@ func TestSameGenerationKeepsTheOrderAndTakesTheClocks(t *testing.T) {
 	s := b.eng.Snapshot()
 	s.Gen = 7
 	b.m.setSnap(s)
-	before := append([]coord.TaskView(nil), b.m.visible()...)
+	before := append([]coord.TaskView(nil), b.m.tasks.visible()...)
 
 	again := b.eng.Snapshot()
 	again.Gen = 7
@@ -343,7 +343,7 @@ func TestSameGenerationKeepsTheOrderAndTakesTheClocks(t *testing.T) {
 		}
 	}
 	b.m.setSnap(again)
-	after := b.m.visible()
+	after := b.m.tasks.visible()
 	require.Len(t, after, len(before))
 	for i := range before {
 		require.Equal(t, before[i].Task.ID, after[i].Task.ID, "the order stands")
@@ -354,5 +354,5 @@ func TestSameGenerationKeepsTheOrderAndTakesTheClocks(t *testing.T) {
 
 	again.Gen = 8
 	b.m.setSnap(again)
-	require.NotEqual(t, last, b.m.visible()[len(before)-1].Task.ID, "a new generation is ordered again")
+	require.NotEqual(t, last, b.m.tasks.visible()[len(before)-1].Task.ID, "a new generation is ordered again")
 }

@@ -49,7 +49,7 @@ func (m *Model) layout() layout {
 		if w >= 150 && h >= 36 {
 			maxCols = 3
 		}
-		n := min(m.liveCount(), maxCols*2)
+		n := min(liveCount(m.snap.Tasks), maxCols*2)
 		l.gridCols = max(min(n, maxCols), 1)
 		l.gridRows = max((n+l.gridCols-1)/l.gridCols, 1)
 		l.cellW = (w - (l.gridCols - 1)) / l.gridCols
@@ -66,7 +66,7 @@ func (m *Model) layout() layout {
 		l.rightH = l.bodyH
 	} else {
 		l.listW = w
-		l.listH = min(max(len(m.visible())+2, 4), l.bodyH/3)
+		l.listH = min(max(len(m.tasks.visible())+2, 4), l.bodyH/3)
 		l.rightW = w
 		l.rightH = l.bodyH - l.listH
 	}
@@ -74,7 +74,9 @@ func (m *Model) layout() layout {
 	if l.rightW < 100 && l.rightH >= 12 {
 		l.leaseH = 2
 	}
-	l.leaseH += m.baseLines() // the selected task's trained bases, one line each
+	if tv, ok := m.selected(); ok {
+		l.leaseH += baseCount(m.snap.Bases, tv.Task.ID) // the selected task's trained bases, one line each
+	}
 	// task header, tab bar, lease strip, verdict strip
 	l.contentH = max(l.rightH-3-l.leaseH, 1)
 	return l
@@ -84,22 +86,19 @@ func (m *Model) layout() layout {
 // engine to resize panes whose drawn size changed.
 func (m *Model) relayout() tea.Cmd {
 	l := m.layout()
-	for _, vp := range []*viewport.Model{&m.brief, &m.verdicts, &m.events} {
+	for _, vp := range []*viewport.Model{&m.tabs.brief, &m.tabs.verdicts, &m.tabs.events} {
 		vp.SetWidth(max(l.rightW, 1))
 		vp.SetHeight(max(l.contentH, 1))
 	}
 	for _, f := range m.form.all() {
 		f.SetWidth(max(l.rightW-len(f.Prompt)-2, 4))
 	}
-	m.correct.SetWidth(max(m.width-len(m.correct.Prompt)-2, 4))
+	m.correct.in.SetWidth(max(m.width-len(m.correct.in.Prompt)-2, 4))
 	// Without a width the / line's placeholder shows as its first letter.
-	m.searchIn.SetWidth(max(m.width-len(m.searchIn.Prompt)-2, 4))
+	m.tasks.searchIn.SetWidth(max(m.width-len(m.tasks.searchIn.Prompt)-2, 4))
 	m.refreshTabs()
 	return m.syncPaneSizes()
 }
-
-// zoomed reports whether the selected pane has the whole terminal.
-func (m *Model) zoomed() bool { return m.zoom && m.mode == modeFocus && m.selID != "" }
 
 // wantedPanes lists the panes the next frame draws and their sizes.
 func (m *Model) wantedPanes() map[task.ID][2]int {
@@ -108,12 +107,12 @@ func (m *Model) wantedPanes() map[task.ID][2]int {
 	if l.tooSmall || m.mode == modeHelp {
 		return out
 	}
-	if m.zoomed() {
+	if m.zoom && m.mode == modeFocus && m.selID != "" { // zoomed: the pane has the whole terminal
 		out[m.selID] = [2]int{m.width, m.height - 1}
 		return out
 	}
 	if m.grid {
-		for _, tv := range m.gridTasks() {
+		for _, tv := range gridTasks(m.snap.Tasks, m.selID, m.width, m.height) {
 			out[tv.Task.ID] = [2]int{l.cellW, l.cellH - 1}
 		}
 		return out
@@ -134,12 +133,12 @@ func (m *Model) syncPaneSizes() tea.Cmd {
 		// A new session of the same task starts at the size last asked
 		// for the task, but the console asks again per session anyway:
 		// the engine may have been restarted in between.
-		want := paneSize{session: m.sessionOf(id), size: sz}
-		if m.paneSizes[id] == want || sz[0] < 1 || sz[1] < 1 {
+		want := paneSize{session: sessionOf(m.snap.Tasks, id), size: sz}
+		if m.panes.paneSizes[id] == want || sz[0] < 1 || sz[1] < 1 {
 			continue
 		}
-		m.paneSizes[id] = want
-		cmds = append(cmds, m.resizer.ask(m.eng, id, sz))
+		m.panes.paneSizes[id] = want
+		cmds = append(cmds, m.panes.resizer.ask(m.eng, id, sz))
 	}
 	return tea.Batch(cmds...)
 }
@@ -193,16 +192,17 @@ func (r *resizer) focus(e coord.Engine, id task.ID) tea.Cmd {
 
 // gridTasks are the live tasks grid mode shows, at most one grid's worth,
 // chosen so the selection is among them.
-func (m *Model) gridTasks() []coord.TaskView {
+// tasks are the snapshot's, sel the selection, w×h the terminal's size.
+func gridTasks(tasks []coord.TaskView, sel task.ID, w, h int) []coord.TaskView {
 	n := 4
-	if m.width >= 150 && m.height >= 36 {
+	if w >= 150 && h >= 36 {
 		n = 6
 	}
 	var live []coord.TaskView
 	selIdx := -1
-	for _, tv := range m.snap.Tasks {
+	for _, tv := range tasks {
 		if isLive(tv) {
-			if tv.Task.ID == m.selID {
+			if tv.Task.ID == sel {
 				selIdx = len(live)
 			}
 			live = append(live, tv)
@@ -221,8 +221,9 @@ type paneSize struct {
 	size    [2]int
 }
 
-func (m *Model) sessionOf(id task.ID) string {
-	for _, tv := range m.snap.Tasks {
+// sessionOf is the session of task id among tasks.
+func sessionOf(tasks []coord.TaskView, id task.ID) string {
+	for _, tv := range tasks {
 		if tv.Task.ID == id {
 			return tv.SessionID
 		}

@@ -17,11 +17,11 @@ type leaseClocks struct {
 	remaining, windowIn, sinceProgress time.Duration
 }
 
-func (m *Model) leaseClocks(l coord.LeaseView) leaseClocks {
-	now := m.now()
+// clocksOf is lease l's timers at now, from a snapshot taken at snapAt.
+func clocksOf(l coord.LeaseView, snapAt, now time.Time) leaseClocks {
 	elapsed := time.Duration(0)
-	if !m.snap.At.IsZero() {
-		elapsed = max(now.Sub(m.snap.At), 0)
+	if !snapAt.IsZero() {
+		elapsed = max(now.Sub(snapAt), 0)
 	}
 	c := leaseClocks{
 		remaining:     l.Remaining - elapsed,
@@ -36,25 +36,45 @@ func (m *Model) leaseClocks(l coord.LeaseView) leaseClocks {
 	return c
 }
 
-// renderLease draws the lease strip of the selected task in up to maxLines
+// stripView is what the strips above the selected task's tab draw from:
+// the task header and tab bar (tabs.go), the lease strip with its trained
+// bases (usage.go) and the verdict strip. The root model builds one per
+// frame (strips).
+type stripView struct {
+	st        styles
+	now       time.Time
+	snapAt    time.Time // the snapshot's instant: the clocks tick from it
+	bases     []coord.BaseView
+	budget    *coord.BudgetView
+	tab       tab  // the active tab
+	scrolling bool // modeScroll: the tab bar says how to leave it
+}
+
+// strips is the view of the strips for this frame.
+func (m *Model) strips() stripView {
+	return stripView{st: m.st, now: m.now(), snapAt: m.snap.At, bases: m.snap.Bases,
+		budget: m.snap.Budget, tab: m.tab, scrolling: m.mode == modeScroll}
+}
+
+// lease draws the lease strip of the selected task in up to maxLines
 // lines: remaining, renewal window, progress, renewals and the last decision.
-func (m *Model) renderLease(tv coord.TaskView, ok bool, w, maxLines int) []string {
+func (sv stripView) lease(tv coord.TaskView, ok bool, w, maxLines int) []string {
 	if !ok {
 		return block(nil, w, maxLines)
 	}
 	l := tv.Lease
 	if l == nil {
-		return m.withBases(tv, []string{m.st.dim.Render("lease · none (" + string(tv.Task.State) + ")")}, w, maxLines)
+		return sv.withBases(tv, []string{sv.st.dim.Render("lease · none (" + string(tv.Task.State) + ")")}, w, maxLines)
 	}
-	c := m.leaseClocks(*l)
+	c := clocksOf(*l, sv.snapAt, sv.now)
 	remain := "lease " + clock(c.remaining) + " left"
 	switch {
 	case c.remaining <= 0:
-		remain = m.st.bad.Render("lease expired")
+		remain = sv.st.bad.Render("lease expired")
 	case c.remaining < time.Minute:
-		remain = m.st.warn.Render(remain)
+		remain = sv.st.warn.Render(remain)
 	default:
-		remain = m.st.bold.Render(remain)
+		remain = sv.st.bold.Render(remain)
 	}
 	window := "renewal window open"
 	if c.windowIn > 0 {
@@ -73,7 +93,7 @@ func (m *Model) renderLease(tv coord.TaskView, ok bool, w, maxLines int) []strin
 		}
 		parts = append(parts, last)
 	}
-	return m.withBases(tv, wrapParts(parts, w, maxLines-m.baseLines()), w, maxLines)
+	return sv.withBases(tv, wrapParts(parts, w, maxLines-baseCount(sv.bases, tv.Task.ID)), w, maxLines)
 }
 
 // reasonAfterDecision shortens a refusal sentence that follows the
@@ -91,8 +111,8 @@ func reasonAfterDecision(s string) string {
 
 // anyLiveLease reports whether some lease is running, which is the only time
 // the clock needs to tick.
-func (m *Model) anyLiveLease() bool {
-	for _, tv := range m.snap.Tasks {
+func anyLiveLease(tasks []coord.TaskView) bool {
+	for _, tv := range tasks {
 		if tv.Lease != nil && isLive(tv) {
 			return true
 		}
@@ -103,19 +123,9 @@ func (m *Model) anyLiveLease() bool {
 // armLeaseTick schedules the next lease repaint if a lease is live and no
 // tick is already pending.
 func (m *Model) armLeaseTick() tea.Cmd {
-	if m.leaseArmed || !m.anyLiveLease() {
+	if m.leaseArmed || !anyLiveLease(m.snap.Tasks) {
 		return nil
 	}
 	m.leaseArmed = true
 	return m.tick(leaseTick, func(time.Time) tea.Msg { return leaseTickMsg{} })
-}
-
-func (m *Model) handleLeaseTick() tea.Cmd {
-	m.leaseArmed = false
-	m.setSnap(m.eng.Snapshot())
-	m.fixSelection()
-	if m.status != "" && m.pending == 0 && m.now().Sub(m.statusAt) > statusTTL {
-		m.status = ""
-	}
-	return m.armLeaseTick()
 }

@@ -116,9 +116,9 @@ func TestLedgerFollowedAtFlatCostPerEvent(t *testing.T) {
 		}
 		require.NoError(t, st.EventAppend(ctx, ev))
 		c0, r0 := cs.calls.Load(), cs.rows.Load()
-		l0 := m.ledgers[tk.ID].rendered
+		l0 := m.tabs.ledgers[tk.ID].rendered
 		b.send(eventMsg{ev: ev})
-		per[i] = work{cs.calls.Load() - c0, cs.rows.Load() - r0, int64(m.ledgers[tk.ID].rendered - l0)}
+		per[i] = work{cs.calls.Load() - c0, cs.rows.Load() - r0, int64(m.tabs.ledgers[tk.ID].rendered - l0)}
 	}
 	sum := func(ws []work) (w work) {
 		for _, x := range ws {
@@ -132,7 +132,7 @@ func TestLedgerFollowedAtFlatCostPerEvent(t *testing.T) {
 	tab := sum(per[n+1:])
 	require.Equal(t, int64(onTab-1), tab.rendered, "on the Events tab each event is rendered once")
 	require.Equal(t, sum(per[n-onTab+1:n]).calls, tab.calls, "and read the same way")
-	require.Len(t, m.ledgers[tk.ID].d.Events, n+onTab, "every event is followed")
-	require.LessOrEqual(t, len(m.ledgers[tk.ID].lines), shownEvents)
-	require.Contains(t, m.eventsContent(116), fmt.Sprintf("… %d earlier events are in the ledger", n+onTab-shownEvents))
+	require.Len(t, m.tabs.ledgers[tk.ID].d.Events, n+onTab, "every event is followed")
+	require.LessOrEqual(t, len(m.tabs.ledgers[tk.ID].lines), shownEvents)
+	require.Contains(t, m.tabs.eventsContent(116), fmt.Sprintf("… %d earlier events are in the ledger", n+onTab-shownEvents))
 }

@@ -4,8 +4,6 @@ import (
 	"slices"
 	"time"
 
-	tea "charm.land/bubbletea/v2"
-
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -19,38 +17,38 @@ const listHold = 2 * time.Second
 // holdEndMsg ends the hold set at until, unless a later move renewed it.
 type holdEndMsg struct{ until time.Time }
 
-// holdOrder keeps the rows where they are for listHold from now.
-func (m *Model) holdOrder() tea.Cmd {
-	m.holdUntil = m.now().Add(listHold)
-	until := m.holdUntil
-	return m.tick(listHold, func(time.Time) tea.Msg { return holdEndMsg{until: until} })
+// hold keeps the rows where they are for listHold from now; the message
+// the root model schedules ends it (endHold).
+func (tl *taskList) hold(now time.Time) holdEndMsg {
+	tl.holdUntil = now.Add(listHold)
+	return holdEndMsg{until: tl.holdUntil}
 }
 
 // holding reports whether the rows keep their order now.
-func (m *Model) holding() bool {
-	return !m.holdUntil.IsZero() && m.now().Before(m.holdUntil)
+func (tl *taskList) holding(now time.Time) bool {
+	return !tl.holdUntil.IsZero() && now.Before(tl.holdUntil)
 }
 
-// endHold re-sorts the list once the operator has paused; the selection
-// stays on its task wherever that goes.
-func (m *Model) endHold(msg holdEndMsg) tea.Cmd {
-	if !msg.until.Equal(m.holdUntil) {
-		return nil // a later move holds the order longer
+// endHold re-sorts the list once the operator has paused, unless a later
+// move renewed the hold; it reports whether it re-sorted (the root model
+// then keeps the selection on its task wherever that went).
+func (tl *taskList) endHold(msg holdEndMsg, now time.Time) bool {
+	if !msg.until.Equal(tl.holdUntil) {
+		return false // a later move holds the order longer
 	}
-	m.holdUntil = time.Time{}
-	m.rebuildList()
-	m.fixSelection()
-	return m.relayout()
+	tl.holdUntil = time.Time{}
+	tl.rebuild(now)
+	return true
 }
 
 // heldPositions returns each listed task's row while the order is held,
 // nil otherwise.
-func (m *Model) heldPositions() map[task.ID]int {
-	if !m.holding() || len(m.list) == 0 {
+func (tl *taskList) heldPositions(now time.Time) map[task.ID]int {
+	if !tl.holding(now) || len(tl.list) == 0 {
 		return nil
 	}
-	pos := make(map[task.ID]int, len(m.list))
-	for i, tv := range m.list {
+	pos := make(map[task.ID]int, len(tl.list))
+	for i, tv := range tl.list {
 		pos[tv.Task.ID] = i
 	}
 	return pos

@@ -12,7 +12,7 @@ import (
 
 func listIDs(b *bundle) []task.ID {
 	var ids []task.ID
-	for _, tv := range b.m.visible() {
+	for _, tv := range b.m.tasks.visible() {
 		ids = append(ids, tv.Task.ID)
 	}
 	return ids
@@ -48,11 +48,11 @@ func TestRowsHoldTheirOrderWhileTheOperatorMoves(t *testing.T) {
 	b.m.setSnap(s)
 	require.Equal(t, task.ID("01TDDDDDDD"), listIDs(b)[3])
 
-	stale := holdEndMsg{until: b.m.holdUntil.Add(-time.Second)}
+	stale := holdEndMsg{until: b.m.tasks.holdUntil.Add(-time.Second)}
 	b.send(stale)
 	require.Equal(t, task.ID("01TDDDDDDD"), listIDs(b)[3], "an earlier move's timer does not end a later hold")
 
-	b.send(holdEndMsg{until: b.m.holdUntil})
+	b.send(holdEndMsg{until: b.m.tasks.holdUntil})
 	require.Equal(t, []task.ID{"01TCCCCCCC", "01TDDDDDDD", "01TAAAAAAA", "01TBBBBBBB"}, listIDs(b), "re-sorted once the operator paused")
 	require.Equal(t, task.ID("01TCCCCCCC"), b.m.selID, "the cursor stays on its task")
 }

@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"strings"
 	"time"
 
 	"charm.land/bubbles/v2/textinput"
@@ -14,37 +15,35 @@ const gWait = 400 * time.Millisecond
 // gTimeoutMsg ends the wait for a second g; seq tells a stale one apart.
 type gTimeoutMsg struct{ seq int }
 
-// startG begins g: a second g within gWait selects the first task; any
-// other key, or the wait running out, toggles the grid.
-func (m *Model) startG() tea.Cmd {
-	m.pendingG = true
-	m.gSeq++
-	seq := m.gSeq
-	return m.tick(gWait, func(time.Time) tea.Msg { return gTimeoutMsg{seq: seq} })
+// gKey is the wait for a second g after g: a second g within gWait
+// selects the first task; any other key, or the wait running out, toggles
+// the grid.
+type gKey struct {
+	pending bool
+	seq     int // tells a wait's timeout apart from an older one's
 }
 
-// secondG handles the key after g.
-func (m *Model) secondG(msg tea.KeyPressMsg) tea.Cmd {
-	m.pendingG = false
-	if msg.String() == "g" {
-		return m.selectEdge(false)
-	}
-	return tea.Batch(m.toggleGrid(), m.normalKey(msg))
+// start begins the wait; the root model schedules the message it returns.
+func (g *gKey) start() gTimeoutMsg {
+	g.pending = true
+	g.seq++
+	return gTimeoutMsg{seq: g.seq}
 }
 
-func (m *Model) handleGTimeout(msg gTimeoutMsg) tea.Cmd {
-	if !m.pendingG || msg.seq != m.gSeq {
-		return nil
+// timedOut reports whether msg ends the wait still pending.
+func (g *gKey) timedOut(msg gTimeoutMsg) bool {
+	if !g.pending || msg.seq != g.seq {
+		return false
 	}
-	m.pendingG = false
-	return m.toggleGrid()
+	g.pending = false
+	return true
 }
 
 // toggleGrid switches grid mode, keeping the selection among the cells.
 func (m *Model) toggleGrid() tea.Cmd {
 	m.grid = !m.grid
 	if m.grid {
-		if g := m.gridTasks(); len(g) > 0 && !containsTask(g, m.selID) {
+		if g := gridTasks(m.snap.Tasks, m.selID, m.width, m.height); len(g) > 0 && !containsTask(g, m.selID) {
 			m.selID = g[0].Task.ID
 			return tea.Batch(m.relayout(), m.selectionChanged())
 		}
@@ -52,21 +51,25 @@ func (m *Model) toggleGrid() tea.Cmd {
 	return m.relayout()
 }
 
-// selectEdge selects the first task of the list, or with last the last.
-func (m *Model) selectEdge(last bool) tea.Cmd {
-	vis := m.visible()
+// toEdge is the step from the selection to the list's first (-toEdge)
+// or last task.
+const toEdge = 1 << 30
+
+// step moves the selection delta rows through the list (in grid mode
+// through the cells), clamped to its ends, and holds the rows' order for
+// listHold (listhold.go).
+func (m *Model) step(delta int) tea.Cmd {
+	vis := m.tasks.visible()
 	if m.grid {
-		vis = m.gridTasks()
+		vis = gridTasks(m.snap.Tasks, m.selID, m.width, m.height)
 	}
-	if len(vis) == 0 {
+	if len(vis) == 0 && (delta == toEdge || delta == -toEdge) {
 		return nil
 	}
-	id := vis[0].Task.ID
-	if last {
-		id = vis[len(vis)-1].Task.ID
-	}
-	hold := m.holdOrder()
-	if id == m.selID {
+	until := m.tasks.hold(m.now())
+	hold := m.tick(listHold, func(time.Time) tea.Msg { return until })
+	id, moved := moveIn(vis, m.selID, delta)
+	if !moved {
 		return hold
 	}
 	m.selID = id
@@ -78,45 +81,39 @@ func newSearchInput() textinput.Model {
 	return newInput("/", "text in the id, title, state, phase or flag")
 }
 
-// openSearch opens the `/` line with the current text.
-func (m *Model) openSearch() tea.Cmd {
-	m.mode = modeSearch
-	m.searchIn.SetValue(m.search.query)
-	m.searchIn.CursorEnd()
-	return m.searchIn.Focus()
-}
-
-// searchKey edits the `/` line; the list narrows as the operator types.
-// enter keeps the filter, esc drops it.
-func (m *Model) searchKey(msg tea.KeyPressMsg) tea.Cmd {
+// searchKey edits the `/` line; the list narrows to what it holds as the
+// operator types (the root model's setSearch). enter keeps the filter, esc
+// drops it: both leave the line.
+func (tl *taskList) searchKey(msg tea.KeyPressMsg) (cmd tea.Cmd, leave bool) {
 	switch msg.String() {
 	case "enter":
-		m.mode = modeNormal
-		m.searchIn.Blur()
-		return nil
+		tl.searchIn.Blur()
+		return nil, true
 	case "esc":
-		m.mode = modeNormal
-		m.searchIn.Blur()
-		return m.clearSearch()
+		tl.searchIn.Blur()
+		tl.searchIn.SetValue("")
+		return nil, true
 	}
-	var cmd tea.Cmd
-	m.searchIn, cmd = m.searchIn.Update(msg)
-	return tea.Batch(cmd, m.setSearch(m.searchIn.Value()))
+	tl.searchIn, cmd = tl.searchIn.Update(msg)
+	return cmd, false
 }
 
-func (m *Model) clearSearch() tea.Cmd {
-	m.searchIn.SetValue("")
-	return m.setSearch("")
+// searchPanel is the / line over the bottom of the body, w wide.
+func (tl *taskList) searchPanel(st styles, w int) []string {
+	return []string{
+		st.sep.Render(strings.Repeat("─", w)),
+		fit(tl.searchIn.View(), w),
+	}
 }
 
 // setSearch narrows the list to q and keeps the selection on a listed task.
 func (m *Model) setSearch(q string) tea.Cmd {
-	if q == m.search.query {
+	if q == m.tasks.search.query {
 		return nil
 	}
 	before := m.selID
-	m.search.query = q
-	m.rebuildList()
+	m.tasks.search.query = q
+	m.tasks.rebuild(m.now())
 	m.fixSelection()
 	cmd := m.relayout()
 	if m.selID != before {

@@ -16,7 +16,7 @@ import (
 func TestHomeEndGGAndG(t *testing.T) {
 	t.Parallel()
 	b := setup(t, everyState).size(120, 40)
-	vis := b.m.visible()
+	vis := b.m.tasks.visible()
 	first, last := vis[0].Task.ID, vis[len(vis)-1].Task.ID
 	b.press("G")
 	require.Equal(t, last, b.m.selID)
@@ -27,12 +27,12 @@ func TestHomeEndGGAndG(t *testing.T) {
 
 	// g g, pressed faster than the wait: no command runs in between.
 	_, _ = b.m.Update(keyMsg("g"))
-	require.True(t, b.m.pendingG)
+	require.True(t, b.m.g.pending)
 	b.send(keyMsg("g"))
 	require.Equal(t, first, b.m.selID)
 	require.False(t, b.m.grid, "g g is not the grid")
 	// The first g's wait ending late changes nothing.
-	b.send(gTimeoutMsg{seq: b.m.gSeq})
+	b.send(gTimeoutMsg{seq: b.m.g.seq})
 	require.False(t, b.m.grid)
 
 	// g then another key: the grid, then that key.
@@ -52,26 +52,26 @@ func TestSlashFiltersTheList(t *testing.T) {
 	b := setup(t, everyState).size(120, 40)
 	b.press("/").typeText("login")
 	require.Equal(t, modeSearch, b.m.mode)
-	require.Len(t, b.m.visible(), 1)
+	require.Len(t, b.m.tasks.visible(), 1)
 	tv, _ := b.m.selected()
 	require.Contains(t, tv.Task.Title, "login")
 	s := ansi.Strip(b.view())
 	require.Contains(t, s, "TASKS 1/8 · filter all · /login")
 	b.press("enter")
 	require.Equal(t, modeNormal, b.m.mode)
-	require.Len(t, b.m.visible(), 1, "enter keeps the filter")
+	require.Len(t, b.m.tasks.visible(), 1, "enter keeps the filter")
 
 	b.press("/").typeText("zzz").press("enter")
 	require.Contains(t, ansi.Strip(b.view()), "no task matches /loginzzz · esc clears it")
 	b.press("esc")
-	require.Len(t, b.m.visible(), 8, "esc clears it")
+	require.Len(t, b.m.tasks.visible(), 8, "esc clears it")
 	require.NotContains(t, ansi.Strip(b.view()), "/login")
 
 	// By state and by flag too, in any case.
 	b.press("/").typeText("STUCK")
-	require.Len(t, b.m.visible(), 1)
+	require.Len(t, b.m.tasks.visible(), 1)
 	b.press("esc")
-	require.Len(t, b.m.visible(), 8)
+	require.Len(t, b.m.tasks.visible(), 8)
 }
 
 // A task added in the form is selected, even when the engine's snapshot
@@ -86,7 +86,7 @@ func TestNewTaskIsSelected(t *testing.T) {
 	b := setupEngine(t, e).size(120, 40)
 	b.press("f", "f", "f") // ended: a new task is not listed
 	b.press("n").typeText("fix login").press("tab").typeText("it passes").press("tab").typeText("go test ./...").press("enter")
-	require.Equal(t, filterAll, b.m.filter, "the list shows everything again")
+	require.Equal(t, filterAll, b.m.tasks.filter, "the list shows everything again")
 	require.NotEqual(t, newID, b.m.selID, "not in the snapshot yet")
 
 	e.mu.Lock()

@@ -14,7 +14,7 @@ import (
 )
 
 // listBefore is the list's order as a comparison of two views, the
-// reference rebuildList's sort of keys is held to.
+// reference taskList.rebuild's sort of keys is held to.
 func listBefore(a, b coord.TaskView) bool {
 	ra, rb := listRank(a), listRank(b)
 	if ra != rb {
@@ -50,8 +50,8 @@ func TestListOrderIsListBefore(t *testing.T) {
 	}
 	b := setupEngine(t, e)
 	for _, f := range []filter{filterAll, filterLive, filterEnded} {
-		b.m.filter = f
-		b.m.rebuildList()
+		b.m.tasks.filter = f
+		b.m.tasks.rebuild(b.m.now())
 		var want []coord.TaskView
 		for _, tv := range e.snap.Tasks {
 			if f.match(tv) {
@@ -68,6 +68,6 @@ func TestListOrderIsListBefore(t *testing.T) {
 			return 0
 		})
 		require.NotEmpty(t, want)
-		require.Equal(t, want, b.m.visible(), "filter %v", f)
+		require.Equal(t, want, b.m.tasks.visible(), "filter %v", f)
 	}
 }

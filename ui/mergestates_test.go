@@ -77,7 +77,7 @@ func TestMergeStatesSayWhatTheyMean(t *testing.T) {
 
 	b.selectState(task.StateMerged)
 	merged := b.m.selID
-	require.NotContains(t, ansi.Strip(b.m.renderHints(200)), "M merge", "a merged task offers no M")
+	require.NotContains(t, ansi.Strip(b.m.footer().hints(200)), "M merge", "a merged task offers no M")
 	n := len(b.eng.sentCommands())
 	b.press("M")
 	require.NotEqual(t, modeConfirm, b.m.mode, "M on a merged task asks nothing")

@@ -2,18 +2,23 @@
 // engine snapshots, pulls session screens at frame time and turns every key
 // that changes something into a coord.Command. It never edits task state.
 //
-// Components are plain structs and functions that render into exactly the
-// width and height they are given; the root's Update is split by concern:
-// keys.go (what a key does in each mode), commands.go (engine calls as
-// tea.Cmds and their results), layout.go (sizes), and one file per pane.
+// The root Model only routes: Update dispatches messages, keys.go says what
+// a key does in each mode, commands.go makes engine calls tea.Cmds and
+// takes their results, layout.go computes the frame's geometry. Each
+// concern is a component that owns its state, is handed a narrow view of
+// what it needs (the snapshot's tasks, the selected task, the clock) and
+// renders into exactly the width and height it is given: taskList (the
+// list, its order hold and the / line), paneGrid (the Live tab's pane,
+// scroll mode and the grid), detailTabs (the Brief, Verdict and Events tabs
+// and the followed ledgers), diffView (the Diff tab), stripView (the task
+// header, tab bar, lease and verdict strips), newTaskForm, correction and
+// confirmation (the forms), footer (status and hints) and helpScreen.
 package ui
 
 import (
 	"context"
 	"time"
 
-	"charm.land/bubbles/v2/textinput"
-	"charm.land/bubbles/v2/viewport"
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
@@ -95,43 +100,28 @@ type Model struct {
 	width, height int
 	opened        time.Time // when the console opened: older events ring no bell
 
-	snap coord.Snapshot
-	list []coord.TaskView // the tasks listed: filtered, searched, in order
-	// listGen is the snapshot generation list was ordered from (0: none).
-	listGen uint64
-	filter  filter
-	search  listSearch
-	// searchIn is the / line; pendingG says a g waits for a second g
-	// (gSeq tells its timeout apart from an older one's).
-	searchIn textinput.Model
-	pendingG bool
+	snap  coord.Snapshot
+	tasks taskList // the task list (tasklist.go)
+	g     gKey     // the wait for a second g (listnav.go)
 	// wantSel is a task the operator just made, selected as soon as the
 	// snapshot lists it; focusSession is the session focus mode types into.
 	wantSel      task.ID
 	focusSession string
-	gSeq         int
 	selID        task.ID
 	tab          tab
 	grid         bool
 	mode         mode
 	zoom         bool // in focus mode: the pane has the whole terminal but the status line
 
-	detail      coord.Detail
-	detailID    task.ID // which task detail belongs to; empty when none
-	detailErr   error
-	ledgers     map[task.ID]*ledger // followed details, by task (detail.go)
-	ledgerClock uint64
-	brief       viewport.Model
-	verdicts    viewport.Model
-	events      viewport.Model
+	tabs detailTabs // the Brief, Verdict and Events tabs (detail.go)
 
-	scrollOff int // lines above the bottom in scroll mode
+	panes paneGrid // the Live tab's pane, scroll mode and the grid (pane.go)
 
 	dv diffView // the Diff tab (diff.go)
 	rp *replay  // the replay in modeReplay (replay.go), nil otherwise
 
 	form    newTaskForm
-	correct textinput.Model
+	correct correction // the correction input (keys.go)
 	confirm confirmation
 
 	banner   BannerMsg // set from outside (the demo); see BannerMsg
@@ -142,19 +132,9 @@ type Model struct {
 	pending  int // commands in flight
 	spin     int
 
-	input     inputQueue
-	paneSizes map[task.ID]paneSize // last size asked of the engine per pane
-	// paneTook is the engine's answer to the last size asked per pane,
-	// from an engine that sizes panes per console (coord.PaneSizer): a
-	// pane whose pty has another size was sized by another console.
-	paneTook   map[task.ID]resizeDoneMsg
-	resizer    *resizer
-	paneCache  map[task.ID]paneCacheEntry
+	input      inputQueue
 	leaseArmed bool
 	spinArmed  bool
-	// holdUntil is when the list may re-sort again after the operator's
-	// last move through it (listhold.go).
-	holdUntil time.Time
 
 	// tick schedules a timer message; tests replace it so a synchronous
 	// driver never waits on a real clock.
@@ -171,31 +151,23 @@ func New(e coord.Engine, o Options) *Model {
 		now = time.Now
 	}
 	m := &Model{
-		eng:       e,
-		opt:       o,
-		now:       now,
-		opened:    now(),
-		st:        newStyles(),
-		paneSizes: map[task.ID]paneSize{},
-		paneTook:  map[task.ID]resizeDoneMsg{},
-		ledgers:   map[task.ID]*ledger{},
-		resizer:   newResizer(),
-		paneCache: map[task.ID]paneCacheEntry{},
-		tick:      tea.Tick,
-		brief:     viewport.New(),
-		verdicts:  viewport.New(),
-		events:    viewport.New(),
+		eng:    e,
+		opt:    o,
+		now:    now,
+		opened: now(),
+		st:     newStyles(),
+		tick:   tea.Tick,
 	}
-	for _, vp := range []*viewport.Model{&m.brief, &m.verdicts, &m.events} {
-		vp.SoftWrap = true
-	}
+	// The tabs read the console's clock, which tests may set after New.
+	m.panes = newPaneGrid(m.st, e.Pane)
+	m.tabs = newDetailTabs(m.st, func() time.Time { return m.now() })
 	m.keys = newKeyMap(o.LeaveFocusKey)
 	if o.Detach {
 		m.keys.quit.SetHelp("q", "detach: the agents keep running")
 	}
 	m.form = newTaskFormModel()
-	m.searchIn = newSearchInput()
-	m.correct = newInput("correction: ", "what the agent should do differently")
+	m.tasks.searchIn = newSearchInput()
+	m.correct = correction{in: newInput("correction: ", "what the agent should do differently")}
 	m.setSnap(e.Snapshot())
 	m.fixSelection()
 	return m
@@ -240,7 +212,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		// exists to make the program draw a frame.
 		return m, nil
 	case detailMsg:
-		return m, m.handleDetail(msg)
+		if !m.tabs.take(msg, m.selID) {
+			return m, nil
+		}
+		m.refreshTabs()
+		return m, nil
 	case diffMsg:
 		if m.dv.take(msg) {
 			m.rebuildDiff()
@@ -254,18 +230,30 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case doneMsg:
 		return m, m.handleDone(msg)
 	case inputDoneMsg:
-		return m, m.handleInputDone(msg)
+		m.input.inflight = false
+		if msg.err != nil {
+			m.setStatus(msg.err.Error(), false)
+		}
+		return m, m.input.flush(m.eng)
 	case resizeDoneMsg:
 		if msg.err != nil {
 			m.setStatus(msg.err.Error(), false)
 		} else if msg.sized {
-			m.paneTook[msg.id] = msg
+			m.panes.paneTook[msg.id] = msg
 		}
 		return m, nil
 	case gTimeoutMsg:
-		return m, m.handleGTimeout(msg)
+		if !m.g.timedOut(msg) {
+			return m, nil
+		}
+		return m, m.toggleGrid()
 	case holdEndMsg:
-		return m, m.endHold(msg)
+		if !m.tasks.endHold(msg, m.now()) {
+			return m, nil
+		}
+		// The selection stays on its task wherever that went.
+		m.fixSelection()
+		return m, m.relayout()
 	case BannerMsg:
 		before := len(m.renderBanner(m.width))
 		m.banner = msg
@@ -274,7 +262,13 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.relayout()
 	case leaseTickMsg:
-		return m, m.handleLeaseTick()
+		m.leaseArmed = false
+		m.setSnap(m.eng.Snapshot())
+		m.fixSelection()
+		if m.status != "" && m.pending == 0 && m.now().Sub(m.statusAt) > statusTTL {
+			m.status = ""
+		}
+		return m, m.armLeaseTick()
 	case spinTickMsg:
 		m.spinArmed = false
 		m.spin++
@@ -285,7 +279,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.form.update(msg)
 	case modeCorrect:
 		var cmd tea.Cmd
-		m.correct, cmd = m.correct.Update(msg)
+		m.correct.in, cmd = m.correct.in.Update(msg)
 		return m, cmd
 	}
 	return m, nil
@@ -313,9 +307,9 @@ func (m *Model) selected() (coord.TaskView, bool) {
 }
 
 // liveCount counts tasks with a running session, for the quit question.
-func (m *Model) liveCount() int {
+func liveCount(tasks []coord.TaskView) int {
 	n := 0
-	for _, tv := range m.snap.Tasks {
+	for _, tv := range tasks {
 		if isLive(tv) {
 			n++
 		}

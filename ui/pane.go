@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -31,27 +32,50 @@ type paneCacheEntry struct {
 	lines   []string
 }
 
-// paneLines returns the task's live screen fitted to w×h, from the cache
-// when nothing changed.
-func (m *Model) paneLines(id task.ID, w, h int) []string {
-	v, ok := m.eng.Pane(id)
+// paneGrid draws the agents' panes: the selected one in the Live tab, its
+// history in scroll mode, several at once in grid mode. It keeps each
+// pane's fitted screen and the sizes asked of the engine for it.
+type paneGrid struct {
+	st   styles
+	pane func(task.ID) (session.View, bool) // the engine's screens
+	// paneSizes is the last size asked of the engine per pane; paneTook
+	// is the engine's answer to it, from an engine that sizes panes per
+	// console (coord.PaneSizer): a pane whose pty has another size was
+	// sized by another console.
+	paneSizes map[task.ID]paneSize
+	paneTook  map[task.ID]resizeDoneMsg
+	resizer   *resizer
+	paneCache map[task.ID]paneCacheEntry
+	scrollOff int // lines above the bottom in scroll mode
+}
+
+func newPaneGrid(st styles, pane func(task.ID) (session.View, bool)) paneGrid {
+	return paneGrid{st: st, pane: pane, paneSizes: map[task.ID]paneSize{}, paneTook: map[task.ID]resizeDoneMsg{},
+		resizer: newResizer(), paneCache: map[task.ID]paneCacheEntry{}}
+}
+
+// lines returns the task's live screen fitted to w×h, from the cache when
+// nothing changed; tasks are the snapshot's, which say why a task has no
+// screen.
+func (pg *paneGrid) lines(tasks []coord.TaskView, id task.ID, w, h int) []string {
+	v, ok := pg.pane(id)
 	if !ok {
-		return block([]string{m.st.dim.Render(m.noPane(id))}, w, h)
+		return block([]string{pg.st.dim.Render(noPane(tasks, id))}, w, h)
 	}
 	ver := v.Version()
 	// A pane whose pty another console sized ([pane] size) is shown at
 	// the pty's size, cut or padded, and marked so.
 	vc, vr := v.Size()
-	took, sized := m.paneTook[id]
+	took, sized := pg.paneTook[id]
 	marked := sized && took.asked == [2]int{w, h} && (vc != w || vr != h)
-	if c, ok := m.paneCache[id]; ok && c.view == v && c.version == ver && c.w == w && c.h == h && c.marked == marked {
+	if c, ok := pg.paneCache[id]; ok && c.view == v && c.version == ver && c.w == w && c.h == h && c.marked == marked {
 		return c.lines
 	}
 	lines := fitScreen(v, w, h)
 	if marked && h > 0 {
-		lines[h-1] = markOtherSize(lines[h-1], vc, vr, w, m.st.focus.Render)
+		lines[h-1] = markOtherSize(lines[h-1], vc, vr, w, pg.st.focus.Render)
 	}
-	m.paneCache[id] = paneCacheEntry{view: v, version: ver, w: w, h: h, marked: marked, lines: lines}
+	pg.paneCache[id] = paneCacheEntry{view: v, version: ver, w: w, h: h, marked: marked, lines: lines}
 	return lines
 }
 
@@ -71,8 +95,8 @@ func markOtherSize(line string, cols, rows, w int, style func(...string) string)
 
 // noPane says why a live task has no screen to show: a leased task's
 // session is still being prepared (worktree, baseline tests, launch).
-func (m *Model) noPane(id task.ID) string {
-	for _, tv := range m.snap.Tasks {
+func noPane(tasks []coord.TaskView, id task.ID) string {
+	for _, tv := range tasks {
 		if tv.Task.ID == id && tv.Task.State == task.StateLeased {
 			return "starting a session for phase " + string(tv.Task.Phase) + "…"
 		}
@@ -119,16 +143,16 @@ func paneTop(v session.View, n, h int) int {
 	return min(cy-h+1, n-h)
 }
 
-// scrollLines shows the pane's history and screen as one scrollable text,
+// scroll shows the pane's history and screen as one scrollable text,
 // scrollOff lines up from the bottom.
-func (m *Model) scrollLines(id task.ID, w, h int) []string {
-	v, ok := m.eng.Pane(id)
+func (pg *paneGrid) scroll(id task.ID, w, h int) []string {
+	v, ok := pg.pane(id)
 	if !ok {
-		return block([]string{m.st.dim.Render("no live session")}, w, h)
+		return block([]string{pg.st.dim.Render("no live session")}, w, h)
 	}
 	all := append(v.Scrollback(scrollbackLines), strings.Split(v.Render(), "\n")...)
-	m.scrollOff = max(0, min(m.scrollOff, len(all)-h))
-	end := len(all) - m.scrollOff
+	pg.scrollOff = max(0, min(pg.scrollOff, len(all)-h))
+	end := len(all) - pg.scrollOff
 	start := max(0, end-h)
 	out := make([]string, 0, h)
 	for _, l := range all[start:end] {
@@ -137,32 +161,34 @@ func (m *Model) scrollLines(id task.ID, w, h int) []string {
 	return block(out, w, h)
 }
 
-// renderLive is the Live tab: the selected session's screen, its history in
-// scroll mode, or why there is nothing to show.
-func (m *Model) renderLive(tv coord.TaskView, ok bool, w, h int) []string {
+// live is the Live tab: the selected session's screen, its history in
+// scroll mode (scrolling), or why there is nothing to show; ls is the
+// task's last session's final screen (nil when there is none) and tasks
+// are the snapshot's.
+func (pg *paneGrid) live(tv coord.TaskView, ok bool, ls *coord.LastScreen, scrolling bool, tasks []coord.TaskView, w, h int) []string {
 	if !ok {
 		return block(nil, w, h)
 	}
 	if !isLive(tv) {
 		msg := "no live session · the task is " + string(tv.Task.State)
-		if ls := m.lastScreen(tv.Task.ID); ls != nil && h > 1 {
-			return lastScreenLines(m.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session ended ("+sessionEnd(ls)+") on this screen"), ls, w, h)
+		if ls != nil && h > 1 {
+			return lastScreenLines(pg.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session ended ("+sessionEnd(ls)+") on this screen"), ls, w, h)
 		}
-		return block([]string{m.st.dim.Render(msg)}, w, h)
+		return block([]string{pg.st.dim.Render(msg)}, w, h)
 	}
-	if m.mode == modeScroll {
-		return m.scrollLines(tv.Task.ID, w, h)
+	if scrolling {
+		return pg.scroll(tv.Task.ID, w, h)
 	}
-	return m.paneLines(tv.Task.ID, w, h)
+	return pg.lines(tasks, tv.Task.ID, w, h)
 }
 
 // lastScreen is the selected task's last session's final screen, when the
 // engine could replay it from the recording.
-func (m *Model) lastScreen(id task.ID) *coord.LastScreen {
-	if m.detailID != id {
+func (dt *detailTabs) lastScreen(id task.ID) *coord.LastScreen {
+	if dt.detailID != id {
 		return nil
 	}
-	return m.detail.LastScreen
+	return dt.detail.LastScreen
 }
 
 // sessionEnd says how a session ended: "exit 0", "exit 129, hangup",
@@ -191,15 +217,25 @@ func lastScreenLines(title string, ls *coord.LastScreen, w, h int) []string {
 	return block(out, w, h)
 }
 
-// renderGrid draws several live panes at once, each under a title row; the
+// gridView is what the grid draws: its cells' tasks, the snapshot's tasks
+// (which say why a task has no screen), the selection, the clocks and the
+// terminal's width.
+type gridView struct {
+	cells, all  []coord.TaskView
+	sel         task.ID
+	snapAt, now time.Time
+	width       int
+}
+
+// grid draws several live panes at once, each under a title row; the
 // selected one's title is highlighted and it is the one focus types into.
-func (m *Model) renderGrid(l layout) []string {
-	tasks := m.gridTasks()
+func (pg *paneGrid) grid(g gridView, l layout) []string {
+	tasks := g.cells
 	out := make([]string, 0, l.bodyH)
 	if len(tasks) == 0 {
-		return block([]string{m.st.dim.Render("grid · no live sessions")}, m.width, l.bodyH)
+		return block([]string{pg.st.dim.Render("grid · no live sessions")}, g.width, l.bodyH)
 	}
-	sep := m.st.sep.Render("│")
+	sep := pg.st.sep.Render("│")
 	for r := 0; r < l.gridRows; r++ {
 		cells := make([][]string, l.gridCols)
 		for c := 0; c < l.gridCols; c++ {
@@ -209,17 +245,17 @@ func (m *Model) renderGrid(l layout) []string {
 				continue
 			}
 			tv := tasks[i]
-			title := m.gridTitle(tv, l.cellW)
+			title := gridTitle(tv, g.snapAt, g.now, l.cellW)
 			switch {
-			case tv.Task.ID == m.selID:
-				title = m.st.tabActive.Render(title)
+			case tv.Task.ID == g.sel:
+				title = pg.st.tabActive.Render(title)
 			case tv.Flag != "":
 				// A pane that needs the operator stands out in the grid.
-				title = m.st.focus.Render(title)
+				title = pg.st.focus.Render(title)
 			default:
-				title = m.st.tabIdle.Render(title)
+				title = pg.st.tabIdle.Render(title)
 			}
-			cells[c] = append([]string{title}, m.paneLines(tv.Task.ID, l.cellW, l.cellH-1)...)
+			cells[c] = append([]string{title}, pg.lines(g.all, tv.Task.ID, l.cellW, l.cellH-1)...)
 		}
 		for y := 0; y < l.cellH; y++ {
 			var b strings.Builder
@@ -232,13 +268,13 @@ func (m *Model) renderGrid(l layout) []string {
 			out = append(out, b.String())
 		}
 	}
-	return block(out, m.width, l.bodyH)
+	return block(out, g.width, l.bodyH)
 }
 
 // gridTitle is a grid cell's title: what a grid is for is seeing at a
 // glance which pane needs you, so the flag, the lease clock and the
 // verdict are kept on the right and the task's title gives way first.
-func (m *Model) gridTitle(tv coord.TaskView, w int) string {
+func gridTitle(tv coord.TaskView, snapAt, now time.Time, w int) string {
 	name := tv.Task.ID.Short() + " " + tv.Task.Title
 	var marks []string
 	if tv.Flag != "" {
@@ -246,7 +282,7 @@ func (m *Model) gridTitle(tv coord.TaskView, w int) string {
 	}
 	lease := ""
 	if tv.Lease != nil {
-		lease = "lease " + clock(m.leaseClocks(*tv.Lease).remaining)
+		lease = "lease " + clock(clocksOf(*tv.Lease, snapAt, now).remaining)
 	}
 	verdict := verdictWord(tv.Verdict)
 	wide := append(append([]string(nil), marks...), name)

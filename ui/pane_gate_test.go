@@ -21,7 +21,7 @@ func TestGateRunningIsSaid(t *testing.T) {
 		Task: task.Task{ID: "01GATE", State: task.StateRunning, Phase: task.PhaseImplement, Verify: "go test ./..."},
 		Gate: true,
 	}}}}
-	msg := m.noPane("01GATE")
+	msg := noPane(m.snap.Tasks, "01GATE")
 	require.True(t, strings.Contains(msg, "verify gate is re-running go test ./..."), msg)
 }
 
@@ -35,14 +35,14 @@ func TestFinishedTaskShowsItsLastScreen(t *testing.T) {
 	m := New(newStubEngine(at), Options{Now: func() time.Time { return at }})
 	tv := coord.TaskView{Task: task.Task{ID: "01DONE", State: task.StateCompleted}}
 	m.selID = "01DONE"
-	require.Equal(t, "no live session · the task is completed", strings.TrimSpace(ansi.Strip(m.renderLive(tv, true, 60, 5)[0])),
+	require.Equal(t, "no live session · the task is completed", strings.TrimSpace(ansi.Strip(m.panes.live(tv, true, m.tabs.lastScreen(tv.Task.ID), false, m.snap.Tasks, 60, 5)[0])),
 		"before the detail arrives")
 
 	rows := []string{"\x1b[1mline 1\x1b[m", "line 2", "line 3", "line 4", "line 5 " + strings.Repeat("x", 80), "", "   "}
-	m.handleDetail(detailMsg{id: "01DONE", d: coord.Detail{LastScreen: &coord.LastScreen{
+	m.Update(detailMsg{id: "01DONE", d: coord.Detail{LastScreen: &coord.LastScreen{
 		SessionID: "S1", Status: store.SessionExited, ExitCode: 0, Cols: 90, Rows: 7, Screen: strings.Join(rows, "\n"),
 	}}})
-	got := m.renderLive(tv, true, 60, 5)
+	got := m.panes.live(tv, true, m.tabs.lastScreen(tv.Task.ID), false, m.snap.Tasks, 60, 5)
 	require.Len(t, got, 5)
 	for _, l := range got {
 		require.Equal(t, 60, ansi.StringWidth(l), "%q", l)
@@ -51,6 +51,6 @@ func TestFinishedTaskShowsItsLastScreen(t *testing.T) {
 	require.Equal(t, []string{"line 2", "line 3", "line 4", "line 5 " + strings.Repeat("x", 53)},
 		[]string{strings.TrimSpace(ansi.Strip(got[1])), strings.TrimSpace(ansi.Strip(got[2])), strings.TrimSpace(ansi.Strip(got[3])), strings.TrimSpace(ansi.Strip(got[4]))})
 
-	m.selID, m.detailID = "OTHER", "OTHER"
-	require.NotContains(t, ansi.Strip(strings.Join(m.renderLive(tv, true, 60, 5), "\n")), "line 2", "another task's screen is never shown")
+	m.selID, m.tabs.detailID = "OTHER", "OTHER"
+	require.NotContains(t, ansi.Strip(strings.Join(m.panes.live(tv, true, m.tabs.lastScreen(tv.Task.ID), false, m.snap.Tasks, 60, 5), "\n")), "line 2", "another task's screen is never shown")
 }

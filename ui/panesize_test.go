@@ -48,7 +48,7 @@ func TestPaneSizeFollowsEveryLayout(t *testing.T) {
 	// Grid: every cell's pane gets the cell's size less its title row.
 	b.size(200, 50).press("g")
 	l := b.m.layout()
-	for _, tv := range b.m.gridTasks() {
+	for _, tv := range gridTasks(b.m.snap.Tasks, b.m.selID, b.m.width, b.m.height) {
 		require.Equal(t, [2]int{l.cellW, l.cellH - 1}, b.eng.resizes[tv.Task.ID], tv.Task.ID.Short())
 	}
 }

@@ -34,7 +34,7 @@ func TestProgramFocusEchoAndQuit(t *testing.T) {
 	}
 	m := New(e, Options{NoAnim: true, Now: func() time.Time { return testNow }, RepoName: "acme/api"})
 	for m.selID != running {
-		m.moveSelection(1)
+		m.selID, _ = moveIn(m.tasks.visible(), m.selID, 1)
 	}
 	tm := teatest.NewTestModel(t, m, teatest.WithInitialTermSize(120, 40))
 	stop := Subscribe(tm.GetProgram(), e)

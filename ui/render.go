@@ -6,6 +6,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -23,14 +24,29 @@ func (m *Model) render() string {
 		return strings.Join(block(wrap(msg, w), w, h), "\n")
 	}
 	if m.mode == modeHelp {
-		return strings.Join(m.renderHelp(w, h), "\n")
+		return strings.Join(helpScreen{st: m.st, groups: m.keys.helpGroups()}.render(w, h), "\n")
 	}
-	if m.zoomed() {
-		return strings.Join(m.renderZoom(w, h), "\n")
+	if m.zoom && m.mode == modeFocus && m.selID != "" {
+		// Focus mode zoomed, as tmux's z: the agent's pane on every row
+		// but the last, which names the task and says how to leave.
+		tv, ok := m.selected()
+		out := m.panes.live(tv, ok, m.tabs.lastScreen(tv.Task.ID), false, m.snap.Tasks, w, h-1)
+		return strings.Join(append(out, zoomLine(m.st, m.opt.LeaveFocusKey, tv, ok, m.status, m.statusOK, w)), "\n")
 	}
 	lines := make([]string, 0, h)
-	lines = append(lines, m.renderHeader(w))
-	bottom := m.renderBottomPanel(w)
+	lines = append(lines, headerLine(m.st, m.snap.Tasks, m.opt.RepoName, m.grid, w))
+	// What sits over the bottom of the body when the operator is asked
+	// something: the correction input, the / line or a y/n question.
+	var bottom []string
+	switch m.mode {
+	case modeCorrect:
+		tv, _ := m.selected()
+		bottom = m.correct.panel(m.st, tv.Task.ID, w)
+	case modeSearch:
+		bottom = m.tasks.searchPanel(m.st, w)
+	case modeConfirm:
+		bottom = m.confirm.panel(m.st, w)
+	}
 	body := m.renderBody(l)
 	if len(bottom) > 0 {
 		keep := max(len(body)-len(bottom), 0)
@@ -38,42 +54,41 @@ func (m *Model) render() string {
 	}
 	lines = append(lines, body...)
 	lines = append(lines, m.renderBanner(w)...)
-	lines = append(lines, m.renderStatus(w), m.renderHints(w))
+	f := m.footer()
+	lines = append(lines, f.status(w), f.hints(w))
 	return strings.Join(lines, "\n")
 }
 
-// renderZoom is focus mode zoomed, as tmux's z: the agent's pane on every
-// row but the last, which names the task and says how to leave.
-func (m *Model) renderZoom(w, h int) []string {
-	tv, ok := m.selected()
-	out := m.renderLive(tv, ok, w, h-1)
-	right := m.st.focus.Render(" ZOOM · " + m.opt.LeaveFocusKey + " to leave ")
+// zoomLine is the last row of focus mode zoomed: the task (tv, when ok)
+// or the status message, and how to leave.
+func zoomLine(st styles, leaveKey string, tv coord.TaskView, ok bool, status string, statusOK bool, w int) string {
+	right := st.focus.Render(" ZOOM · " + leaveKey + " to leave ")
 	left := ""
 	if ok {
-		left = m.st.dim.Render(" " + tv.Task.ID.Short() + " " + tv.Task.Title + " · " + string(tv.Task.Phase))
+		left = st.dim.Render(" " + tv.Task.ID.Short() + " " + tv.Task.Title + " · " + string(tv.Task.Phase))
 	}
-	if m.status != "" {
-		left = m.st.statusInfo.Render(" " + m.status)
-		if !m.statusOK {
-			left = m.st.statusErr.Render(" " + m.status)
+	if status != "" {
+		left = st.statusInfo.Render(" " + status)
+		if !statusOK {
+			left = st.statusErr.Render(" " + status)
 		}
 	}
 	rw := ansi.StringWidth(right)
-	return append(out, fit(left, max(w-rw, 0))+right)
+	return fit(left, max(w-rw, 0)) + right
 }
 
 // renderBody is the list and the selected task's panes, or the grid.
 func (m *Model) renderBody(l layout) []string {
 	if m.grid {
-		return m.renderGrid(l)
+		return m.panes.grid(gridView{cells: gridTasks(m.snap.Tasks, m.selID, m.width, m.height), all: m.snap.Tasks, sel: m.selID, snapAt: m.snap.At, now: m.now(), width: m.width}, l)
 	}
 	var right []string
 	if m.mode == modeForm {
-		right = m.renderForm(l.rightW, l.rightH)
+		right = m.form.render(m.st, m.opt.Harnesses, l.rightW, l.rightH)
 	} else {
 		right = m.renderRight(l)
 	}
-	list := m.renderTaskList(l.listW, l.listH)
+	list := m.tasks.render(rowView{st: m.st, sel: m.selID, now: m.now(), snapAt: m.snap.At}, l.listW, l.listH)
 	if !l.side {
 		return append(list, right...)
 	}
@@ -85,9 +100,9 @@ func (m *Model) renderBody(l layout) []string {
 	return out
 }
 
-func (m *Model) renderHeader(w int) string {
+func headerLine(st styles, tasks []coord.TaskView, repoName string, grid bool, w int) string {
 	live, awaiting := 0, 0
-	for _, tv := range m.snap.Tasks {
+	for _, tv := range tasks {
 		if isLive(tv) {
 			live++
 		}
@@ -96,72 +111,70 @@ func (m *Model) renderHeader(w int) string {
 		}
 	}
 	s := " orchestra-tui"
-	if m.opt.RepoName != "" {
-		s += " · " + m.opt.RepoName
+	if repoName != "" {
+		s += " · " + repoName
 	}
-	s += " · " + plural(len(m.snap.Tasks), "task", "tasks") + fmt.Sprintf(" · %d live · %d awaiting review", live, awaiting)
-	if m.grid {
+	s += " · " + plural(len(tasks), "task", "tasks") + fmt.Sprintf(" · %d live · %d awaiting review", live, awaiting)
+	if grid {
 		s += " · GRID"
 	}
-	return m.st.header.Render(fit(s, w))
+	return st.header.Render(fit(s, w))
 }
 
-// renderBottomPanel is what sits over the bottom of the body when the
-// operator is asked something: the correction input or a y/n question.
-func (m *Model) renderBottomPanel(w int) []string {
-	switch m.mode {
-	case modeCorrect:
-		tv, _ := m.selected()
-		if a := m.dv.anchor; a != nil {
-			return []string{
-				m.st.sep.Render(strings.Repeat("─", w)),
-				fit(m.st.prompt.Render("COMMENT "+tv.Task.ID.Short()+" on "+ansiSafe(a.Where()))+m.st.dim.Render(" · a human decision at this line: it reaches the live agent once and goes into every later brief · enter sends · esc cancels"), w),
-				fit(m.correct.View(), w),
-			}
-		}
-		return []string{
-			m.st.sep.Render(strings.Repeat("─", w)),
-			fit(m.st.prompt.Render("CORRECT "+tv.Task.ID.Short())+m.st.dim.Render(" · a human decision: it reaches the live agent once and outranks the plan in every later brief · enter sends · esc cancels"), w),
-			fit(m.correct.View(), w),
-		}
-	case modeSearch:
-		return []string{
-			m.st.sep.Render(strings.Repeat("─", w)),
-			fit(m.searchIn.View(), w),
-		}
-	case modeConfirm:
-		out := []string{m.st.sep.Render(strings.Repeat("─", w))}
-		for _, l := range wrap(m.confirm.prompt, w) {
-			out = append(out, m.st.prompt.Render(fit(l, w)))
-		}
-		return out
-	}
-	return nil
+// footer is the two lines at the bottom of the frame: the status line
+// and the hints. The root model builds one per frame (footer).
+type footer struct {
+	st       styles
+	mode     mode
+	tab      tab
+	leaveKey string // the key that leaves focus mode
+	// text is the transient status message, ok whether it is good news;
+	// spinner is the frame of the spinner while commands are in flight
+	// ("" when none is, or animation is off).
+	text    string
+	ok      bool
+	spinner string
+	resume  bool // the new-task form resumes a task from a file
+	// task is the selected task (taskOK: there is one), whose state
+	// decides the hints that act on it.
+	task   coord.TaskView
+	taskOK bool
 }
 
-// renderStatus is the transient message on the left and the mode on the
-// right; focus mode says how to leave it.
-func (m *Model) renderStatus(w int) string {
-	right := ""
-	switch m.mode {
-	case modeFocus:
-		right = m.st.focus.Render(" FOCUS · " + m.opt.LeaveFocusKey + " to leave ")
-	case modeScroll:
-		right = m.st.focus.Render(" SCROLL · esc to leave ")
-	case modeDiff:
-		right = m.st.focus.Render(" DIFF · esc to leave ")
-	case modeReplay:
-		right = m.st.focus.Render(" REPLAY · esc to leave ")
-	}
-	left := m.status
+// footer is the footer of this frame.
+func (m *Model) footer() footer {
+	f := footer{st: m.st, mode: m.mode, tab: m.tab, leaveKey: m.opt.LeaveFocusKey,
+		text: m.status, ok: m.statusOK, resume: m.form.resume}
 	if m.pending > 0 && !m.opt.NoAnim {
-		left = spinFrames[m.spin%len(spinFrames)] + " " + left
+		f.spinner = spinFrames[m.spin%len(spinFrames)]
+	}
+	f.task, f.taskOK = m.selected()
+	return f
+}
+
+// status is the transient message on the left and the mode on the
+// right; focus mode says how to leave it.
+func (f footer) status(w int) string {
+	right := ""
+	switch f.mode {
+	case modeFocus:
+		right = f.st.focus.Render(" FOCUS · " + f.leaveKey + " to leave ")
+	case modeScroll:
+		right = f.st.focus.Render(" SCROLL · esc to leave ")
+	case modeDiff:
+		right = f.st.focus.Render(" DIFF · esc to leave ")
+	case modeReplay:
+		right = f.st.focus.Render(" REPLAY · esc to leave ")
+	}
+	left := f.text
+	if f.spinner != "" {
+		left = f.spinner + " " + left
 	}
 	if left != "" {
-		if m.statusOK {
-			left = m.st.statusInfo.Render(left)
+		if f.ok {
+			left = f.st.statusInfo.Render(left)
 		} else {
-			left = m.st.statusErr.Render(left)
+			left = f.st.statusErr.Render(left)
 		}
 	}
 	rw := ansi.StringWidth(right)
@@ -171,17 +184,17 @@ func (m *Model) renderStatus(w int) string {
 	return fit(left, w-rw) + right
 }
 
-// renderHints lists the keys that matter in the current mode.
-func (m *Model) renderHints(w int) string {
+// hints lists the keys that matter in the current mode.
+func (f footer) hints(w int) string {
 	var hints []string
-	switch m.mode {
+	switch f.mode {
 	case modeFocus:
-		hints = []string{m.opt.LeaveFocusKey + " leave focus", "every other key goes to the agent"}
+		hints = []string{f.leaveKey + " leave focus", "every other key goes to the agent"}
 	case modeScroll:
 		hints = []string{"pgup/pgdn page", "k/j line", "g/G top/bottom", "esc leave"}
 	case modeForm:
 		hints = []string{"tab next field", "enter add", resumeKey + " resume from a file", "esc cancel"}
-		if m.form.resume {
+		if f.resume {
 			hints = []string{"tab next field", "enter resume", resumeKey + " new task", "esc cancel"}
 		}
 	case modeCorrect:
@@ -201,10 +214,10 @@ func (m *Model) renderHints(w int) string {
 		// The selected task's own keys come early: they are what the
 		// operator most likely wants next.
 		first := []string{"j/k select", "enter focus"}
-		if m.tab == tabDiff {
+		if f.tab == tabDiff {
 			first = diffTabHints()
 		}
-		hints = append(first, m.taskHints()...)
+		hints = append(first, taskHints(f.task, f.taskOK)...)
 		hints = append(hints, "c correct", "n new", "tab tabs", "g grid", "f filter", "? help", "q quit")
 	}
 	// Hints that do not fit give way from the middle: the last ones
@@ -217,10 +230,10 @@ func (m *Model) renderHints(w int) string {
 	var b strings.Builder
 	for i, h := range hints {
 		if i > 0 {
-			b.WriteString(m.st.sep.Render(" · "))
+			b.WriteString(f.st.sep.Render(" · "))
 		}
 		k, desc, _ := strings.Cut(h, " ")
-		b.WriteString(m.st.key.Render(k) + " " + m.st.dim.Render(desc))
+		b.WriteString(f.st.key.Render(k) + " " + f.st.dim.Render(desc))
 	}
 	return fit(b.String(), w)
 }
@@ -228,8 +241,7 @@ func (m *Model) renderHints(w int) string {
 // taskHints are the keys that act on the selected task in its state: a
 // failed task offers retry, not resubmit; a task awaiting review offers
 // approve. Help lists them all.
-func (m *Model) taskHints() []string {
-	tv, ok := m.selected()
+func taskHints(tv coord.TaskView, ok bool) []string {
 	if !ok {
 		return nil
 	}
@@ -250,23 +262,29 @@ func (m *Model) taskHints() []string {
 	return []string{"r resubmit", "e extend", "x expire"}
 }
 
-// renderHelp lists every key with what it does, in as few columns as hold
+// helpScreen is the help screen: every key the console takes, by group.
+type helpScreen struct {
+	st     styles
+	groups []helpGroup
+}
+
+// render lists every key with what it does, in as few columns as hold
 // it all: descriptions wrap under themselves rather than being cut, and a
 // group is never split across columns.
-func (m *Model) renderHelp(w, h int) []string {
-	groups := m.keys.helpGroups()
+func (hs helpScreen) render(w, h int) []string {
+	groups := hs.groups
 	keyW := 0
 	for _, g := range groups {
 		for _, b := range g.keys {
 			keyW = max(keyW, ansi.StringWidth(b.Help().Key))
 		}
 	}
-	title := m.st.header.Render(fit(" orchestra-tui · keys · any key closes this screen", w))
+	title := hs.st.header.Render(fit(" orchestra-tui · keys · any key closes this screen", w))
 	rows := h - 1
 	var cols [][]string
 	for n := 1; n <= 3; n++ {
 		colW := (w - (n - 1)) / n
-		cols = m.helpColumns(groups, keyW, colW, rows, n)
+		cols = hs.columns(groups, keyW, colW, rows, n)
 		if cols != nil || n == 3 {
 			break
 		}
@@ -277,7 +295,7 @@ func (m *Model) renderHelp(w, h int) []string {
 	if cols == nil {
 		// Even three columns do not hold it: show what fits.
 		n, colW = 2, (w-1)/2
-		cols = m.helpColumns(groups, keyW, colW, 1<<20, 1)
+		cols = hs.columns(groups, keyW, colW, 1<<20, 1)
 		all := cols[0]
 		cols = [][]string{all[:min(rows, len(all))], all[min(rows, len(all)):min(2*rows, len(all))]}
 		truncated = len(all) > 2*rows
@@ -298,25 +316,25 @@ func (m *Model) renderHelp(w, h int) []string {
 		out = append(out, b.String())
 	}
 	if truncated {
-		out[len(out)-1] = m.st.dim.Render(fit("… more keys than fit: enlarge the terminal", w))
+		out[len(out)-1] = hs.st.dim.Render(fit("… more keys than fit: enlarge the terminal", w))
 	}
 	return block(out, w, h)
 }
 
-// helpColumns lays the groups out in at most n columns of colW cells and
+// columns lays the groups out in at most n columns of colW cells and
 // rows lines, filling one column before the next; nil when they do not fit.
-func (m *Model) helpColumns(groups []helpGroup, keyW, colW, rows, n int) [][]string {
+func (hs helpScreen) columns(groups []helpGroup, keyW, colW, rows, n int) [][]string {
 	descW := max(colW-keyW-2, 8)
 	indent := strings.Repeat(" ", keyW+2)
 	var cols [][]string
 	var cur []string
 	for _, g := range groups {
-		block := []string{m.st.heading.Render(g.title)}
+		block := []string{hs.st.heading.Render(g.title)}
 		for _, b := range g.keys {
 			hb := b.Help()
 			for i, l := range wrap(hb.Desc, descW) {
 				if i == 0 {
-					block = append(block, " "+m.st.key.Render(padRight(hb.Key, keyW))+" "+l)
+					block = append(block, " "+hs.st.key.Render(padRight(hb.Key, keyW))+" "+l)
 				} else {
 					block = append(block, indent+l)
 				}

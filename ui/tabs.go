@@ -16,18 +16,18 @@ import (
 // detail. It runs in Update when the detail or the size changes, never per
 // frame.
 func (m *Model) refreshTabs() {
-	w := max(m.brief.Width(), 1)
-	if m.detailID == "" || m.detailID != m.selID {
-		m.brief.SetContent(m.st.dim.Render("loading…"))
-		m.verdicts.SetContent("")
-		m.events.SetContent("")
+	w := max(m.tabs.brief.Width(), 1)
+	if m.tabs.detailID == "" || m.tabs.detailID != m.selID {
+		m.tabs.brief.SetContent(m.st.dim.Render("loading…"))
+		m.tabs.verdicts.SetContent("")
+		m.tabs.events.SetContent("")
 		return
 	}
-	if m.detailErr != nil {
-		msg := m.st.statusErr.Render("could not read this task: " + m.detailErr.Error())
-		m.brief.SetContent(msg)
-		m.verdicts.SetContent(msg)
-		m.events.SetContent(msg)
+	if m.tabs.detailErr != nil {
+		msg := m.st.statusErr.Render("could not read this task: " + m.tabs.detailErr.Error())
+		m.tabs.brief.SetContent(msg)
+		m.tabs.verdicts.SetContent(msg)
+		m.tabs.events.SetContent(msg)
 		return
 	}
 	// Only the tab on screen is filled: a followed ledger changes with
@@ -35,17 +35,17 @@ func (m *Model) refreshTabs() {
 	// setTab fills the tab it shows.
 	switch m.tab {
 	case tabBrief:
-		atTop := m.brief.AtTop()
-		m.brief.SetContent(m.briefContent(w))
+		atTop := m.tabs.brief.AtTop()
+		m.tabs.brief.SetContent(m.tabs.briefContent(w))
 		if atTop {
-			m.brief.GotoTop()
+			m.tabs.brief.GotoTop()
 		}
 	case tabVerdict:
 		tv, _ := m.selected()
-		m.verdicts.SetContent(m.verdictContent(tv.Verdict, m.detail.Verdicts))
+		m.tabs.verdicts.SetContent(m.tabs.verdictContent(tv.Verdict, m.tabs.detail.Verdicts))
 	case tabEvents:
-		m.events.SetContent(m.eventsContent(w))
-		m.events.GotoBottom()
+		m.tabs.events.SetContent(m.tabs.eventsContent(w))
+		m.tabs.events.GotoBottom()
 	case tabDiff:
 		m.rebuildDiff()
 	}
@@ -55,28 +55,28 @@ func (m *Model) refreshTabs() {
 // decisions section, which outranks everything after it. Lines are wrapped
 // at word boundaries here, to the tab's width, so a word is never split and
 // every line of a decision keeps its mark.
-func (m *Model) briefContent(w int) string {
-	if strings.TrimSpace(m.detail.Brief) == "" {
-		return m.st.dim.Render("no brief yet: one is rendered when a session launches")
+func (dt *detailTabs) briefContent(w int) string {
+	if strings.TrimSpace(dt.detail.Brief) == "" {
+		return dt.st.dim.Render("no brief yet: one is rendered when a session launches")
 	}
-	mark := m.st.warn.Render("┃ ")
+	mark := dt.st.warn.Render("┃ ")
 	var out []string
 	inDecisions := false
-	for _, l := range strings.Split(strings.TrimRight(m.detail.Brief, "\n"), "\n") {
+	for _, l := range strings.Split(strings.TrimRight(dt.detail.Brief, "\n"), "\n") {
 		l = ansiSafe(l)
 		switch {
 		case strings.HasPrefix(l, "## "):
 			inDecisions = strings.HasPrefix(l, task.HeadingDecisions)
 			if inDecisions {
-				out = append(out, m.st.decisions.Render(fit(l+"  ◆ outranks the plan", w)))
+				out = append(out, dt.st.decisions.Render(fit(l+"  ◆ outranks the plan", w)))
 				continue
 			}
 			for _, part := range wrap(l, w) {
-				out = append(out, m.st.heading.Render(part))
+				out = append(out, dt.st.heading.Render(part))
 			}
 		case strings.HasPrefix(l, "### "):
 			for _, part := range wrap(l, w) {
-				out = append(out, m.st.heading.Render(part))
+				out = append(out, dt.st.heading.Render(part))
 			}
 		case inDecisions:
 			for _, part := range wrap(l, max(w-2, 1)) {
@@ -89,8 +89,8 @@ func (m *Model) briefContent(w int) string {
 	return strings.Join(out, "\n")
 }
 
-func (m *Model) eventLine(ev task.Event) string {
-	at := ev.At.In(m.now().Location()).Format("15:04:05")
+func (dt *detailTabs) eventLine(ev task.Event) string {
+	at := ev.At.In(dt.now().Location()).Format("15:04:05")
 	text := ansiSafe(ev.Text)
 	if ev.IsRefusal() {
 		// The event's text usually starts with the reason's sentence;
@@ -101,52 +101,52 @@ func (m *Model) eventLine(ev task.Event) string {
 		} else if text != "" {
 			s += " " + text
 		}
-		return m.st.dim.Render(at) + " " + m.st.refusal.Render("REFUSED "+string(ev.Reason)+" · "+s)
+		return dt.st.dim.Render(at) + " " + dt.st.refusal.Render("REFUSED "+string(ev.Reason)+" · "+s)
 	}
-	return m.st.dim.Render(at) + " " + padRight(string(ev.Kind), 20) + " " + text
+	return dt.st.dim.Render(at) + " " + padRight(string(ev.Kind), 20) + " " + text
 }
 
 // tabBar is the tab names, each padded; compact pads only the active one,
 // so five tabs leave the task's phase and state room beside them on a
 // narrow pane.
-func (m *Model) tabBar(compact bool) string {
+func (sv stripView) tabBar(compact bool) string {
 	var b strings.Builder
 	for i, name := range tabNames {
 		label := " " + string(rune('1'+i)) + " " + name + " "
-		if compact && tab(i) != m.tab {
+		if compact && tab(i) != sv.tab {
 			label = string(rune('1'+i)) + " " + name
-			if i > 0 && tab(i-1) != m.tab {
+			if i > 0 && tab(i-1) != sv.tab {
 				label = " " + label
 			}
 		}
-		if tab(i) == m.tab {
-			b.WriteString(m.st.tabActive.Render(label))
+		if tab(i) == sv.tab {
+			b.WriteString(sv.st.tabActive.Render(label))
 		} else {
-			b.WriteString(m.st.tabIdle.Render(label))
+			b.WriteString(sv.st.tabIdle.Render(label))
 		}
 	}
-	if m.mode == modeScroll {
-		b.WriteString(m.st.warn.Render(" SCROLL · pgup/pgdn · esc leaves"))
+	if sv.scrolling {
+		b.WriteString(sv.st.warn.Render(" SCROLL · pgup/pgdn · esc leaves"))
 	}
 	return b.String()
 }
 
-// renderTaskTop is the selected task's first two lines: its id, title and
+// top is the selected task's first two lines: its id, title and
 // flag over the tab bar, with its phase, state (in full: the list may show a
 // short form) and attempt at the tab bar's right end, where they leave the
 // title the most room. When the tab bar has no room for them they follow
 // the title instead.
-func (m *Model) renderTaskTop(tv coord.TaskView, ok bool, w int) (header, tabs string) {
-	bar := m.tabBar(false)
+func (sv stripView) top(tv coord.TaskView, ok bool, w int) (header, tabs string) {
+	bar := sv.tabBar(false)
 	if !ok {
-		return m.st.dim.Render(fit("no task selected", w)), fit(bar, w)
+		return sv.st.dim.Render(fit("no task selected", w)), fit(bar, w)
 	}
 	t := tv.Task
 	// Compact tabs where the padded ones leave a running implement phase
 	// no room: chosen by width alone, so the tabs do not change as the
 	// task moves.
 	if ansi.StringWidth(bar+"  implement · running · #1 ") > w {
-		bar = m.tabBar(true)
+		bar = sv.tabBar(true)
 	}
 	where := string(t.Phase) + " · " + string(t.State)
 	if t.Attempt > 0 {
@@ -161,18 +161,18 @@ func (m *Model) renderTaskTop(tv coord.TaskView, ok bool, w int) (header, tabs s
 		}
 	}
 	if gap := w - ansi.StringWidth(bar) - ansi.StringWidth(where) - 1; gap >= 2 {
-		return m.renderTaskHeader(tv, "", w), bar + strings.Repeat(" ", gap) + m.st.dim.Render(where) + " "
+		return sv.header(tv, "", w), bar + strings.Repeat(" ", gap) + sv.st.dim.Render(where) + " "
 	}
-	return m.renderTaskHeader(tv, " · "+where, w), fit(bar, w)
+	return sv.header(tv, " · "+where, w), fit(bar, w)
 }
 
-// renderTaskHeader names the selected task, then tail (its phase and state
+// header names the selected task, then tail (its phase and state
 // when the tab bar has no room for them), then its flag. When the line is
 // too long the title gives way, so the flag is never cut off.
-func (m *Model) renderTaskHeader(tv coord.TaskView, tail string, w int) string {
+func (sv stripView) header(tv coord.TaskView, tail string, w int) string {
 	t := tv.Task
 	flag := ""
-	if f := limitFlag(tv, m.now()); f != "" {
+	if f := limitFlag(tv, sv.now); f != "" {
 		flag = " ⚑ " + f
 	}
 	head := t.ID.Short() + " "
@@ -182,35 +182,35 @@ func (m *Model) renderTaskHeader(tv coord.TaskView, tail string, w int) string {
 		room = max(w-ansi.StringWidth(head+tail)-minFlagW, minTitleW)
 	}
 	title := strings.TrimRight(padRight(t.Title, room), " ")
-	s := m.st.bold.Render(head+title) + m.st.dim.Render(tail)
+	s := sv.st.bold.Render(head+title) + sv.st.dim.Render(tail)
 	if flag != "" {
-		s += m.st.warn.Render(flag)
+		s += sv.st.warn.Render(flag)
 	}
 	return fit(s, w)
 }
 
-// renderVerdictStrip is the latest verdict, what the task spent and what
+// verdict is the latest verdict, what the task spent and what
 // it holds on disk, in one line. When that does not fit, the spend gives up its detail (tokens, then
 // models), then the verdict its duration, before anything is cut; the
 // Verdict and Events tabs have it all.
-func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
+func (sv stripView) verdict(tv coord.TaskView, ok bool, w int) string {
 	if !ok {
 		return fit("", w)
 	}
-	verdicts := []string{m.st.dim.Render("verdict · · not run yet")}
+	verdicts := []string{sv.st.dim.Render("verdict · · not run yet")}
 	if v := tv.Verdict; v != nil {
-		verdicts = []string{m.st.dim.Render("verdict ") + m.styleVerdict(v, verdictLine(*v))}
+		verdicts = []string{sv.st.dim.Render("verdict ") + styleVerdict(sv.st, v, verdictLine(*v))}
 		if v.Duration > 0 {
-			verdicts = append(verdicts, m.st.dim.Render("verdict ")+m.styleVerdict(v, v.Line()))
+			verdicts = append(verdicts, sv.st.dim.Render("verdict ")+styleVerdict(sv.st, v, v.Line()))
 		}
 	}
 	// Disk use comes last and goes first: it is shown only where the
 	// whole line fits with it.
 	disk := ""
 	if tv.Disk.Total() > 0 {
-		disk = m.st.dim.Render(" · disk ") + humanize.IBytes(uint64(tv.Disk.Total()))
+		disk = sv.st.dim.Render(" · disk ") + humanize.IBytes(uint64(tv.Disk.Total()))
 	}
-	spends := spendForms(tv.Usage, m.snap.Budget)
+	spends := spendForms(tv.Usage, sv.budget)
 	if len(spends) == 0 {
 		if disk != "" && ansi.StringWidth(verdicts[0]+disk) <= w {
 			return fit(verdicts[0]+disk, w)
@@ -219,7 +219,7 @@ func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
 	}
 	for _, v := range verdicts {
 		for i, sp := range spends {
-			line := v + m.st.dim.Render(" · spent ") + sp
+			line := v + sv.st.dim.Render(" · spent ") + sp
 			if disk != "" && ansi.StringWidth(line+disk) <= w {
 				return fit(line+disk, w)
 			}
@@ -235,7 +235,7 @@ func (m *Model) renderVerdictStrip(tv coord.TaskView, ok bool, w int) string {
 	}
 	// Still too long: the verdict's line gives way to the cost, which is
 	// short.
-	cost := m.st.dim.Render(" · spent ") + spends[len(spends)-1]
+	cost := sv.st.dim.Render(" · spent ") + spends[len(spends)-1]
 	short := verdicts[len(verdicts)-1]
 	if sw := ansi.StringWidth(cost); sw < w-16 {
 		short = ansi.Truncate(short, w-sw, "…")
@@ -273,7 +273,8 @@ func (m *Model) renderRight(l layout) []string {
 	tv, ok := m.selected()
 	w := l.rightW
 	out := make([]string, 0, l.rightH)
-	header, tabs := m.renderTaskTop(tv, ok, w)
+	sv := m.strips()
+	header, tabs := sv.top(tv, ok, w)
 	out = append(out, header, tabs)
 	if m.mode == modeReplay && m.rp != nil {
 		// The replay takes the lease and verdict strips' rows for its
@@ -281,18 +282,18 @@ func (m *Model) renderRight(l layout) []string {
 		out = append(out, m.rp.strips(w, l.leaseH+1)...)
 		return append(out, m.rp.screen(w, l.contentH)...)
 	}
-	out = append(out, m.renderLease(tv, ok, w, l.leaseH)...)
-	out = append(out, m.renderVerdictStrip(tv, ok, w))
+	out = append(out, sv.lease(tv, ok, w, l.leaseH)...)
+	out = append(out, sv.verdict(tv, ok, w))
 	var content []string
 	switch m.tab {
 	case tabLive:
-		content = m.renderLive(tv, ok, w, l.contentH)
+		content = m.panes.live(tv, ok, m.tabs.lastScreen(tv.Task.ID), m.mode == modeScroll, m.snap.Tasks, w, l.contentH)
 	case tabBrief:
-		content = block(strings.Split(m.brief.View(), "\n"), w, l.contentH)
+		content = block(strings.Split(m.tabs.brief.View(), "\n"), w, l.contentH)
 	case tabVerdict:
-		content = block(strings.Split(m.verdicts.View(), "\n"), w, l.contentH)
+		content = block(strings.Split(m.tabs.verdicts.View(), "\n"), w, l.contentH)
 	case tabEvents:
-		content = block(strings.Split(m.events.View(), "\n"), w, l.contentH)
+		content = block(strings.Split(m.tabs.events.View(), "\n"), w, l.contentH)
 	case tabDiff:
 		content = m.dv.render(m.st, w, l.contentH, m.width >= sideBySideFrom, m.mode == modeDiff)
 	}

@@ -20,12 +20,12 @@ func TestBriefWrapsWholeWordsAndKeepsTheDecisionMark(t *testing.T) {
 	at := time.Date(2026, 1, 2, 9, 0, 0, 0, time.UTC)
 	m := New(newStubEngine(at), Options{Now: func() time.Time { return at }})
 	decision := "1. 2026-01-02T09:00:00Z, by ana: keep the public API as it is; Mul(0, x) must be 0 and nothing else changes"
-	m.detail = coord.Detail{Brief: strings.Join([]string{
+	m.tabs.detail = coord.Detail{Brief: strings.Join([]string{
 		"## Goal", "", "Make the calc package correct: Add must return the sum and Mul the product, for every input.", "",
 		task.HeadingDecisions, "", decision, "", task.HeadingPhasePrefix + "implement",
 	}, "\n")}
 	const w = 40
-	lines := strings.Split(ansi.Strip(m.briefContent(w)), "\n")
+	lines := strings.Split(ansi.Strip(m.tabs.briefContent(w)), "\n")
 	var marked []string
 	for _, l := range lines {
 		require.LessOrEqual(t, ansi.StringWidth(l), w, "line overflows: %q", l)
@@ -47,11 +47,11 @@ func TestEventsSayTheRefusalSentenceOnceAndIndentContinuations(t *testing.T) {
 	m := New(newStubEngine(at), Options{Now: func() time.Time { return at }})
 	sentence := task.ReasonStuck.Sentence()
 	m.selID = "T1"
-	m.handleDetail(detailMsg{id: "T1", d: coord.Detail{Events: []task.Event{{
+	m.Update(detailMsg{id: "T1", d: coord.Detail{Events: []task.Event{{
 		At: at, Kind: task.EvRefusal, Reason: task.ReasonStuck,
 		Text: sentence + " Session ABCD has shown the same screen for 1s.",
 	}}}})
-	out := ansi.Strip(m.eventsContent(50))
+	out := ansi.Strip(m.tabs.eventsContent(50))
 	require.Equal(t, 1, strings.Count(strings.Join(strings.Fields(out), " "), sentence), "the sentence is said once:\n%s", out)
 	lines := strings.Split(out, "\n")
 	require.Greater(t, len(lines), 1)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/textinput"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
@@ -61,19 +62,43 @@ func listRank(tv coord.TaskView) int {
 	return 2
 }
 
+// taskList is the task list the operator sees: the snapshot's tasks
+// filtered, searched and ordered, the order held while the operator moves
+// through it (listhold.go), and drawn into the list's area. The selection
+// is the root model's: the list is told which task it is.
+type taskList struct {
+	tasks []coord.TaskView // the snapshot's, in its order
+	gen   uint64           // the snapshot's generation
+	list  []coord.TaskView // the tasks listed: filtered, searched, in order
+	// listGen is the snapshot generation list was ordered from (0: none).
+	listGen uint64
+	filter  filter
+	search  listSearch
+	// holdUntil is when the list may re-sort again after the operator's
+	// last move through it (listhold.go).
+	holdUntil time.Time
+	searchIn  textinput.Model // the / line (listnav.go)
+}
+
 // setSnap takes a new snapshot and rebuilds the list the operator sees from
 // it: filtered, searched and ordered once per snapshot, not once per frame.
+func (m *Model) setSnap(s coord.Snapshot) {
+	m.snap = s
+	m.tasks.take(s, m.now())
+}
+
+// take rebuilds the list from snapshot s.
 //
 // A snapshot of the same generation differs from the last one only in its
 // clocks (coord.Snapshot.Gen), so the order stands: only the views with a
 // lease, whose clocks moved, are taken again, and thousands of ended tasks
 // are not filtered and sorted once a second for a ticking lease clock.
-func (m *Model) setSnap(s coord.Snapshot) {
-	same := s.Gen != 0 && s.Gen == m.snap.Gen && len(s.Tasks) == len(m.snap.Tasks) && m.listGen == s.Gen
-	m.snap = s
+func (tl *taskList) take(s coord.Snapshot, now time.Time) {
+	same := s.Gen != 0 && s.Gen == tl.gen && len(s.Tasks) == len(tl.tasks) && tl.listGen == s.Gen
+	tl.tasks, tl.gen = s.Tasks, s.Gen
 	if !same {
-		m.rebuildList()
-		m.listGen = s.Gen
+		tl.rebuild(now)
+		tl.listGen = s.Gen
 		return
 	}
 	var leased map[task.ID]coord.TaskView
@@ -85,25 +110,25 @@ func (m *Model) setSnap(s coord.Snapshot) {
 			leased[tv.Task.ID] = tv
 		}
 	}
-	for i, tv := range m.list {
+	for i, tv := range tl.list {
 		if tv.Lease == nil {
 			continue
 		}
 		if now, ok := leased[tv.Task.ID]; ok {
-			m.list[i] = now
+			tl.list[i] = now
 		}
 	}
 }
 
-// rebuildList recomputes the visible list after the snapshot, the filter or
+// rebuild recomputes the visible list after the snapshot, the filter or
 // the search changed.
 //
 // The list's order: by rank; live tasks in creation order, so rows (and
 // grid cells) do not jump while they run; the others by most recent
 // activity first, so last night's history reads from the top. While the
 // operator moves through the list the rows keep their order (listhold.go).
-func (m *Model) rebuildList() {
-	m.listGen = 0 // set again by setSnap when it is a snapshot's whole rebuild
+func (tl *taskList) rebuild(now time.Time) {
+	tl.listGen = 0 // set again by setSnap when it is a snapshot's whole rebuild
 	// The sort moves small keys, not the views (hundreds of bytes each):
 	// ten thousand tasks sorted as views cost most of a first frame.
 	type key struct {
@@ -112,10 +137,10 @@ func (m *Model) rebuildList() {
 		id   task.ID
 		i    int
 	}
-	held := m.heldPositions() // read before m.list is rebuilt in place
-	keys := make([]key, 0, len(m.snap.Tasks))
-	for i, tv := range m.snap.Tasks {
-		if m.filter.match(tv) && m.search.match(tv) {
+	held := tl.heldPositions(now) // read before tl.list is rebuilt in place
+	keys := make([]key, 0, len(tl.tasks))
+	for i, tv := range tl.tasks {
+		if tl.filter.match(tv) && tl.search.match(tv) {
 			k := key{rank: listRank(tv), id: tv.Task.ID, i: i}
 			if k.rank != 1 {
 				k.at = tv.Task.UpdatedAt
@@ -134,21 +159,21 @@ func (m *Model) rebuildList() {
 		return cmp.Compare(a.id, b.id)
 	})
 	keepHeld(keys, func(k key) task.ID { return k.id }, held)
-	out := slices.Grow(m.list[:0], len(keys))
+	out := slices.Grow(tl.list[:0], len(keys))
 	for _, k := range keys {
-		out = append(out, m.snap.Tasks[k.i])
+		out = append(out, tl.tasks[k.i])
 	}
-	m.list = out
+	tl.list = out
 }
 
 // visible returns the tasks the filter and the search let through, in the
 // list's order.
-func (m *Model) visible() []coord.TaskView { return m.list }
+func (tl *taskList) visible() []coord.TaskView { return tl.list }
 
 // fixSelection keeps the selection on a visible task: the same one when it
 // is still listed, the first one otherwise.
 func (m *Model) fixSelection() {
-	vis := m.visible()
+	vis := m.tasks.visible()
 	if m.wantSel != "" {
 		for _, tv := range vis {
 			if tv.Task.ID == m.wantSel {
@@ -168,28 +193,23 @@ func (m *Model) fixSelection() {
 	}
 }
 
-// moveSelection moves by delta within the visible tasks (or, in grid mode,
-// within the live ones) and reports whether the selection changed.
-func (m *Model) moveSelection(delta int) bool {
-	vis := m.visible()
-	if m.grid {
-		vis = m.gridTasks()
-	}
+// moveIn is the task delta rows from sel among vis (clamped to its ends),
+// and whether that is another task.
+func moveIn(vis []coord.TaskView, sel task.ID, delta int) (task.ID, bool) {
 	if len(vis) == 0 {
-		return false
+		return sel, false
 	}
 	idx := 0
 	for i, tv := range vis {
-		if tv.Task.ID == m.selID {
+		if tv.Task.ID == sel {
 			idx = i
 		}
 	}
 	idx = max(0, min(len(vis)-1, idx+delta))
-	if vis[idx].Task.ID == m.selID {
-		return false
+	if vis[idx].Task.ID == sel {
+		return sel, false
 	}
-	m.selID = vis[idx].Task.ID
-	return true
+	return vis[idx].Task.ID, true
 }
 
 // listColumns decides which columns fit in width w. The title is what
@@ -300,36 +320,45 @@ func stateLabel(s task.State, short bool) string {
 	return string(s)
 }
 
-// renderTaskList draws the list header and as many rows as fit, scrolled so
+// rowView is what a row needs besides its task: the selected task, the
+// styles, the clock and the snapshot's instant (lease clocks tick from it).
+type rowView struct {
+	st     styles
+	sel    task.ID
+	now    time.Time
+	snapAt time.Time
+}
+
+// render draws the list header and as many rows as fit in w×h, scrolled so
 // the selection stays visible.
-func (m *Model) renderTaskList(w, h int) []string {
-	vis := m.visible()
+func (tl *taskList) render(v rowView, w, h int) []string {
+	vis := tl.visible()
 	c := columnsFor(w, hostWidth(vis))
 	lines := make([]string, 0, h)
-	title := fmt.Sprintf("TASKS %d/%d · filter %s", len(vis), len(m.snap.Tasks), m.filter)
-	if m.search.query != "" {
-		title += " · /" + m.search.query
+	title := fmt.Sprintf("TASKS %d/%d · filter %s", len(vis), len(tl.tasks), tl.filter)
+	if tl.search.query != "" {
+		title += " · /" + tl.search.query
 	}
-	lines = append(lines, m.st.bold.Render(fit(title, w)))
+	lines = append(lines, v.st.bold.Render(fit(title, w)))
 	rows := h - 2
 	if rows <= 0 {
 		return block(lines, w, h)
 	}
-	lines = append(lines, m.st.dim.Render(fit(m.listHeader(c), w)))
+	lines = append(lines, v.st.dim.Render(fit(listHeader(c), w)))
 	if len(vis) == 0 {
 		msg := "no tasks yet · n adds one"
-		if len(m.snap.Tasks) > 0 {
-			msg = "no " + m.filter.String() + " tasks · f changes the filter"
-			if m.search.query != "" {
-				msg = "no task matches /" + m.search.query + " · esc clears it"
+		if len(tl.tasks) > 0 {
+			msg = "no " + tl.filter.String() + " tasks · f changes the filter"
+			if tl.search.query != "" {
+				msg = "no task matches /" + tl.search.query + " · esc clears it"
 			}
 		}
-		lines = append(lines, m.st.dim.Render(fit(msg, w)))
+		lines = append(lines, v.st.dim.Render(fit(msg, w)))
 		return block(lines, w, h)
 	}
 	sel := 0
 	for i, tv := range vis {
-		if tv.Task.ID == m.selID {
+		if tv.Task.ID == v.sel {
 			sel = i
 		}
 	}
@@ -338,16 +367,16 @@ func (m *Model) renderTaskList(w, h int) []string {
 		start = sel - rows + 1
 	}
 	for i := start; i < len(vis) && i < start+rows; i++ {
-		row := fit(m.taskRow(vis[i], c), w)
-		if vis[i].Task.ID == m.selID {
-			row = m.st.selected.Render(row)
+		row := fit(v.taskRow(vis[i], c), w)
+		if vis[i].Task.ID == v.sel {
+			row = v.st.selected.Render(row)
 		}
 		lines = append(lines, row)
 	}
 	return block(lines, w, h)
 }
 
-func (m *Model) listHeader(c listColumns) string {
+func listHeader(c listColumns) string {
 	var b strings.Builder
 	b.WriteString("  V ID       ")
 	b.WriteString(padRight("TITLE", c.titleW) + " ")
@@ -372,14 +401,14 @@ func (m *Model) listHeader(c listColumns) string {
 
 // taskRow is one plain-text row; styling the whole row at once keeps the
 // selection highlight intact.
-func (m *Model) taskRow(tv coord.TaskView, c listColumns) string {
+func (v rowView) taskRow(tv coord.TaskView, c listColumns) string {
 	var b strings.Builder
 	t := tv.Task
 	// The marker column: the selection, and a flag mark when the flag
 	// column has given way, so a stuck or unplaceable task still stands
 	// out. (An ended task's reason is no alarm; its state says enough.)
 	marker := " "
-	if tv.Task.ID == m.selID {
+	if tv.Task.ID == v.sel {
 		marker = "▸"
 	}
 	if !c.flag && tv.Flag != "" {
@@ -404,12 +433,12 @@ func (m *Model) taskRow(tv coord.TaskView, c listColumns) string {
 	if c.lease {
 		l := "  -  "
 		if tv.Lease != nil {
-			l = clock(m.leaseClocks(*tv.Lease).remaining)
+			l = clock(clocksOf(*tv.Lease, v.snapAt, v.now).remaining)
 		}
 		b.WriteString(padRight(l, 5) + " ")
 	}
 	if c.flag {
-		b.WriteString(padRight(limitFlag(tv, m.now()), c.flagW))
+		b.WriteString(padRight(limitFlag(tv, v.now), c.flagW))
 	}
 	return b.String()
 }

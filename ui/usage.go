@@ -67,16 +67,12 @@ func count(n int64) string {
 	}
 }
 
-// baseLines is how many lines the selected task's trained bases take in
-// the lease strip: one each, at most two; none leaves the layout as it was.
-func (m *Model) baseLines() int {
-	tv, ok := m.selected()
-	if !ok {
-		return 0
-	}
+// baseCount is how many lines task id's trained bases take in the lease
+// strip: one each, at most two; none leaves the layout as it was.
+func baseCount(bases []coord.BaseView, id task.ID) int {
 	n := 0
-	for _, b := range m.snap.Bases {
-		if b.TaskID == tv.Task.ID {
+	for _, b := range bases {
+		if b.TaskID == id {
 			n++
 		}
 	}
@@ -85,8 +81,8 @@ func (m *Model) baseLines() int {
 
 // withBases is the lease strip's lines with one line per trained base of
 // the task below them, in maxLines lines.
-func (m *Model) withBases(tv coord.TaskView, lease []string, w, maxLines int) []string {
-	bases := m.baseParts(tv)
+func (sv stripView) withBases(tv coord.TaskView, lease []string, w, maxLines int) []string {
+	bases := sv.baseParts(tv)
 	n := min(len(bases), maxLines-1, 2)
 	if n <= 0 {
 		return block(lease, w, maxLines)
@@ -101,27 +97,27 @@ func (m *Model) withBases(tv coord.TaskView, lease []string, w, maxLines int) []
 // baseParts are the trained bases of the task, one line each, with their
 // cache clocks moved forward from the snapshot's instant like the lease's,
 // and the policy's next action.
-func (m *Model) baseParts(tv coord.TaskView) []string {
+func (sv stripView) baseParts(tv coord.TaskView) []string {
 	var out []string
 	elapsed := time.Duration(0)
-	if !m.snap.At.IsZero() {
-		elapsed = max(m.now().Sub(m.snap.At), 0)
+	if !sv.snapAt.IsZero() {
+		elapsed = max(sv.now.Sub(sv.snapAt), 0)
 	}
-	for _, b := range m.snap.Bases {
+	for _, b := range sv.bases {
 		if b.TaskID != tv.Task.ID {
 			continue
 		}
 		left := b.ExpiresIn - elapsed
 		cache := "cache " + clock(left) + " left"
 		if left <= 0 {
-			cache = m.st.warn.Render("cache expired")
+			cache = sv.st.warn.Render("cache expired")
 		}
 		next := string(b.Next.Action)
 		if !b.Next.Due.IsZero() && b.Next.Action != fork.ActionWait {
-			next += " at " + b.Next.Due.In(m.now().Location()).Format("15:04:05")
+			next += " at " + b.Next.Due.In(sv.now.Location()).Format("15:04:05")
 		}
 		out = append(out, strings.Join([]string{fmt.Sprintf("base %s", shortID(b.ID)), cache,
-			"last hit " + ago(m.now().Sub(b.LastHit)) + " ago",
+			"last hit " + ago(sv.now.Sub(b.LastHit)) + " ago",
 			plural(b.Forks, "fork", "forks"), "next " + next}, " · "))
 	}
 	return out
@@ -132,27 +128,27 @@ func (m *Model) baseParts(tv coord.TaskView) []string {
 // matches), the model and what it spent, then the bases and forks the
 // ledger's usage events name. Nothing when the task has no sessions and no
 // usage.
-func (m *Model) sessionsContent(w int) []string {
+func (dt *detailTabs) sessionsContent(w int) []string {
 	spent := map[string]fork.UsageData{}
 	var extra []fork.UsageData // bases and forks: conversations without a pane session
 	known := map[string]bool{}
-	for _, s := range m.detail.Sessions {
+	for _, s := range dt.detail.Sessions {
 		known[s.ID] = true
 	}
-	for _, d := range m.usageData() {
+	for _, d := range dt.usageData() {
 		if known[d.SessionID] {
 			spent[d.SessionID] = d
 		} else {
 			extra = append(extra, d)
 		}
 	}
-	if len(m.detail.Sessions) == 0 && len(extra) == 0 {
+	if len(dt.detail.Sessions) == 0 && len(extra) == 0 {
 		return nil
 	}
 	var out []string
-	out = append(out, m.st.heading.Render(fit("SESSIONS", w)))
+	out = append(out, dt.st.heading.Render(fit("SESSIONS", w)))
 	firstOf := map[string]string{} // fingerprint hash -> first session with it
-	for _, s := range m.detail.Sessions {
+	for _, s := range dt.detail.Sessions {
 		l, _ := session.ParseLaunch(s.Fingerprint)
 		// Pane sessions have ULIDs, whose tail tells them apart (as in the
 		// ledger's sentences); conversations are UUIDs, shown by their head.

@@ -35,47 +35,47 @@ func verdictGlyph(v *verify.Verdict) string {
 	return "·"
 }
 
-func (m *Model) styleVerdict(v *verify.Verdict, s string) string {
+func styleVerdict(st styles, v *verify.Verdict, s string) string {
 	if v == nil {
-		return m.st.dim.Render(s)
+		return st.dim.Render(s)
 	}
 	switch v.Status {
 	case verify.StatusOK:
-		return m.st.ok.Render(s)
+		return st.ok.Render(s)
 	case verify.StatusIncomplete:
-		return m.st.bad.Render(s)
+		return st.bad.Render(s)
 	case verify.StatusError:
-		return m.st.warn.Render(s)
+		return st.warn.Render(s)
 	}
 	return s
 }
 
 // verdictContent is the Verdict tab: the latest verdict, its command, the
 // tail of its output and the history of runs, newest first.
-func (m *Model) verdictContent(latest *verify.Verdict, history []store.VerdictRecord) string {
+func (dt *detailTabs) verdictContent(latest *verify.Verdict, history []store.VerdictRecord) string {
 	var b strings.Builder
 	// The stored record carries the output tail; the snapshot's copy may not.
 	if len(history) > 0 {
 		latest = &history[len(history)-1].Verdict
 	}
 	if latest == nil {
-		b.WriteString(m.st.dim.Render("no verify run yet: the console runs the task's verify command when a phase finishes"))
+		b.WriteString(dt.st.dim.Render("no verify run yet: the console runs the task's verify command when a phase finishes"))
 		return b.String()
 	}
-	b.WriteString(m.styleVerdict(latest, verdictLine(*latest)) + "\n")
-	fmt.Fprintf(&b, "%s %s  (exit %d)\n", m.st.dim.Render("$"), latest.Command, latest.ExitCode)
+	b.WriteString(styleVerdict(dt.st, latest, verdictLine(*latest)) + "\n")
+	fmt.Fprintf(&b, "%s %s  (exit %d)\n", dt.st.dim.Render("$"), latest.Command, latest.ExitCode)
 	if tail := strings.TrimRight(latest.Tail, "\n"); tail != "" {
-		b.WriteString(m.st.heading.Render("── output (tail) ──") + "\n")
+		b.WriteString(dt.st.heading.Render("── output (tail) ──") + "\n")
 		for _, l := range strings.Split(tail, "\n") {
 			b.WriteString(ansiSafe(l) + "\n")
 		}
 	}
 	if len(history) > 0 {
-		b.WriteString(m.st.heading.Render("── history ("+plural(len(history), "run", "runs")+") ──") + "\n")
+		b.WriteString(dt.st.heading.Render("── history ("+plural(len(history), "run", "runs")+") ──") + "\n")
 		for i := len(history) - 1; i >= 0; i-- {
 			r := history[i]
-			at := r.Verdict.At.In(m.now().Location()).Format("15:04:05")
-			fmt.Fprintf(&b, "%s %-9s %s\n", at, r.Phase, m.styleVerdict(&r.Verdict, verdictLine(r.Verdict)))
+			at := r.Verdict.At.In(dt.now().Location()).Format("15:04:05")
+			fmt.Fprintf(&b, "%s %-9s %s\n", at, r.Phase, styleVerdict(dt.st, &r.Verdict, verdictLine(r.Verdict)))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n")

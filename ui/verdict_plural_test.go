@@ -16,8 +16,8 @@ func TestVerdictHistoryPlural(t *testing.T) {
 	t.Parallel()
 	b := setup(t, everyState)
 	rec := store.VerdictRecord{Phase: task.PhaseFrame, Verdict: verify.Verdict{Status: verify.StatusIncomplete, Command: "go test ./...", ExitCode: 1, At: testNow}}
-	one := ansi.Strip(b.m.verdictContent(nil, []store.VerdictRecord{rec}))
+	one := ansi.Strip(b.m.tabs.verdictContent(nil, []store.VerdictRecord{rec}))
 	require.Contains(t, one, "── history (1 run) ──")
-	two := ansi.Strip(b.m.verdictContent(nil, []store.VerdictRecord{rec, rec}))
+	two := ansi.Strip(b.m.tabs.verdictContent(nil, []store.VerdictRecord{rec, rec}))
 	require.Contains(t, two, "── history (2 runs) ──")
 }
