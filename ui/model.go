@@ -158,8 +158,8 @@ func New(e coord.Engine, o Options) *Model {
 		st:     newStyles(),
 		tick:   tea.Tick,
 	}
-	// The tabs read the console's clock, which tests may set after New.
 	m.panes = newPaneGrid(m.st, e.Pane)
+	// The tabs read the console's clock, which tests may set after New.
 	m.tabs = newDetailTabs(m.st, func() time.Time { return m.now() })
 	m.keys = newKeyMap(o.LeaveFocusKey)
 	if o.Detach {
