@@ -106,7 +106,7 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 	}
 	cols, rows := c.sizes.start(t.ID, [2]int{c.cfg.Pane.Cols, c.cfg.Pane.Rows})
 	w, exit, err := c.p.Hosts.Adopt(ctx, s, worker.Params{
-		TaskID: t.ID, SessionID: s.ID, Token: l.Token, Phase: t.Phase, Spec: r.spec,
+		TaskID: t.ID, SessionID: s.ID, Token: l.Token, Owner: c.owner, Phase: t.Phase, Spec: r.spec,
 		Dir: r.dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: c.cfg.Pane.History,
 		CastPath: c.castPath(t.ID, s.ID), RecordMax: c.cfg.Limits.RecordingBytes, Environ: c.p.Environ,
 		SampleEvery: c.p.SampleEvery, StuckAfter: c.cfg.Stuck.After.Duration, Settle: c.p.Settle,

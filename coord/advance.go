@@ -85,7 +85,7 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 		if err := repo.CheckWorktree(dir); err != nil {
 			return func() { worktreeReplaced(ctx, c, r, err) }
 		}
-		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration, Task: string(t.ID)})
+		v := verify.Run(c.io, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration, Task: string(t.ID), Owner: c.owner})
 		var apply func()
 		apply = func() {
 			if c.gating[r.taskID] != r {

@@ -69,7 +69,12 @@ type Coordinator struct {
 	cfg    config.Config
 	policy lease.Policy
 	holder string
-	now    func() time.Time
+	// owner is the owner mark of this repository clone's engines
+	// (session.OwnerMark): its sessions and gates carry it, and its
+	// sweeps by mark and cgroup stop its own processes only, never those
+	// of another engine of the fleet on this machine.
+	owner string
+	now   func() time.Time
 
 	reports chan worker.Report
 	cmds    chan cmdRequest
@@ -249,7 +254,7 @@ func New(p Params) (*Coordinator, error) {
 		cfg = config.Default()
 	}
 	c := &Coordinator{
-		p: p, st: p.Store, cfg: cfg, policy: cfg.Policy(), holder: p.Holder, now: p.Now,
+		p: p, st: p.Store, cfg: cfg, policy: cfg.Policy(), holder: p.Holder, owner: repoOwner(p.Repo), now: p.Now,
 		reports:     make(chan worker.Report, 64),
 		cmds:        make(chan cmdRequest),
 		back:        make(chan func(), 64),
@@ -274,6 +279,9 @@ func New(p Params) (*Coordinator, error) {
 	c.snap.Store(&Snapshot{})
 	c.fleet = fleetState{host: hostname(cfg.Fleet.Host), ttl: cfg.Fleet.TTL.Duration, shared: isShared(p.Store),
 		own: map[string]struct{}{}, heldOn: map[task.ID]string{}}
+	if p.Repo != nil {
+		c.fleet.root = p.Repo.Root
+	}
 	if c.fleet.ttl <= 0 {
 		c.fleet.ttl = EngineTTL
 	}
@@ -578,7 +586,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	engines, host, now := engineIndex(es), c.fleet.host, c.now()
 	held := map[task.ID]bool{}
 	for _, l := range leases {
-		if l.Holder != c.holder && holderLive(l.Holder, engines, host, now, c.fleet.ttl) {
+		if l.Holder != c.holder && holderLive(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl) {
 			held[l.TaskID] = true
 			c.foreign[l.TaskID] = true
 			c.fleet.engines = engines
@@ -593,7 +601,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 			held[l.TaskID] = true
 			continue
 		}
-		if err := c.orphanWhy(ctx, t, l.Token, holderGone(l.Holder, engines, host, now, c.fleet.ttl)); err != nil {
+		if err := c.orphanWhy(ctx, t, l.Token, holderGone(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl)); err != nil {
 			return err
 		}
 	}

@@ -35,8 +35,9 @@ import (
 // fleetState is what a coordinator keeps to share its store with other
 // engines. Owned by the loop.
 type fleetState struct {
-	// host names this machine ([fleet] host or the hostname).
-	host string
+	// host names this machine ([fleet] host or the hostname); root is
+	// the repository clone's root, as the engines table records it.
+	host, root string
 	// ttl is how old another machine's heartbeat may grow.
 	ttl time.Duration
 	// shared is set when the store is shared with other engines: only
@@ -249,7 +250,7 @@ func (c *Coordinator) rescue(ctx context.Context) {
 			engines = engineIndex(es)
 			c.fleet.engines = engines
 		}
-		if holderLive(l.Holder, engines, c.fleet.host, now, c.fleet.ttl) {
+		if holderLive(l.Holder, engines, c.fleet.host, c.fleet.root, now, c.fleet.ttl) {
 			continue
 		}
 		t, err := c.st.TaskGet(ctx, l.TaskID)
@@ -257,7 +258,7 @@ func (c *Coordinator) rescue(ctx context.Context) {
 			continue
 		}
 		c.tasks[t.ID] = t
-		why := holderGone(l.Holder, engines, c.fleet.host, now, c.fleet.ttl)
+		why := holderGone(l.Holder, engines, c.fleet.host, c.fleet.root, now, c.fleet.ttl)
 		err = c.orphanWhy(ctx, t, l.Token, why)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotFound) {
 			c.reloadTask(ctx, t.ID) // another engine rescued it first

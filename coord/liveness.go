@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 )
 
@@ -44,12 +46,25 @@ const EngineTTL = 3 * HeartbeatEvery
 
 // holderLive reports whether holder may still run its session, judging
 // another host's engine by its heartbeat (younger than ttl, no clean stop)
-// and this host's by its process.
-func holderLive(holder string, engines map[string]store.Engine, host string, now time.Time, ttl time.Duration) bool {
-	if e, ok := engines[holder]; ok && e.Host != host {
+// and this host's by its process. An engine that stopped keeping its
+// agents for its clone's next engine (`stop --keep-agents`) holds its
+// leases until its stop is older than ttl, for every engine but that next
+// one (on host, serving root), which takes them up.
+func holderLive(holder string, engines map[string]store.Engine, host, root string, now time.Time, ttl time.Duration) bool {
+	e, ok := engines[holder]
+	if ok && keptFor(e, host, root) {
+		return e.HeartbeatAge(now) <= ttl
+	}
+	if ok && e.Host != host {
 		return e.StoppedAt.IsZero() && e.HeartbeatAge(now) <= ttl
 	}
 	return holderAlive(holder)
+}
+
+// keptFor reports whether e stopped keeping its agents for a next engine
+// other than the one on host serving root.
+func keptFor(e store.Engine, host, root string) bool {
+	return e.Kept && !e.StoppedAt.IsZero() && (e.Host != host || e.Repo != root)
 }
 
 // EngineLive reports whether the engine e recorded may still run, as the
@@ -63,9 +78,12 @@ func EngineLive(e store.Engine, host string, now time.Time, ttl time.Duration) b
 }
 
 // holderGone says, for an orphan's event, why holder is taken as gone.
-func holderGone(holder string, engines map[string]store.Engine, host string, now time.Time, ttl time.Duration) string {
+func holderGone(holder string, engines map[string]store.Engine, host, root string, now time.Time, ttl time.Duration) string {
 	e, ok := engines[holder]
 	switch {
+	case ok && keptFor(e, host, root):
+		return fmt.Sprintf("Engine %s on %s stopped at %s keeping its agents for its next engine, which did not take them up within the TTL (%s).",
+			holder, e.Host, e.StoppedAt.Format(time.TimeOnly), ttl)
 	case !ok || e.Host == host:
 		return fmt.Sprintf("The %s is gone.", holderText(holder))
 	case !e.StoppedAt.IsZero():
@@ -198,3 +216,12 @@ func hostname(configured string) string {
 // HostName is the name the engine records for this machine under cfg's
 // [fleet] host.
 func HostName(configured string) string { return hostname(configured) }
+
+// repoOwner is the owner mark of the engines serving r's clone
+// (session.OwnerMark), "" without a repository.
+func repoOwner(r *repo.Repo) string {
+	if r == nil {
+		return ""
+	}
+	return session.OwnerMark(r.Root)
+}

@@ -82,7 +82,7 @@ func integrateTask(ctx context.Context, r *repo.Repo, cfg config.Config, t task.
 	if o.in.AlreadyMerged {
 		return o
 	}
-	v := verify.Run(ctx, verify.Params{Dir: o.in.Dir, Command: t.Verify, Timeout: cfg.Verify.Timeout.Duration, Task: "merge-" + string(t.ID)})
+	v := verify.Run(ctx, verify.Params{Dir: o.in.Dir, Command: t.Verify, Timeout: cfg.Verify.Timeout.Duration, Task: "merge-" + string(t.ID), Owner: repoOwner(r)})
 	o.verdict = &v
 	if v.Status != verify.StatusOK {
 		_ = r.Discard(o.in)

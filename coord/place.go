@@ -338,7 +338,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 	}
 	var v *verify.Verdict
 	if baseline {
-		res := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration, Task: string(t.ID)})
+		res := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: c.cfg.Verify.Timeout.Duration, Task: string(t.ID), Owner: c.owner})
 		v = &res
 	}
 	if err := ctx.Err(); err != nil {
@@ -353,7 +353,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 	}
 	cols, rows := c.sizes.start(t.ID, [2]int{c.cfg.Pane.Cols, c.cfg.Pane.Rows})
 	w, err := c.p.Start(ctx, worker.Params{
-		TaskID: t.ID, SessionID: r.sessionID, Token: r.token, Phase: r.phase, Spec: r.spec,
+		TaskID: t.ID, SessionID: r.sessionID, Token: r.token, Owner: c.owner, Phase: r.phase, Spec: r.spec,
 		Dir: dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: c.cfg.Pane.History,
 		CastPath: cast, RecordMax: c.cfg.Limits.RecordingBytes, Environ: c.p.Environ, Brief: brief,
 		SampleEvery: c.p.SampleEvery, StuckAfter: c.cfg.Stuck.After.Duration, Settle: c.p.Settle,

@@ -47,7 +47,7 @@ func (c *Coordinator) checkStore(ctx context.Context) error {
 		}
 		holder, leased := heldBy[t.ID]
 		adopted := leased && holder == c.holder && c.runs[t.ID] != nil // taken up again (adopt.go)
-		live := adopted || leased && holder != c.holder && holderLive(holder, engines, c.fleet.host, now, c.fleet.ttl)
+		live := adopted || leased && holder != c.holder && holderLive(holder, engines, c.fleet.host, c.fleet.root, now, c.fleet.ttl)
 		if !live && c.fleet.shared {
 			// Another engine may have ended it since the load.
 			if fresh, err := c.st.TaskGet(ctx, t.ID); err == nil && !fresh.State.Live() {

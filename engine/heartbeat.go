@@ -18,8 +18,11 @@ const HeartbeatEvery = coord.HeartbeatEvery
 // heartbeat records the engine in the store before it returns, then every
 // HeartbeatEvery until ctx ends, then records its clean stop. The returned
 // channel closes when that last write is done: only then may the store be
-// closed.
-func heartbeat(ctx context.Context, o *coord.Opened, version string, logf func(string, ...any)) <-chan struct{} {
+// closed. kept, when it says so at the stop, records the stop as one that
+// left the agents running for this machine's next engine (store.Engine's
+// Kept): other machines' engines then take none of its tasks over for a
+// TTL.
+func heartbeat(ctx context.Context, o *coord.Opened, version string, kept func() bool, logf func(string, ...any)) <-chan struct{} {
 	done := make(chan struct{})
 	host := coord.HostName(o.Config.Fleet.Host)
 	every := o.Config.Fleet.Heartbeat.Duration
@@ -57,6 +60,7 @@ func heartbeat(ctx context.Context, o *coord.Opened, version string, logf func(s
 		}
 		if stopped {
 			rec.StoppedAt, rec.Busy = rec.HeartbeatAt, 0
+			rec.Kept = kept != nil && kept()
 		}
 		// A beat that hangs (a partition) must come back: the engine's
 		// trust in itself runs from the start of its last beat that

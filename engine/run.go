@@ -73,7 +73,7 @@ func Serve(o *coord.Opened, version string) (func(), error) {
 	srv := &Server{Engine: o, Store: o.Store, Root: o.Repo.Root, Version: version}
 	go func() { _ = srv.Serve(ln) }()
 	hbCtx, hbStop := context.WithCancel(context.Background())
-	hbDone := heartbeat(hbCtx, o, version, nil)
+	hbDone := heartbeat(hbCtx, o, version, nil, nil)
 	return func() {
 		hbStop()
 		<-hbDone
@@ -158,7 +158,7 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 
 func (e *Engine) run(ctx context.Context) {
 	hbCtx, hbStop := context.WithCancel(context.WithoutCancel(ctx))
-	hbDone := heartbeat(hbCtx, e.Opened, e.version, e.logf)
+	hbDone := heartbeat(hbCtx, e.Opened, e.version, e.keeping.Load, e.logf)
 	unlog := logStore(e.Opened, e.logf)
 	defer unlog()
 	relayCtx, relayStop := context.WithCancel(ctx)

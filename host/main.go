@@ -35,17 +35,18 @@ type launch struct {
 	RecordMax int64        `json:"record_max"`
 	TaskID    string       `json:"task_id"`
 	SessionID string       `json:"session_id"`
+	Owner     string       `json:"owner,omitempty"`
 	Banner    string       `json:"banner,omitempty"`
 }
 
 func launchOf(p session.Params) launch {
 	return launch{Spec: p.Spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows, History: p.History, Environ: p.Environ,
-		CastPath: p.CastPath, Brief: p.Brief, RecordMax: p.RecordMax, TaskID: p.TaskID, SessionID: p.SessionID, Banner: p.Banner}
+		CastPath: p.CastPath, Brief: p.Brief, RecordMax: p.RecordMax, TaskID: p.TaskID, SessionID: p.SessionID, Owner: p.Owner, Banner: p.Banner}
 }
 
 func (l launch) params() session.Params {
 	return session.Params{Spec: l.Spec, Dir: l.Dir, Cols: l.Cols, Rows: l.Rows, History: l.History, Environ: l.Environ,
-		CastPath: l.CastPath, Brief: l.Brief, RecordMax: l.RecordMax, TaskID: l.TaskID, SessionID: l.SessionID, Banner: l.Banner}
+		CastPath: l.CastPath, Brief: l.Brief, RecordMax: l.RecordMax, TaskID: l.TaskID, SessionID: l.SessionID, Owner: l.Owner, Banner: l.Banner}
 }
 
 // Linger is how long a host whose agent exited waits for an engine to

@@ -26,7 +26,10 @@ import (
 // (tree_linux.go) are all there is.
 
 // cgroupPrefix starts the name of every session cgroup, followed by the
-// task and session marks: orchestra-<task>-<session>.
+// owner, task and session marks: orchestra-@<owner>-<task>-<session>
+// (cgroupName). A cgroup made before the owner mark existed is named
+// orchestra-<task>-<session>; a task's name never starts with '@', so the
+// two cannot be confused.
 const cgroupPrefix = "orchestra-"
 
 var cgroups struct {
@@ -71,18 +74,28 @@ func findCgroupBase() (string, string) {
 
 // sweepCgroups removes the empty session cgroups under base that a process
 // killed before it could remove them left behind (rmdir fails on one that
-// still holds a process, which stays for its task's next fencing).
+// still holds a process, which stays for its task's next fencing). One
+// made less than sweepAge ago is left: it may be another host's, of this
+// engine or of another engine on the machine, between its mkdir and the
+// start of its program, which removing it would make fail.
 func sweepCgroups(base string) {
 	ents, err := os.ReadDir(base)
 	if err != nil {
 		return
 	}
 	for _, e := range ents {
-		if e.IsDir() && strings.HasPrefix(e.Name(), cgroupPrefix) {
-			_ = os.Remove(filepath.Join(base, e.Name()))
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), cgroupPrefix) {
+			continue
 		}
+		if fi, err := e.Info(); err != nil || time.Since(fi.ModTime()) < sweepAge {
+			continue
+		}
+		_ = os.Remove(filepath.Join(base, e.Name()))
 	}
 }
+
+// sweepAge is how old an empty session cgroup must be for sweepCgroups.
+const sweepAge = time.Minute
 
 // ownCgroup returns this process's cgroup v2 path ("0::/path" in
 // /proc/self/cgroup).
@@ -162,27 +175,47 @@ type cgroup struct {
 }
 
 // cgroupName is the directory name of a session's cgroup; only the marks'
-// safe characters are kept.
-func cgroupName(task, session string) string {
-	clean := func(s string) string {
-		return strings.Map(func(r rune) rune {
-			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' {
-				return r
-			}
-			return '_'
-		}, s)
+// safe characters are kept (so an owner holds no '-').
+func cgroupName(owner, task, session string) string {
+	if owner == "" {
+		return cgroupPrefix + cleanMark(task) + "-" + cleanMark(session)
 	}
-	return cgroupPrefix + clean(task) + "-" + clean(session)
+	return cgroupPrefix + "@" + cleanMark(owner) + "-" + cleanMark(task) + "-" + cleanMark(session)
+}
+
+// cleanMark keeps a mark's letters, digits, '_' and '.'; anything else
+// becomes '_'.
+func cleanMark(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '.' {
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// parseCgroupName splits a session cgroup's name into its owner ("" for
+// one named before the owner mark) and the rest, <task>-<session>.
+func parseCgroupName(name string) (owner, rest string, ok bool) {
+	rest, ok = strings.CutPrefix(name, cgroupPrefix)
+	if !ok {
+		return "", "", false
+	}
+	if r, owned := strings.CutPrefix(rest, "@"); owned {
+		owner, rest, ok = strings.Cut(r, "-")
+		return owner, rest, ok
+	}
+	return "", rest, true
 }
 
 // newCgroup makes the session's cgroup, or returns nil where there is
 // none to make (the session then relies on its marks).
-func newCgroup(task, session string) *cgroup {
+func newCgroup(owner, task, session string) *cgroup {
 	base, _ := cgroupBase()
 	if base == "" || task == "" || session == "" {
 		return nil
 	}
-	dir := filepath.Join(base, cgroupName(task, session))
+	dir := filepath.Join(base, cgroupName(owner, task, session))
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return nil
 	}
@@ -350,10 +383,11 @@ func waitEmpty(dir string, d time.Duration) bool {
 	}
 }
 
-// endTaskCgroups ends every session cgroup of task but keep's ("" keeps
+// endTaskCgroups ends every session cgroup of task and owner's (ownedBy:
+// another engine's on this machine is never touched) but keep's ("" keeps
 // none): a session of a killed console whose program exec'd with a clean
 // environment is still found there.
-func endTaskCgroups(task, keep string, grace time.Duration) error {
+func endTaskCgroups(owner, task, keep string, grace time.Duration) error {
 	base, _ := cgroupBase()
 	if base == "" || task == "" {
 		return nil
@@ -362,13 +396,17 @@ func endTaskCgroups(task, keep string, grace time.Duration) error {
 	if err != nil {
 		return nil
 	}
-	prefix := cgroupName(task, "")
+	prefix := cleanMark(task) + "-"
 	var errs []error
 	for _, e := range ents {
-		if !e.IsDir() || !strings.HasPrefix(e.Name(), prefix) {
+		if !e.IsDir() {
 			continue
 		}
-		if keep != "" && e.Name() == cgroupName(task, keep) {
+		got, rest, ok := parseCgroupName(e.Name())
+		if !ok || !strings.HasPrefix(rest, prefix) || !ownedBy(got, cleanMark(owner)) {
+			continue
+		}
+		if keep != "" && rest == prefix+cleanMark(keep) {
 			continue
 		}
 		errs = append(errs, endCgroup(fmt.Sprintf("stop processes of task %s", task), filepath.Join(base, e.Name()), 0, grace))

@@ -13,11 +13,11 @@ func TreeMechanism() string { return "the process group" }
 
 type cgroup struct{ dir string }
 
-func newCgroup(task, session string) *cgroup                       { return nil }
-func (c *cgroup) attach(attrs *syscall.SysProcAttr)                {}
-func (c *cgroup) signal(skip int, sig syscall.Signal)              {}
-func (c *cgroup) kill()                                            {}
-func (c *cgroup) started()                                         {}
-func (c *cgroup) procs() []int                                     { return nil }
-func (c *cgroup) end(what string, skip int, d time.Duration) error { return nil }
-func endTaskCgroups(task, keep string, grace time.Duration) error  { return nil }
+func newCgroup(owner, task, session string) *cgroup                      { return nil }
+func (c *cgroup) attach(attrs *syscall.SysProcAttr)                      {}
+func (c *cgroup) signal(skip int, sig syscall.Signal)                    {}
+func (c *cgroup) kill()                                                  {}
+func (c *cgroup) started()                                               {}
+func (c *cgroup) procs() []int                                           { return nil }
+func (c *cgroup) end(what string, skip int, d time.Duration) error       { return nil }
+func endTaskCgroups(owner, task, keep string, grace time.Duration) error { return nil }

@@ -45,7 +45,7 @@ while [ ! -s "` + pidFile + `" ]; do sleep 0.01; done; echo daemon-started; echo
 	require.NoError(t, err)
 	_, marked := marks(env, []byte(TaskEnv+"=T-cg"))
 	require.False(t, marked, "the daemon carries no mark")
-	dir := filepath.Join(base, cgroupName("T-cg", "S-cg"))
+	dir := filepath.Join(base, cgroupName("", "T-cg", "S-cg"))
 	require.Contains(t, cgroupProcs(dir), pid, "the daemon is in the session's cgroup")
 
 	require.NoError(t, b.s.Stop(200*time.Millisecond))
@@ -61,7 +61,7 @@ func TestStopMarkedEndsAnotherSessionsCgroup(t *testing.T) {
 	t.Parallel()
 	base := needCgroup(t)
 	start := func(session string) *exec.Cmd {
-		cg := newCgroup("T-cgfence", session)
+		cg := newCgroup("", "T-cgfence", session)
 		require.NotNil(t, cg)
 		cmd := exec.Command("sleep", "600")
 		cmd.Env = []string{} // no marks
@@ -77,16 +77,16 @@ func TestStopMarkedEndsAnotherSessionsCgroup(t *testing.T) {
 	t.Cleanup(func() {
 		_ = keep.Process.Kill()
 		_ = keep.Wait()
-		_ = os.Remove(filepath.Join(base, cgroupName("T-cgfence", "S-new")))
+		_ = os.Remove(filepath.Join(base, cgroupName("", "T-cgfence", "S-new")))
 	})
-	require.Empty(t, Marked("T-cgfence"), "no process carries a mark")
+	require.Empty(t, Marked("", "T-cgfence"), "no process carries a mark")
 
-	require.NoError(t, StopMarked("T-cgfence", "S-new", time.Second))
+	require.NoError(t, StopMarked("", "T-cgfence", "S-new", time.Second))
 	select {
 	case <-exited:
 	case <-time.After(waitLimit):
 		t.Fatal("the old session's process outlived StopMarked")
 	}
-	require.NoDirExists(t, filepath.Join(base, cgroupName("T-cgfence", "S-old")))
+	require.NoDirExists(t, filepath.Join(base, cgroupName("", "T-cgfence", "S-old")))
 	require.NoError(t, syscall.Kill(keep.Process.Pid, 0), "the kept session's process still runs")
 }

@@ -59,6 +59,10 @@ type Params struct {
 	// SessionEnv), so descendants that leave its process group are still
 	// found and stopped with it.
 	TaskID, SessionID string
+	// Owner is the owner mark (OwnerEnv, OwnerMark) of the engine that
+	// starts the session: its sweeps match its own sessions only. ""
+	// marks none (an engine's sweep then takes the session as its own).
+	Owner string
 	// Banner is a line shown at the top of the pane before anything the
 	// program prints (and recorded as its first output): what a pane that
 	// takes its brief as a file says, above the shell's first prompt.
@@ -101,10 +105,10 @@ type Session struct {
 	parserDone chan struct{}
 	done       chan struct{}
 	exitCode   int
-	// taskID and sessionID are the marks; treeErr says what of the
+	// taskID, sessionID and owner are the marks; treeErr says what of the
 	// session's tree outlived it (set before done is closed).
-	taskID, sessionID string
-	treeErr           error
+	taskID, sessionID, owner string
+	treeErr                  error
 	// cg is the session's cgroup, nil where the machine offers none.
 	cg *cgroup
 }
@@ -130,6 +134,9 @@ func Start(p Params) (*Session, error) {
 	env := ScrubEnv(environ, spec)
 	if p.TaskID != "" && p.SessionID != "" {
 		env = append(env, TaskEnv+"="+p.TaskID, SessionEnv+"="+p.SessionID)
+		if p.Owner != "" {
+			env = append(env, OwnerEnv+"="+p.Owner)
+		}
 	}
 	argv := append([]string(nil), spec.Argv...)
 	if spec.Delivery == DeliveryArg && p.Brief != "" {
@@ -144,7 +151,7 @@ func Start(p Params) (*Session, error) {
 		return nil, err
 	}
 	s := &Session{
-		spec: spec, now: now, submit: submit, castPath: p.CastPath, taskID: p.TaskID, sessionID: p.SessionID,
+		spec: spec, now: now, submit: submit, castPath: p.CastPath, taskID: p.TaskID, sessionID: p.SessionID, owner: p.Owner,
 		changed: make(chan struct{}, 1), sig: make(chan struct{}),
 		in: newInputQueue(), readerDone: make(chan struct{}), done: make(chan struct{}),
 		parse: newParseQueue(), parserDone: make(chan struct{}), cols: p.Cols, rows: p.Rows,
@@ -180,7 +187,7 @@ func Start(p Params) (*Session, error) {
 	s.term = newTerminal(p.Cols, p.Rows, p.History, func(b []byte) { s.in.push(b) })
 	s.cmd = &exec.Cmd{Path: path, Args: argv, Env: env, Dir: p.Dir}
 	attrs := &syscall.SysProcAttr{Setsid: true, Setctty: true}
-	s.cg = newCgroup(p.TaskID, p.SessionID)
+	s.cg = newCgroup(p.Owner, p.TaskID, p.SessionID)
 	s.cg.attach(attrs)
 	size := &pty.Winsize{Cols: uint16(p.Cols), Rows: uint16(p.Rows)}
 	s.ptmx, err = pty.StartWithAttrs(s.cmd, size, attrs)
@@ -261,7 +268,7 @@ func (s *Session) waitLoop() {
 		// and is read in one file instead of every process's environment.
 		s.treeErr = s.cg.end(fmt.Sprintf("stop harness %q", s.spec.Name), pgid, 0)
 	} else {
-		s.treeErr = stopSession(s.taskID, s.sessionID, pgid, 0)
+		s.treeErr = stopSession(s.owner, s.taskID, s.sessionID, pgid, 0)
 	}
 	t := time.NewTimer(drainGrace)
 	select {
@@ -409,7 +416,7 @@ func (s *Session) Stop(grace time.Duration) error {
 	if s.cg != nil {
 		s.cg.signal(pgid, syscall.SIGTERM)
 	} else {
-		signalSession(s.taskID, s.sessionID, pgid, syscall.SIGTERM)
+		signalSession(s.owner, s.taskID, s.sessionID, pgid, syscall.SIGTERM)
 	}
 	t.Reset(grace)
 	select {

@@ -1,7 +1,10 @@
 package session
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"path/filepath"
 	"strconv"
 	"strings"
 )
@@ -16,15 +19,51 @@ import (
 // of the task starts there. The marks are not a security boundary (a
 // program can exec with a clean environment); where the machine delegates
 // a cgroup v2, the session's cgroup holds that one too (cgroup_linux.go).
+//
+// A third mark, OwnerEnv, names the engine that started the session: the
+// repository clone it serves (OwnerMark), which one engine at a time holds
+// (its lock) and the next engine there inherits with the sessions it adopts.
+// Engines of one fleet may share a machine (two clones on one host, one
+// store): every sweep by mark or cgroup matches its own owner's processes
+// only, so one never signals another's agents (issue 23). A process marked
+// before the owner mark existed (an older binary's, left for adoption) has
+// none and is every owner's, as it was.
 const (
 	TaskEnv    = "ORCHESTRA_TASK"
 	SessionEnv = "ORCHESTRA_SESSION"
+	OwnerEnv   = "ORCHESTRA_OWNER"
 )
 
 // Proc is a live process carrying a task's mark.
 type Proc struct {
 	Pid     int
 	Session string // its SessionEnv value
+	Owner   string // its OwnerEnv value, "" for a process marked before it existed
+}
+
+// OwnerMark returns the owner mark of the engine serving the repository
+// clone at root: a short hash of its absolute path, made only of the
+// characters a cgroup name keeps (cgroupName).
+func OwnerMark(root string) string {
+	if root == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(root); err == nil {
+		root = abs
+	}
+	if real, err := filepath.EvalSymlinks(root); err == nil {
+		root = real
+	}
+	sum := sha256.Sum256([]byte(root))
+	return hex.EncodeToString(sum[:6])
+}
+
+// ownedBy reports whether a process whose owner mark is got belongs to the
+// sweep of owner: owner "" sweeps every owner's (a caller with no engine,
+// as before the mark), and a process with no owner mark (an older
+// binary's) is every owner's.
+func ownedBy(got, owner string) bool {
+	return owner == "" || got == "" || got == owner
 }
 
 // RemainError names the processes a stop could not end within its grace.

@@ -13,10 +13,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Marked returns the live processes whose environment carries TaskEnv=task,
+// Marked returns the live processes whose environment carries TaskEnv=task
+// and whose owner mark is owner's (ownedBy: owner "" finds every owner's),
 // this process excluded. Processes it may not read (another user's) are
 // skipped: they cannot be ours.
-func Marked(task string) []Proc {
+func Marked(owner, task string) []Proc {
 	if task == "" {
 		return nil
 	}
@@ -36,50 +37,57 @@ func Marked(task string) []Proc {
 		if err != nil || len(env) == 0 {
 			continue // gone, another user's, or a zombie (empty environ)
 		}
-		if sess, ok := marks(env, want); ok {
-			out = append(out, Proc{Pid: pid, Session: sess})
+		if m, ok := marks(env, want); ok && ownedBy(m.owner, owner) {
+			out = append(out, Proc{Pid: pid, Session: m.session, Owner: m.owner})
 		}
 	}
 	return out
 }
 
+// procMarks are the session and owner marks of a process.
+type procMarks struct{ session, owner string }
+
 // marks reports whether env (NUL-separated) holds want exactly, and the
-// session mark beside it.
-func marks(env, want []byte) (string, bool) {
-	found, sess := false, ""
+// session and owner marks beside it (the last of each, as a lookup
+// through the environment finds).
+func marks(env, want []byte) (procMarks, bool) {
+	found, m := false, procMarks{}
 	for kv := range bytes.SplitSeq(env, []byte{0}) {
 		if bytes.Equal(kv, want) {
 			found = true
 		} else if v, ok := bytes.CutPrefix(kv, []byte(SessionEnv+"=")); ok {
-			sess = string(v)
+			m.session = string(v)
+		} else if v, ok := bytes.CutPrefix(kv, []byte(OwnerEnv+"=")); ok {
+			m.owner = string(v)
 		}
 	}
-	return sess, found
+	return m, found
 }
 
-// StopMarked ends every process carrying task's mark whose session mark
-// is not keep ("" keeps none): SIGTERM, then SIGKILL to those still alive
-// after grace, then a wait of up to grace for them to be gone. Signals go
-// through a pidfd opened while the mark was checked, so a pid reused in
-// between is never signalled. It returns a *RemainError naming the pids
-// still alive at the end instead of waiting longer.
-func StopMarked(task, keep string, grace time.Duration) error {
-	err := stopMarked(task, func(s string) bool { return keep == "" || s != keep }, 0, grace)
+// StopMarked ends every process carrying task's mark and owner's (ownedBy:
+// another engine's agents on this machine are never touched) whose session
+// mark is not keep ("" keeps none): SIGTERM, then SIGKILL to those still
+// alive after grace, then a wait of up to grace for them to be gone.
+// Signals go through a pidfd opened while the mark was checked, so a pid
+// reused in between is never signalled. It returns a *RemainError naming
+// the pids still alive at the end instead of waiting longer.
+func StopMarked(owner, task, keep string, grace time.Duration) error {
+	err := stopMarked(owner, task, func(s string) bool { return keep == "" || s != keep }, 0, grace)
 	// A process that exec'd with a clean environment has no marks, but
 	// stays in its session's cgroup where there is one.
-	return errors.Join(err, endTaskCgroups(task, keep, grace))
+	return errors.Join(err, endTaskCgroups(owner, task, keep, grace))
 }
 
-// stopSession ends every process of task carrying session's mark except
-// skip (the session's leader, which its waiter reaps).
-func stopSession(task, session string, skip int, grace time.Duration) error {
+// stopSession ends every process of task carrying session's mark and
+// owner's except skip (the session's leader, which its waiter reaps).
+func stopSession(owner, task, session string, skip int, grace time.Duration) error {
 	if task == "" || session == "" {
 		return nil
 	}
-	return stopMarked(task, func(s string) bool { return s == session }, skip, grace)
+	return stopMarked(owner, task, func(s string) bool { return s == session }, skip, grace)
 }
 
-func stopMarked(task string, match func(string) bool, skip int, grace time.Duration) error {
+func stopMarked(owner, task string, match func(string) bool, skip int, grace time.Duration) error {
 	var fds []int
 	var pids []int
 	defer func() {
@@ -87,7 +95,7 @@ func stopMarked(task string, match func(string) bool, skip int, grace time.Durat
 			unix.Close(fd)
 		}
 	}()
-	for _, p := range Marked(task) {
+	for _, p := range Marked(owner, task) {
 		if !match(p.Session) || p.Pid == skip {
 			continue
 		}
@@ -100,7 +108,7 @@ func stopMarked(task string, match func(string) bool, skip int, grace time.Durat
 		if env, err := os.ReadFile("/proc/" + strconv.Itoa(p.Pid) + "/environ"); err != nil {
 			unix.Close(fd)
 			continue
-		} else if _, ok := marks(env, []byte(TaskEnv+"="+task)); !ok {
+		} else if m, ok := marks(env, []byte(TaskEnv+"="+task)); !ok || !ownedBy(m.owner, owner) {
 			unix.Close(fd)
 			continue
 		}
@@ -189,13 +197,13 @@ func reapFD(fd int) {
 	_ = unix.Waitid(unix.P_PIDFD, fd, &info, unix.WEXITED|unix.WNOHANG, nil)
 }
 
-// signalSession sends sig to the session's marked processes other than
-// skip, without waiting.
-func signalSession(task, session string, skip int, sig syscall.Signal) {
+// signalSession sends sig to the session's marked processes (owner's)
+// other than skip, without waiting.
+func signalSession(owner, task, session string, skip int, sig syscall.Signal) {
 	if task == "" || session == "" {
 		return
 	}
-	for _, p := range Marked(task) {
+	for _, p := range Marked(owner, task) {
 		if p.Session == session && p.Pid != skip {
 			_ = syscall.Kill(p.Pid, sig)
 		}

@@ -83,14 +83,14 @@ func TestStopMarkedFencesAnotherConsolesSurvivor(t *testing.T) {
 	go func() { _ = survivor.Wait(); close(exited) }()
 
 	var sessions []string
-	for _, p := range Marked("T-fence") {
+	for _, p := range Marked("", "T-fence") {
 		sessions = append(sessions, p.Session)
 	}
 	require.ElementsMatch(t, []string{"S-old", "S-new"}, sessions)
-	require.NoError(t, StopMarked("T-fence", "S-new", time.Second))
+	require.NoError(t, StopMarked("", "T-fence", "S-new", time.Second))
 	<-exited
 	require.NoError(t, syscall.Kill(keep.Process.Pid, 0), "the kept session's process still runs")
-	require.Len(t, Marked("T-fence"), 1)
+	require.Len(t, Marked("", "T-fence"), 1)
 }
 
 func TestRemainErrorNamesThePids(t *testing.T) {

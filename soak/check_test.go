@@ -91,7 +91,7 @@ func (s *soak) check(kills int, took time.Duration) {
 
 	orphans := len(s.processes())
 	for _, id := range s.ids {
-		orphans += len(session.Marked(id)) + len(session.Marked(verify.GateMark(id)))
+		orphans += len(session.Marked("", id)) + len(session.Marked("", verify.GateMark(id)))
 	}
 
 	lat := slices.Clone(s.latency)

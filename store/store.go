@@ -343,6 +343,13 @@ type Engine struct {
 	// StoppedAt is set when the engine stopped cleanly; zero while it runs
 	// or after it died without saying so (its heartbeat then ages).
 	StoppedAt time.Time `json:"stopped_at,omitzero"`
+	// Kept is set with StoppedAt when the engine stopped leaving its
+	// agents running for its machine's next engine (`stop
+	// --keep-agents`, an upgrade): the stop counts as its last heartbeat,
+	// and its leases stay its own until that beat is older than the TTL,
+	// so no other machine's engine takes them over while the next engine
+	// here may still take the agents up.
+	Kept bool `json:"kept,omitempty"`
 	// StoreClock is set by a store that several machines share
 	// (PostgreSQL): it stamps HeartbeatAt and StoppedAt with its own clock
 	// at the write, whatever the writer passed, and BeatAge is how old the

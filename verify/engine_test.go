@@ -94,3 +94,37 @@ func TestAnEarlierGateOfTheTaskIsStoppedFirst(t *testing.T) {
 	}
 	require.NoError(t, syscall.Kill(other.Process.Pid, 0), "another task's gate was touched")
 }
+
+// Two engines of a fleet on one machine may both have gated task T (one
+// took it over from the other): a gate starting under one engine's owner
+// mark stops that engine's earlier gate of T and leaves the other
+// engine's gate running.
+func TestAnotherEnginesGateOfTheTaskIsLeftAlone(t *testing.T) {
+	t.Parallel()
+	own, theirs := session.OwnerMark(filepath.Join(t.TempDir(), "a")), session.OwnerMark(filepath.Join(t.TempDir(), "b"))
+	start := func(owner string) (*exec.Cmd, chan struct{}) {
+		cmd := exec.Command("sleep", "600")
+		cmd.Env = append(os.Environ(), session.TaskEnv+"="+GateMark("T-OWNED"), session.OwnerEnv+"="+owner)
+		require.NoError(t, cmd.Start())
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		return cmd, done
+	}
+	_, stale := start(own)
+	other, otherDone := start(theirs)
+
+	v := Run(context.Background(), Params{Dir: t.TempDir(), Task: "T-OWNED", Owner: own, Command: `test "$ORCHESTRA_OWNER" = ` + own})
+	require.Equal(t, StatusOK, v.Status, "the gate carries its owner mark: %v", v)
+	select {
+	case <-stale:
+	case <-time.After(10 * time.Second):
+		t.Fatal("this engine's earlier gate still runs")
+	}
+	select {
+	case <-otherDone:
+		t.Fatal("the other engine's gate was stopped")
+	default:
+	}
+	require.NoError(t, syscall.Kill(other.Process.Pid, 0), "the other engine's gate runs")
+}

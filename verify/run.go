@@ -35,6 +35,10 @@ type Params struct {
 	// from a console that was killed is stopped before this one starts, so
 	// two gates never run side by side in one worktree.
 	Task string
+	// Owner is the engine's owner mark (session.OwnerMark): the gate
+	// carries it, and the stop of an earlier gate of the task touches its
+	// own engine's only, never another engine's on this machine.
+	Owner string
 
 	// started, when set, is told the process group id once the command
 	// runs, so tests can check the whole group is gone afterwards.
@@ -65,7 +69,10 @@ func Run(ctx context.Context, p Params) Verdict {
 	}
 	if p.Task != "" {
 		env = append(env[:len(env):len(env)], session.TaskEnv+"="+GateMark(p.Task))
-		if err := session.StopMarked(GateMark(p.Task), "", killGrace); err != nil {
+		if p.Owner != "" {
+			env = append(env, session.OwnerEnv+"="+p.Owner)
+		}
+		if err := session.StopMarked(p.Owner, GateMark(p.Task), "", killGrace); err != nil {
 			return Verdict{Status: StatusError, Detail: "an earlier verify run of this task could not be stopped: " + err.Error(), At: now()}
 		}
 	}

@@ -318,13 +318,13 @@ func (r *Run) checkOwnWork() error {
 			rel, fi.ModTime().UTC().Format(time.RFC3339Nano), r.launchedAt.UTC().Format(time.RFC3339Nano))
 	}
 	var older []int
-	for _, p := range session.Marked(string(r.p.TaskID)) {
+	for _, p := range session.Marked(r.p.Owner, string(r.p.TaskID)) {
 		if p.Session != r.p.SessionID {
 			older = append(older, p.Pid)
 		}
 	}
 	if len(older) > 0 {
-		_ = session.StopMarked(string(r.p.TaskID), r.p.SessionID, fenceGrace)
+		_ = session.StopMarked(r.p.Owner, string(r.p.TaskID), r.p.SessionID, fenceGrace)
 		return task.Refuse(task.ReasonArtifactStale, "process(es) %v of an older session were alive in the worktree and were stopped; write %s again.", older, rel)
 	}
 	return nil

@@ -85,6 +85,10 @@ type Params struct {
 	TaskID    task.ID
 	SessionID string
 	Token     int64
+	// Owner is the engine's owner mark (session.OwnerMark): its sessions
+	// carry it, and its fencing sweeps stop its own processes only, never
+	// those of another engine on this machine.
+	Owner     string
 	Phase     task.Phase
 	Spec      session.Spec // already expanded
 	Dir       string       // the task's worktree
@@ -181,7 +185,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	// agent, say) is stopped before this one starts in the worktree, so it
 	// cannot write this session's artifact (stopped before the old
 	// sentinel and artifact are cleared, so it cannot write them again).
-	if err := session.StopMarked(string(p.TaskID), "", fenceGrace); err != nil {
+	if err := session.StopMarked(p.Owner, string(p.TaskID), "", fenceGrace); err != nil {
 		wt.Close()
 		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: "an earlier session's processes could not be stopped: " + err.Error()}
 	}
@@ -237,7 +241,7 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	sess, err := launch(session.Params{
 		Spec: spec, Dir: p.Dir, Cols: p.Cols, Rows: p.Rows, History: noHistory(p.History),
 		Environ: p.Environ, CastPath: p.CastPath, Now: p.Now,
-		TaskID: string(p.TaskID), SessionID: p.SessionID, RecordMax: p.RecordMax,
+		TaskID: string(p.TaskID), SessionID: p.SessionID, Owner: p.Owner, RecordMax: p.RecordMax,
 		Banner: banner,
 	})
 	if err != nil {

@@ -131,11 +131,15 @@ func localStoreFault(root string) string {
 	return strings.TrimSpace(s.StoreFault + " " + s.SteppedDown)
 }
 
-// engineState is "running", "stopped" (it said so) or "gone" (it ended
-// without a word: on this host its process is gone; on another its
-// heartbeat is older than ttl, its machine taken as lost).
+// engineState is "running", "stopped" (it said so), "kept" (it stopped
+// leaving its agents for its machine's next engine, which may still take
+// them up: for a TTL after the stop) or "gone" (it ended without a word: on
+// this host its process is gone; on another its heartbeat is older than
+// ttl, its machine taken as lost).
 func engineState(e store.Engine, host string, now time.Time, ttl time.Duration) string {
 	switch {
+	case !e.StoppedAt.IsZero() && e.Kept && e.HeartbeatAge(now) <= ttl:
+		return "kept"
 	case !e.StoppedAt.IsZero():
 		return "stopped"
 	case !coord.EngineLive(e, host, now, ttl):

@@ -96,6 +96,22 @@ func TestEnginesJudgesGoneByFleetTTL(t *testing.T) {
 	require.Contains(t, stdout, "buildbox-2")
 }
 
+// An engine that stopped with --keep-agents is shown as kept while its
+// agents wait for its clone's next engine (a TTL after the stop), then as
+// stopped.
+func TestEnginesShowsAKeptStop(t *testing.T) {
+	t.Parallel()
+	root := calcRepo(t)
+	now := time.Now().UTC()
+	kept := store.Engine{ID: "engine:4343:bb", Host: "buildbox-3", Pid: 4343, Version: "v-test", Repo: "/srv/repo",
+		Slots: 2, StartedAt: now.Add(-time.Hour), HeartbeatAt: now, StoppedAt: now, Kept: true}
+	recordEngine(t, root, kept)
+	require.Equal(t, "kept", onlyEngineState(t, root), "stopped a moment ago keeping its agents")
+	kept.HeartbeatAt, kept.StoppedAt = now.Add(-2*time.Minute), now.Add(-2*time.Minute)
+	recordEngine(t, root, kept)
+	require.Equal(t, "stopped", onlyEngineState(t, root), "kept past the default ttl of 30s")
+}
+
 // An engine of this machine whose process is gone (kill -9: no word, its
 // heartbeat still young) is shown as gone at once.
 func TestEnginesJudgesThisHostsEngineByItsProcess(t *testing.T) {

@@ -199,6 +199,11 @@ CREATE TABLE source_cursors (
 `,
 	// 9: the lower-bound mark of the usage sums (usage.go).
 	migrationUsageLowerBound,
+	// 10: an engine that stopped keeping its agents for the next
+	// (engines.go).
+	`
+ALTER TABLE engines ADD COLUMN kept boolean NOT NULL DEFAULT false;
+`,
 }
 
 // migrate brings the schema to version target in one transaction under the

@@ -12,12 +12,13 @@ import (
 func (s *Store) EngineHeartbeat(ctx context.Context, e store.Engine) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO engines (id, host, pid, version, repo, slots, busy,
-started_at, heartbeat_at, stopped_at, ssh, bin) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+started_at, heartbeat_at, stopped_at, ssh, bin, kept) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (id) DO UPDATE SET host = excluded.host, pid = excluded.pid, version = excluded.version,
 repo = excluded.repo, slots = excluded.slots, busy = excluded.busy, started_at = excluded.started_at,
-heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at, ssh = excluded.ssh, bin = excluded.bin`,
+heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at, ssh = excluded.ssh, bin = excluded.bin,
+kept = excluded.kept`,
 			e.ID, e.Host, e.Pid, e.Version, e.Repo, e.Slots, e.Busy,
-			timeText(e.StartedAt), timeText(e.HeartbeatAt), timeText(e.StoppedAt), e.SSH, e.Bin)
+			timeText(e.StartedAt), timeText(e.HeartbeatAt), timeText(e.StoppedAt), e.SSH, e.Bin, e.Kept && !e.StoppedAt.IsZero())
 		if err != nil {
 			return fmt.Errorf("record heartbeat of engine %s: %w", e.ID, err)
 		}
@@ -28,7 +29,7 @@ heartbeat_at = excluded.heartbeat_at, stopped_at = excluded.stopped_at, ssh = ex
 // EngineList returns every recorded engine, most recent heartbeat first.
 func (s *Store) EngineList(ctx context.Context) ([]store.Engine, error) {
 	rows, err := s.r.QueryContext(ctx, `SELECT id, host, pid, version, repo, slots, busy, started_at,
-heartbeat_at, stopped_at, ssh, bin FROM engines ORDER BY heartbeat_at DESC, id`)
+heartbeat_at, stopped_at, ssh, bin, kept FROM engines ORDER BY heartbeat_at DESC, id`)
 	if err != nil {
 		return nil, fmt.Errorf("list engines: %w", err)
 	}
@@ -38,7 +39,7 @@ heartbeat_at, stopped_at, ssh, bin FROM engines ORDER BY heartbeat_at DESC, id`)
 		var e store.Engine
 		var started, beat, stopped string
 		if err := rows.Scan(&e.ID, &e.Host, &e.Pid, &e.Version, &e.Repo, &e.Slots, &e.Busy,
-			&started, &beat, &stopped, &e.SSH, &e.Bin); err != nil {
+			&started, &beat, &stopped, &e.SSH, &e.Bin, &e.Kept); err != nil {
 			return nil, fmt.Errorf("list engines: %w", err)
 		}
 		if e.StartedAt, err = parseTime(started); err != nil {

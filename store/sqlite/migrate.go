@@ -208,6 +208,11 @@ CREATE TABLE source_cursors (
 `,
 	// 13: the lower-bound mark of the usage sums (usage.go).
 	migrationUsageLowerBound,
+	// 14: an engine that stopped keeping its agents for the next
+	// (engines.go).
+	`
+ALTER TABLE engines ADD COLUMN kept INTEGER NOT NULL DEFAULT 0;
+`,
 }
 
 // migrateTo brings the database to schema version target in one IMMEDIATE

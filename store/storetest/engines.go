@@ -76,4 +76,21 @@ func testEngineHeartbeat(t *testing.T, b *bundle) {
 	require.NoError(t, err)
 	require.Equal(t, []store.Engine{a, c}, byStoreClock(list, []store.Engine{a, c}))
 	require.False(t, list[0].StoppedAt.IsZero(), "the clean stop is recorded")
+	require.False(t, list[0].Kept)
+
+	// A stop that leaves the agents for the machine's next engine says so;
+	// a beat that is no stop never does.
+	c.Busy, c.HeartbeatAt, c.StoppedAt, c.Kept = 0, b.at(6*time.Second), b.at(6*time.Second), true
+	require.NoError(t, b.st.EngineHeartbeat(b.ctx, c))
+	list, err = b.st.EngineList(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, []store.Engine{c, a}, byStoreClock(list, []store.Engine{a, c}))
+	require.True(t, list[0].Kept, "the stop kept its agents")
+	d := store.Engine{ID: "engine:host-d:400:i4", Host: "host-d", Pid: 400, Version: "v1", Repo: "/src/calc",
+		Slots: 1, StartedAt: b.now, HeartbeatAt: b.at(7 * time.Second), Kept: true}
+	require.NoError(t, b.st.EngineHeartbeat(b.ctx, d))
+	list, err = b.st.EngineList(b.ctx)
+	require.NoError(t, err)
+	require.Equal(t, d.ID, list[0].ID)
+	require.False(t, list[0].Kept, "a running engine keeps nothing")
 }
