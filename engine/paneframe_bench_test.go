@@ -43,11 +43,18 @@ const (
 	benchPane            = task.ID("01BENCHPANE")
 )
 
-func newFramePath(b testing.TB, name string, viaHost, whole bool) *framePath {
+// inProcess is the mode of a framePath whose session runs in the engine;
+// the others are through a host of a host.LoopbackMode.
+const inProcess = -1
+
+// newFramePath makes a path through a host of mode (or in process); whole
+// is a console that takes whole screens and their text (the way before
+// rows).
+func newFramePath(b testing.TB, name string, mode int, whole bool) *framePath {
 	p := &framePath{name: name, term: session.NewTerminal(benchCols, benchRows, 0, nil)}
 	p.view = p.term
-	if viaHost {
-		lb, err := host.NewLoopback(p.term, whole)
+	if mode != inProcess {
+		lb, err := host.NewLoopback(p.term, host.LoopbackMode(mode))
 		require.NoError(b, err)
 		b.Cleanup(lb.Close)
 		p.lb, p.view = lb, lb.View()
@@ -137,9 +144,10 @@ func BenchmarkPaneFrame(b *testing.B) {
 func benchPaneFrame(b *testing.B, step func(int) string) {
 	const rounds, frames = 9, 200
 	paths := []*framePath{
-		newFramePath(b, "inproc", false, false),
-		newFramePath(b, "host", true, false),
-		newFramePath(b, "host-whole", true, true),
+		newFramePath(b, "inproc", inProcess, false),
+		newFramePath(b, "host", int(host.LoopbackPush), false),
+		newFramePath(b, "host-ask", int(host.LoopbackAsk), false),
+		newFramePath(b, "host-whole", int(host.LoopbackWhole), true),
 	}
 	var fill strings.Builder
 	for i := range benchRows {
@@ -201,12 +209,15 @@ func benchPaneFrame(b *testing.B, step func(int) string) {
 	in := med("inproc")
 	b.ReportMetric(in, "inproc-ns/frame")
 	b.ReportMetric(med("host"), "host-ns/frame")
+	b.ReportMetric(med("host-ask"), "ask-ns/frame")
 	b.ReportMetric(med("host-whole"), "whole-ns/frame")
 	b.ReportMetric(med("host")/in, "host/inproc")
+	b.ReportMetric(med("host-ask")/in, "ask/inproc")
 	b.ReportMetric(med("host-whole")/in, "whole/inproc")
 	b.ReportMetric(bytesPer["inproc"], "inproc-B/frame")
 	b.ReportMetric(bytesPer["host"], "host-B/frame")
 	b.ReportMetric(bytesPer["host-whole"], "whole-B/frame")
 	b.ReportMetric(hostPer["host"], "host-hostB/frame")
+	b.ReportMetric(hostPer["host-ask"], "ask-hostB/frame")
 	b.ReportMetric(hostPer["host-whole"], "whole-hostB/frame")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/host"
 	"github.com/orchestra-tui/orchestra-tui/session"
 )
 
@@ -24,8 +25,8 @@ func lastFrame(t *testing.T, p *framePath) paneFrame {
 
 func TestAPaneFrameCarriesEachChangedRowOnceAndNoText(t *testing.T) {
 	t.Parallel()
-	for _, viaHost := range []bool{false, true} {
-		p := newFramePath(t, "rows", viaHost, false)
+	for _, mode := range []int{inProcess, int(host.LoopbackPush), int(host.LoopbackAsk)} {
+		p := newFramePath(t, "rows", mode, false)
 		_, _ = p.term.Write([]byte("\x1b[32mfirst\x1b[m line\r\nsecond 変更\r\n"))
 		p.push(t)
 		f := lastFrame(t, p)
@@ -61,7 +62,7 @@ func TestAPaneFrameCarriesEachChangedRowOnceAndNoText(t *testing.T) {
 // older console of this engine, read whole frames.
 func TestWholePaneFramesStillRead(t *testing.T) {
 	t.Parallel()
-	p := newFramePath(t, "whole", false, true)
+	p := newFramePath(t, "whole", inProcess, true)
 	_, _ = p.term.Write([]byte("\x1b[31mred\x1b[m\r\nplain"))
 	p.push(t)
 	f := lastFrame(t, p)

@@ -5,6 +5,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/vt"
+	"github.com/orchestra-tui/orchestra-tui/wire"
 )
 
 // opRows -> rowsReply: the screen as rows at the pty's width, written by
@@ -18,8 +19,8 @@ import (
 const opRows = "rows"
 
 type rowsReq struct {
-	// Have is the Seq of the last reply the client applied; 0 asks for
-	// every row.
+	// Have is the Seq of the last reply (or pushed rows) the client
+	// applied; 0 asks for every row.
 	Have uint64 `json:"have,omitempty"`
 	// Text asks for the screen's plain text too.
 	Text bool `json:"text,omitempty"`
@@ -55,8 +56,19 @@ type rowsReply struct {
 	HasText bool   `json:"has_text,omitempty"`
 }
 
+// watchReq is opWatch's body. Rows asks for the changed rows with each
+// change notice (pushed rows): the notice's body is then a rowsReply,
+// whose changes apply over the rows of the notice before, and the client
+// never asks for rows. A host that offers it says so in its welcome
+// (Welcome.PushRows); an older host ignores the body and sends bare
+// notices, and a client of this version asks (opRows, else opScreen).
+// An older client sends no body and gets bare notices.
+type watchReq struct {
+	Rows bool `json:"rows,omitempty"`
+}
+
 // rowSender is one connection's side of opRows: the rows it last sent,
-// which the next request's changes are taken against.
+// which the next request's (or push's) changes are taken against.
 type rowSender struct {
 	mu    sync.Mutex
 	seq   uint64
@@ -67,6 +79,32 @@ type rowSender struct {
 // screen changes while it is read, the next notice carries a higher
 // version and the client asks again.
 func (rs *rowSender) reply(v session.View, q rowsReq) rowsReply {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	return rs.replyLocked(v, q)
+}
+
+// push sends on c, as one change notice, the rows of v that changed since
+// the rows last pushed (every row the first time, when whole, or when the
+// size changed), with the plain text when text. It returns the version
+// the notice carries. The rows are taken and written under rs.mu, so
+// notices reach the client in the order their changes were taken, and
+// each applies over the one before. A client slower than the screen
+// blocks the write; the changes meanwhile wait in the screen itself, and
+// the next push carries the rows that differ from the last one written:
+// the newest state of each row, never a queue of them.
+func (rs *rowSender) push(c *wire.Conn, v session.View, text, whole bool) (uint64, error) {
+	rs.mu.Lock()
+	defer rs.mu.Unlock()
+	q := rowsReq{Have: rs.seq, Text: text}
+	if whole {
+		q.Have = 0
+	}
+	r := rs.replyLocked(v, q)
+	return r.Version, c.Push(opChanged, 0, r)
+}
+
+func (rs *rowSender) replyLocked(v session.View, q rowsReq) rowsReply {
 	ver := v.Version()
 	cols, rows := v.Size()
 	x, y, vis := v.Cursor()
@@ -74,8 +112,6 @@ func (rs *rowSender) reply(v session.View, q rowsReq) rowsReply {
 	if m, ok := v.(session.ModeReporter); ok {
 		r.Modes = m.Modes()
 	}
-	rs.mu.Lock()
-	defer rs.mu.Unlock()
 	// A new slice each time: the rows last sent may still be on their
 	// way out in the reply before.
 	var lines []string

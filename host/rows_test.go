@@ -21,12 +21,14 @@ func write(t *testing.T, term *session.Terminal, lb *Loopback, s string) {
 
 func TestRowsReachTheEngineAsTheEmulatorWroteThemAndOnlyWhenChanged(t *testing.T) {
 	t.Parallel()
-	for _, old := range []bool{false, true} {
-		t.Run(fmt.Sprintf("old host %v", old), func(t *testing.T) {
+	for _, mode := range []LoopbackMode{LoopbackPush, LoopbackAsk, LoopbackWhole} {
+		old := mode == LoopbackWhole
+		t.Run(fmt.Sprintf("host mode %d", mode), func(t *testing.T) {
 			t.Parallel()
 			term := session.NewTerminal(40, 20, 0, nil)
-			lb, err := NewLoopback(term, old)
+			lb, err := NewLoopback(term, mode)
 			require.NoError(t, err)
+			require.Equal(t, mode == LoopbackPush, lb.Pushing(), "rows are pushed only by a host that offers it")
 			defer lb.Close()
 			v := lb.View()
 			rw := v.(session.RowWriter)
@@ -38,10 +40,15 @@ func TestRowsReachTheEngineAsTheEmulatorWroteThemAndOnlyWhenChanged(t *testing.T
 			require.Equal(t, session.RowsText(term.AppendRows(nil, 0, 20, 40)), session.RowsText(rw.AppendRows(nil, 0, 20, 40)))
 
 			// One row changes: a host that offers rows sends that one.
-			s0, _ := lb.Bytes()
+			s0, r0 := lb.Bytes()
 			write(t, term, lb, "\x1b[20;1Hstatus ⠋ working")
 			got := rw.AppendRows(nil, 0, 20, 40)
-			s1, _ := lb.Bytes()
+			s1, r1 := lb.Bytes()
+			if mode == LoopbackPush {
+				require.Equal(t, r0, r1, "pushed rows: the engine asks nothing")
+			} else {
+				require.Greater(t, r1, r0, "the engine asks after the notice")
+			}
 			require.Contains(t, got[19], "status ⠋ working")
 			require.Equal(t, strings.TrimRight(strings.Split(term.Text(), "\n")[19], " "), strings.TrimRight(session.RowsText(got[19:20]), " "))
 			if old {
