@@ -199,7 +199,7 @@ func (cl *Client) read() {
 			cl.fan.Event(ev)
 		case opPane:
 			var p paneFrame
-			if err = json.Unmarshal(f.Body, &p); err != nil {
+			if p, err = readPane(f.Body); err != nil {
 				return
 			}
 			cl.paneFrame(p)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,6 +33,7 @@ type framePath struct {
 	enc  *wire.Conn
 	dec  *wire.Conn
 	rows []string
+	buf  []byte
 	// engine to console, and host to engine, bytes so far
 	wireBytes int64
 }
@@ -84,7 +84,9 @@ func (p *framePath) push(b testing.TB) {
 	if p.w.rows {
 		f = p.w.delta(f)
 	}
-	require.NoError(b, p.enc.Push(opPane, 0, f))
+	var err error
+	p.buf, err = pushPane(p.enc, &f, p.buf)
+	require.NoError(b, err)
 	p.wireBytes += int64(p.out.Len())
 }
 
@@ -93,8 +95,8 @@ func (p *framePath) push(b testing.TB) {
 func (p *framePath) take(b testing.TB) {
 	fr, err := p.dec.Recv()
 	require.NoError(b, err)
-	var pf paneFrame
-	require.NoError(b, json.Unmarshal(fr.Body, &pf))
+	pf, err := readPane(fr.Body)
+	require.NoError(b, err)
 	p.cl.paneFrame(pf)
 	v, _ := p.cl.Pane(benchPane)
 	p.rows = v.(session.RowWriter).AppendRows(p.rows[:0], 0, benchRows, benchCols)

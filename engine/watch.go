@@ -43,6 +43,7 @@ type watcher struct {
 	// sent holds each pane's rows as last sent to it.
 	rows bool
 	sent map[task.ID]sentPane
+	buf  []byte // the last pane frame's encoding, reused
 }
 
 // sentPane is a pane's screen as a watcher last sent it.
@@ -278,7 +279,8 @@ func (w *watcher) flushPanes() error {
 		if w.rows {
 			f = w.delta(f)
 		}
-		if err := w.c.Push(opPane, 0, f); err != nil {
+		var err error
+		if w.buf, err = pushPane(w.c, &f, w.buf); err != nil {
 			return err
 		}
 	}

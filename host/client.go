@@ -145,8 +145,7 @@ func (cl *Client) read() {
 			cl.calls.Reply(f)
 		case opChanged:
 			if cl.push {
-				var r rowsReply
-				if json.Unmarshal(f.Body, &r) == nil {
+				if r, err := readRowsReply(f.Body); err == nil {
 					cl.view.pushed(r)
 				}
 				cl.signal()
@@ -493,8 +492,8 @@ func (v *view) freshRows(ctx context.Context, wantText bool) error {
 		if err != nil {
 			return err
 		}
-		var r rowsReply
-		if err := json.Unmarshal(b, &r); err != nil {
+		r, err := readRowsReply(b)
+		if err != nil {
 			return err
 		}
 		lines, ok := applyRows(v.lines, r)

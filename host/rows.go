@@ -73,6 +73,8 @@ type rowSender struct {
 	mu    sync.Mutex
 	seq   uint64
 	lines []string
+	cache session.RowCache
+	buf   []byte // the last push's body, reused
 }
 
 // reply reads v's screen and answers q. The version is read first: if the
@@ -101,7 +103,13 @@ func (rs *rowSender) push(c *wire.Conn, v session.View, text, whole bool) (uint6
 		q.Have = 0
 	}
 	r := rs.replyLocked(v, q)
-	return r.Version, c.Push(opChanged, 0, r)
+	rs.buf = rs.buf[:0]
+	b, err := appendRowsReply(rs.buf, &r)
+	if err != nil {
+		return r.Version, err
+	}
+	rs.buf = b
+	return r.Version, c.PushRaw(opChanged, 0, b)
 }
 
 func (rs *rowSender) replyLocked(v session.View, q rowsReq) rowsReply {
@@ -114,12 +122,9 @@ func (rs *rowSender) replyLocked(v session.View, q rowsReq) rowsReply {
 	}
 	// A new slice each time: the rows last sent may still be on their
 	// way out in the reply before.
-	var lines []string
-	if rw, ok := v.(session.RowWriter); ok {
-		lines = rw.AppendRows(make([]string, 0, rows), 0, rows, cols)
-	} else {
-		lines = splitRows(v.Render(), cols, rows)
-	}
+	// Only the rows whose cells changed since the last read are
+	// written again (session.RowCache).
+	lines := rs.cache.Rows(v, make([]string, 0, rows), cols, rows)
 	if q.Text {
 		r.Text, r.HasText = v.Text(), true
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/orchestra-tui/orchestra-tui/vt"
 )
 
 // FitRow cuts or pads styled text to exactly w columns, ending any style.
@@ -43,4 +45,35 @@ func RowsText(rows []string) string {
 		b.WriteString(strings.TrimRight(r, " "))
 	}
 	return b.String()
+}
+
+// RowCache is one reader's memory of the rows it last read from a view,
+// so reading the whole screen once per change writes only the rows that
+// changed (vt.RowCache): a session host reads its screen so for each
+// change notice it pushes. A view that is not the session's Terminal is
+// read through RowWriter or Render, each time whole.
+type RowCache struct {
+	vt vt.RowCache
+}
+
+// Rows appends the view's rows, each exactly cols wide.
+func (c *RowCache) Rows(v View, dst []string, cols, rows int) []string {
+	t, ok := v.(*Terminal)
+	if !ok {
+		if rw, ok := v.(RowWriter); ok {
+			return rw.AppendRows(dst, 0, rows, cols)
+		}
+		lines := strings.Split(v.Render(), "\n")
+		for i := range rows {
+			l := ""
+			if i < len(lines) {
+				l = lines[i]
+			}
+			dst = append(dst, FitRow(l, cols))
+		}
+		return dst
+	}
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return c.vt.AppendRows(t.t, dst, 0, rows, cols)
 }
