@@ -111,7 +111,7 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Client, 
 		return cl, nil
 	}
 	cl.first, cl.firstUnsub = cl.fan.Subscribe()
-	if _, err := cl.call(ctx, opWatch, watchReq{After: o.After, Rows: true}); err != nil {
+	if _, err := cl.call(ctx, opWatch, watchReq{After: o.After, Rows: true, Shift: true}); err != nil {
 		cl.Close()
 		return nil, err
 	}

@@ -34,6 +34,7 @@ func appendPaneFrame(b []byte, f *paneFrame) []byte {
 		b = append(b, ']')
 	}
 	b = wire.AppendTrue(b, "delta", f.Delta)
+	b = wire.AppendInt(b, "shift", f.Shift)
 	if len(f.Set) > 0 {
 		b = append(wire.AppendKey(b, "set"), '[')
 		for i, s := range f.Set {
@@ -79,6 +80,8 @@ func readPane(b []byte) (paneFrame, error) {
 			d.Array(func() { f.Lines = append(f.Lines, d.String()) })
 		case "delta":
 			f.Delta = d.Bool()
+		case "shift":
+			f.Shift = d.Int()
 		case "set":
 			d.Array(func() {
 				var s paneRow

@@ -15,7 +15,7 @@ func TestPaneFramesReadBackTheSameEitherWay(t *testing.T) {
 	for _, f := range []paneFrame{
 		{Task: "T1", Gone: true},
 		{Task: "T1", Session: "s1", Cols: 3, Rows: 2, Lines: []string{"\x1b[31mab\x1b[m ", `"\ `}, X: 1, Y: 1, Cursor: true, Title: "t\"itle", Version: 7, Text: "ab\n\"\\"},
-		{Task: "T1", Session: "s1", Cols: 3, Rows: 2, Delta: true, Set: []paneRow{{Y: 0, Line: "変 "}, {Y: 1, Line: "\x1b[1mx\x1b[m  "}}, Version: 8},
+		{Task: "T1", Session: "s1", Cols: 3, Rows: 2, Delta: true, Shift: 1, Set: []paneRow{{Y: 0, Line: "変 "}, {Y: 1, Line: "\x1b[1mx\x1b[m  "}}, Version: 8},
 	} {
 		b := appendPaneFrame(nil, &f)
 		var viaJSON paneFrame

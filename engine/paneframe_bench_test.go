@@ -61,7 +61,7 @@ func newFramePath(b testing.TB, name string, mode int, whole bool) *framePath {
 	}
 	// The watcher of a console that takes changed rows, unless the path
 	// is the whole screen each time (the way before rows).
-	p.w = &watcher{rows: !whole, sent: map[task.ID]sentPane{}}
+	p.w = &watcher{rows: !whole, shift: !whole, sent: map[task.ID]sentPane{}}
 	p.cl = &Client{panes: map[task.ID]*paneView{}}
 	p.enc = wire.NewConn(&p.out)
 	p.dec = wire.NewConn(&p.out)
@@ -80,7 +80,7 @@ func (p *framePath) push(b testing.TB) {
 	if p.lb != nil {
 		require.NoError(b, p.lb.Changed())
 	}
-	f := frameOf(benchPane, "s1", p.view, !p.w.rows)
+	f := frameOf(benchPane, "s1", p.view, !p.w.rows, p.w.cache(benchPane))
 	if p.w.rows {
 		f = p.w.delta(f)
 	}

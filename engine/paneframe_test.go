@@ -78,3 +78,34 @@ func TestWholePaneFramesStillRead(t *testing.T) {
 	require.Equal(t, p.term.Text(), v.Text())
 	require.Equal(t, session.RowsText(p.rows), v.Text())
 }
+
+// A console that takes rows but not shifts (a console older than
+// watchReq.Shift) gets a scroll as every row changed; one that takes
+// shifts gets the row that came in.
+func TestAScrollIsAShiftOnlyForAConsoleThatTakesIt(t *testing.T) {
+	t.Parallel()
+	for _, shift := range []bool{false, true} {
+		p := newFramePath(t, "rows", inProcess, false)
+		p.w.shift = shift
+		var fill string
+		for i := range benchRows {
+			fill += "\r\n" + benchLine(i)
+		}
+		_, _ = p.term.Write([]byte(fill))
+		p.frame(t)
+		_, _ = p.term.Write([]byte("\r\n" + benchLine(99)))
+		p.push(t)
+		f := lastFrame(t, p)
+		require.True(t, f.Delta)
+		if shift {
+			require.Equal(t, 1, f.Shift)
+			require.Len(t, f.Set, 1)
+			require.Equal(t, benchRows-1, f.Set[0].Y)
+		} else {
+			require.Zero(t, f.Shift)
+			require.Len(t, f.Set, benchRows)
+		}
+		p.take(t)
+		require.Equal(t, p.term.AppendRows(nil, 0, benchRows, benchCols), p.rows)
+	}
+}

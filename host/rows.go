@@ -48,7 +48,11 @@ type rowsReply struct {
 	Modes   vt.Modes `json:"modes"`
 	// Base is the Seq the changes in Set apply to; 0 when Lines holds
 	// every row instead.
-	Base  uint64   `json:"base,omitempty"`
+	Base uint64 `json:"base,omitempty"`
+	// Shift moves the rows of Base up before Set applies
+	// (session.RowsDelta): sent only in pushed rows, whose clients all
+	// know it.
+	Shift int      `json:"shift,omitempty"`
 	Lines []string `json:"lines,omitempty"`
 	Set   []rowAt  `json:"set,omitempty"`
 	// Text is set when it was asked for (HasText), even when empty.
@@ -83,7 +87,7 @@ type rowSender struct {
 func (rs *rowSender) reply(v session.View, q rowsReq) rowsReply {
 	rs.mu.Lock()
 	defer rs.mu.Unlock()
-	return rs.replyLocked(v, q)
+	return rs.replyLocked(v, q, false)
 }
 
 // push sends on c, as one change notice, the rows of v that changed since
@@ -102,7 +106,7 @@ func (rs *rowSender) push(c *wire.Conn, v session.View, text, whole bool) (uint6
 	if whole {
 		q.Have = 0
 	}
-	r := rs.replyLocked(v, q)
+	r := rs.replyLocked(v, q, true)
 	rs.buf = rs.buf[:0]
 	b, err := appendRowsReply(rs.buf, &r)
 	if err != nil {
@@ -112,7 +116,8 @@ func (rs *rowSender) push(c *wire.Conn, v session.View, text, whole bool) (uint6
 	return r.Version, c.PushRaw(opChanged, 0, b)
 }
 
-func (rs *rowSender) replyLocked(v session.View, q rowsReq) rowsReply {
+// replyLocked answers q, with a shift when shift (pushed rows).
+func (rs *rowSender) replyLocked(v session.View, q rowsReq, shift bool) rowsReply {
 	ver := v.Version()
 	cols, rows := v.Size()
 	x, y, vis := v.Cursor()
@@ -130,9 +135,17 @@ func (rs *rowSender) replyLocked(v session.View, q rowsReq) rowsReply {
 	}
 	if q.Have != 0 && q.Have == rs.seq && len(rs.lines) == len(lines) {
 		r.Base = rs.seq
-		for i, l := range lines {
-			if l != rs.lines[i] {
-				r.Set = append(r.Set, rowAt{Y: i, Line: l})
+		if shift {
+			var changed []int
+			r.Shift, changed = session.RowsDelta(rs.lines, lines)
+			for _, i := range changed {
+				r.Set = append(r.Set, rowAt{Y: i, Line: lines[i]})
+			}
+		} else {
+			for i, l := range lines {
+				if l != rs.lines[i] {
+					r.Set = append(r.Set, rowAt{Y: i, Line: l})
+				}
 			}
 		}
 	} else {
@@ -171,11 +184,12 @@ func applyRows(held []string, r rowsReply) ([]string, bool) {
 	if len(held) != r.Rows {
 		return held, false
 	}
-	if len(r.Set) == 0 {
+	if len(r.Set) == 0 && r.Shift == 0 {
 		return held, true
 	}
 	out := make([]string, len(held))
 	copy(out, held)
+	session.ShiftRows(out, r.Shift)
 	for _, s := range r.Set {
 		if s.Y < 0 || s.Y >= len(out) {
 			return held, false

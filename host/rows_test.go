@@ -66,6 +66,17 @@ func TestRowsReachTheEngineAsTheEmulatorWroteThemAndOnlyWhenChanged(t *testing.T
 			cut := rw.AppendRows(nil, 0, 20, 10)
 			require.Len(t, cut, 20)
 			require.Equal(t, "RED plain", session.RowsText(cut[:1]))
+			// A scroll: pushed rows move the rows held up and carry
+			// the one that came in.
+			s0, _ = lb.Bytes()
+			write(t, term, lb, "\r\nscrolled in")
+			got = rw.AppendRows(nil, 0, 20, 40)
+			s1, _ = lb.Bytes()
+			require.Equal(t, session.RowsText(term.AppendRows(nil, 0, 20, 40)), session.RowsText(got))
+			if mode == LoopbackPush {
+				require.Less(t, s1-s0, int64(400), "a scroll costs the row it brought in")
+				require.Equal(t, term.AppendRows(nil, 0, 20, 40), got)
+			}
 		})
 	}
 }

@@ -29,6 +29,7 @@ func appendRowsReply(b []byte, r *rowsReply) ([]byte, error) {
 	}
 	b = append(wire.AppendKey(b, "modes"), m...)
 	b = wire.AppendUint(b, "base", r.Base)
+	b = wire.AppendInt(b, "shift", r.Shift)
 	if len(r.Lines) > 0 {
 		b = append(wire.AppendKey(b, "lines"), '[')
 		for i, l := range r.Lines {
@@ -90,6 +91,8 @@ func readRowsReply(b []byte) (rowsReply, error) {
 			}
 		case "base":
 			r.Base = d.Uint()
+		case "shift":
+			r.Shift = d.Int()
 		case "lines":
 			d.Array(func() { r.Lines = append(r.Lines, d.String()) })
 		case "set":

@@ -15,7 +15,7 @@ func TestPushedRowsReadBackTheSameEitherWay(t *testing.T) {
 	t.Parallel()
 	for _, r := range []rowsReply{
 		{Seq: 1, Version: 3, Cols: 4, Rows: 2, Lines: []string{"\x1b[31mab\x1b[m  ", `"\  `}, Modes: vt.Modes{BracketedPaste: true}},
-		{Seq: 2, Version: 4, Cols: 4, Rows: 2, X: 3, Y: 1, Cursor: true, Title: "t", Base: 1, Set: []rowAt{{Y: 1, Line: "変更"}}, Text: "ab\n変更", HasText: true},
+		{Seq: 2, Version: 4, Cols: 4, Rows: 2, X: 3, Y: 1, Cursor: true, Title: "t", Base: 1, Shift: 1, Set: []rowAt{{Y: 1, Line: "変更"}}, Text: "ab\n変更", HasText: true},
 		{Seq: 3, Version: 5, Cols: 4, Rows: 2, Base: 2, HasText: true},
 	} {
 		b, err := appendRowsReply(nil, &r)

@@ -77,3 +77,52 @@ func (c *RowCache) Rows(v View, dst []string, cols, rows int) []string {
 	defer t.mu.RUnlock()
 	return c.vt.AppendRows(t.t, dst, 0, rows, cols)
 }
+
+// RowsDelta is how next differs from prev, rows of one screen: the rows
+// moved up by shift (row shift of prev is row 0 of next, the rows below
+// shifted in blank), then the rows changed, in order. A scroll of one
+// line is a shift of one and one changed row, where comparing row by row
+// finds every row changed. The shift is taken only when it leaves fewer
+// rows to send. prev and next have the same length.
+func RowsDelta(prev, next []string) (shift int, changed []int) {
+	count := func(k int) int {
+		n := 0
+		for i := range next {
+			if i+k >= len(prev) || next[i] != prev[i+k] {
+				n++
+			}
+		}
+		return n
+	}
+	best := count(0)
+	if best > 1 {
+		// A row's strings are the same in memory when the writer
+		// reused them (RowCache), so the candidates are cheap to find.
+		tried := 0
+		for k := 1; k < len(prev) && tried < 3; k++ {
+			if prev[k] != next[0] {
+				continue
+			}
+			tried++
+			if n := count(k); n < best {
+				best, shift = n, k
+			}
+		}
+	}
+	for i := range next {
+		if i+shift >= len(prev) || next[i] != prev[i+shift] {
+			changed = append(changed, i)
+		}
+	}
+	return shift, changed
+}
+
+// ShiftRows moves rows up by shift in place, blanking the rows shifted
+// in ("" until a change sets them), as RowsDelta describes.
+func ShiftRows(rows []string, shift int) {
+	if shift <= 0 {
+		return
+	}
+	n := copy(rows, rows[min(shift, len(rows)):])
+	clear(rows[n:])
+}
