@@ -1,6 +1,7 @@
 package host
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/wire"
 )
 
 // write feeds the emulator and tells the client, as a host's fanout does.
@@ -107,4 +109,48 @@ func TestRowsAfterALostReplyAreSentWhole(t *testing.T) {
 	r5 := rs.reply(term, rowsReq{Have: r3.Seq + 1, Text: true})
 	require.True(t, r5.HasText)
 	require.Equal(t, term.Text(), r5.Text)
+}
+
+// A reply to a request (an engine older than pushed rows asks) never
+// carries a shift, which such an engine would not apply: a scroll is
+// every row changed. Pushed rows carry it.
+func TestOnlyPushedRowsCarryAShift(t *testing.T) {
+	t.Parallel()
+	term := session.NewTerminal(20, 4, 0, nil)
+	_, _ = term.Write([]byte("one\r\ntwo\r\nthree\r\nfour"))
+	var rs rowSender
+	r1 := rs.reply(term, rowsReq{})
+	_, _ = term.Write([]byte("\r\nfive"))
+	r2 := rs.reply(term, rowsReq{Have: r1.Seq})
+	require.Zero(t, r2.Shift)
+	require.Len(t, r2.Set, 4)
+	held, ok := applyRows(r1.Lines, r2)
+	require.True(t, ok)
+	require.Equal(t, term.AppendRows(nil, 0, 4, 20), held)
+
+	var out bytes.Buffer
+	c := wire.NewConn(&out)
+	_, err := rs.push(c, term, false, false)
+	require.NoError(t, err)
+	_, _ = term.Write([]byte("\r\nsix"))
+	_, err = rs.push(c, term, false, false)
+	require.NoError(t, err)
+	var pushes []rowsReply
+	for {
+		f, err := c.Recv()
+		if err != nil {
+			break
+		}
+		r, err := readRowsReply(f.Body)
+		require.NoError(t, err)
+		pushes = append(pushes, r)
+	}
+	require.Len(t, pushes, 2)
+	require.Equal(t, 1, pushes[1].Shift)
+	require.Len(t, pushes[1].Set, 1)
+	held, ok = applyRows(held, pushes[0])
+	require.True(t, ok)
+	held, ok = applyRows(held, pushes[1])
+	require.True(t, ok)
+	require.Equal(t, term.AppendRows(nil, 0, 4, 20), held)
 }
