@@ -111,7 +111,7 @@ func NewClient(ctx context.Context, rw io.ReadWriteCloser, o Options) (*Client, 
 		return cl, nil
 	}
 	cl.first, cl.firstUnsub = cl.fan.Subscribe()
-	if _, err := cl.call(ctx, opWatch, watchReq{After: o.After, Rows: true}); err != nil {
+	if _, err := cl.call(ctx, opWatch, watchReq{After: o.After, Rows: true, Shift: true}); err != nil {
 		cl.Close()
 		return nil, err
 	}
@@ -199,7 +199,7 @@ func (cl *Client) read() {
 			cl.fan.Event(ev)
 		case opPane:
 			var p paneFrame
-			if err = json.Unmarshal(f.Body, &p); err != nil {
+			if p, err = readPane(f.Body); err != nil {
 				return
 			}
 			cl.paneFrame(p)

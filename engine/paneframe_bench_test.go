@@ -2,7 +2,6 @@ package engine
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -34,6 +33,7 @@ type framePath struct {
 	enc  *wire.Conn
 	dec  *wire.Conn
 	rows []string
+	buf  []byte
 	// engine to console, and host to engine, bytes so far
 	wireBytes int64
 }
@@ -43,18 +43,25 @@ const (
 	benchPane            = task.ID("01BENCHPANE")
 )
 
-func newFramePath(b testing.TB, name string, viaHost, whole bool) *framePath {
+// inProcess is the mode of a framePath whose session runs in the engine;
+// the others are through a host of a host.LoopbackMode.
+const inProcess = -1
+
+// newFramePath makes a path through a host of mode (or in process); whole
+// is a console that takes whole screens and their text (the way before
+// rows).
+func newFramePath(b testing.TB, name string, mode int, whole bool) *framePath {
 	p := &framePath{name: name, term: session.NewTerminal(benchCols, benchRows, 0, nil)}
 	p.view = p.term
-	if viaHost {
-		lb, err := host.NewLoopback(p.term, whole)
+	if mode != inProcess {
+		lb, err := host.NewLoopback(p.term, host.LoopbackMode(mode))
 		require.NoError(b, err)
 		b.Cleanup(lb.Close)
 		p.lb, p.view = lb, lb.View()
 	}
 	// The watcher of a console that takes changed rows, unless the path
 	// is the whole screen each time (the way before rows).
-	p.w = &watcher{rows: !whole, sent: map[task.ID]sentPane{}}
+	p.w = &watcher{rows: !whole, shift: !whole, sent: map[task.ID]sentPane{}}
 	p.cl = &Client{panes: map[task.ID]*paneView{}}
 	p.enc = wire.NewConn(&p.out)
 	p.dec = wire.NewConn(&p.out)
@@ -73,11 +80,13 @@ func (p *framePath) push(b testing.TB) {
 	if p.lb != nil {
 		require.NoError(b, p.lb.Changed())
 	}
-	f := frameOf(benchPane, "s1", p.view, !p.w.rows)
+	f := frameOf(benchPane, "s1", p.view, !p.w.rows, p.w.cache(benchPane))
 	if p.w.rows {
 		f = p.w.delta(f)
 	}
-	require.NoError(b, p.enc.Push(opPane, 0, f))
+	var err error
+	p.buf, err = pushPane(p.enc, &f, p.buf)
+	require.NoError(b, err)
 	p.wireBytes += int64(p.out.Len())
 }
 
@@ -86,8 +95,8 @@ func (p *framePath) push(b testing.TB) {
 func (p *framePath) take(b testing.TB) {
 	fr, err := p.dec.Recv()
 	require.NoError(b, err)
-	var pf paneFrame
-	require.NoError(b, json.Unmarshal(fr.Body, &pf))
+	pf, err := readPane(fr.Body)
+	require.NoError(b, err)
 	p.cl.paneFrame(pf)
 	v, _ := p.cl.Pane(benchPane)
 	p.rows = v.(session.RowWriter).AppendRows(p.rows[:0], 0, benchRows, benchCols)
@@ -137,9 +146,10 @@ func BenchmarkPaneFrame(b *testing.B) {
 func benchPaneFrame(b *testing.B, step func(int) string) {
 	const rounds, frames = 9, 200
 	paths := []*framePath{
-		newFramePath(b, "inproc", false, false),
-		newFramePath(b, "host", true, false),
-		newFramePath(b, "host-whole", true, true),
+		newFramePath(b, "inproc", inProcess, false),
+		newFramePath(b, "host", int(host.LoopbackPush), false),
+		newFramePath(b, "host-ask", int(host.LoopbackAsk), false),
+		newFramePath(b, "host-whole", int(host.LoopbackWhole), true),
 	}
 	var fill strings.Builder
 	for i := range benchRows {
@@ -201,12 +211,15 @@ func benchPaneFrame(b *testing.B, step func(int) string) {
 	in := med("inproc")
 	b.ReportMetric(in, "inproc-ns/frame")
 	b.ReportMetric(med("host"), "host-ns/frame")
+	b.ReportMetric(med("host-ask"), "ask-ns/frame")
 	b.ReportMetric(med("host-whole"), "whole-ns/frame")
 	b.ReportMetric(med("host")/in, "host/inproc")
+	b.ReportMetric(med("host-ask")/in, "ask/inproc")
 	b.ReportMetric(med("host-whole")/in, "whole/inproc")
 	b.ReportMetric(bytesPer["inproc"], "inproc-B/frame")
 	b.ReportMetric(bytesPer["host"], "host-B/frame")
 	b.ReportMetric(bytesPer["host-whole"], "whole-B/frame")
 	b.ReportMetric(hostPer["host"], "host-hostB/frame")
+	b.ReportMetric(hostPer["host-ask"], "ask-hostB/frame")
 	b.ReportMetric(hostPer["host-whole"], "whole-hostB/frame")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/host"
 	"github.com/orchestra-tui/orchestra-tui/session"
 )
 
@@ -24,8 +25,8 @@ func lastFrame(t *testing.T, p *framePath) paneFrame {
 
 func TestAPaneFrameCarriesEachChangedRowOnceAndNoText(t *testing.T) {
 	t.Parallel()
-	for _, viaHost := range []bool{false, true} {
-		p := newFramePath(t, "rows", viaHost, false)
+	for _, mode := range []int{inProcess, int(host.LoopbackPush), int(host.LoopbackAsk)} {
+		p := newFramePath(t, "rows", mode, false)
 		_, _ = p.term.Write([]byte("\x1b[32mfirst\x1b[m line\r\nsecond 変更\r\n"))
 		p.push(t)
 		f := lastFrame(t, p)
@@ -61,7 +62,7 @@ func TestAPaneFrameCarriesEachChangedRowOnceAndNoText(t *testing.T) {
 // older console of this engine, read whole frames.
 func TestWholePaneFramesStillRead(t *testing.T) {
 	t.Parallel()
-	p := newFramePath(t, "whole", false, true)
+	p := newFramePath(t, "whole", inProcess, true)
 	_, _ = p.term.Write([]byte("\x1b[31mred\x1b[m\r\nplain"))
 	p.push(t)
 	f := lastFrame(t, p)
@@ -76,4 +77,35 @@ func TestWholePaneFramesStillRead(t *testing.T) {
 	v, _ := p.cl.Pane(benchPane)
 	require.Equal(t, p.term.Text(), v.Text())
 	require.Equal(t, session.RowsText(p.rows), v.Text())
+}
+
+// A console that takes rows but not shifts (a console older than
+// watchReq.Shift) gets a scroll as every row changed; one that takes
+// shifts gets the row that came in.
+func TestAScrollIsAShiftOnlyForAConsoleThatTakesIt(t *testing.T) {
+	t.Parallel()
+	for _, shift := range []bool{false, true} {
+		p := newFramePath(t, "rows", inProcess, false)
+		p.w.shift = shift
+		var fill string
+		for i := range benchRows {
+			fill += "\r\n" + benchLine(i)
+		}
+		_, _ = p.term.Write([]byte(fill))
+		p.frame(t)
+		_, _ = p.term.Write([]byte("\r\n" + benchLine(99)))
+		p.push(t)
+		f := lastFrame(t, p)
+		require.True(t, f.Delta)
+		if shift {
+			require.Equal(t, 1, f.Shift)
+			require.Len(t, f.Set, 1)
+			require.Equal(t, benchRows-1, f.Set[0].Y)
+		} else {
+			require.Zero(t, f.Shift)
+			require.Len(t, f.Set, benchRows)
+		}
+		p.take(t)
+		require.Equal(t, p.term.AppendRows(nil, 0, benchRows, benchCols), p.rows)
+	}
 }

@@ -291,6 +291,11 @@ type watchReq struct {
 	// than it ignores it and sends whole screens with their text, which
 	// such a client reads as well.
 	Rows bool `json:"rows,omitempty"`
+	// Shift says the client, which takes rows, also moves the rows it
+	// holds up by a frame's Shift before its Set applies: a scroll
+	// costs the rows it brought in, not every row. An older client
+	// does not say it and gets no shift.
+	Shift bool `json:"shift,omitempty"`
 }
 
 type taskReq struct {
@@ -380,7 +385,11 @@ type paneFrame struct {
 	// Delta says the frame carries in Set only the rows that changed
 	// since the frame before of the same session (Lines is then empty);
 	// sent only to a client that asked (watchReq.Rows).
-	Delta   bool      `json:"delta,omitempty"`
+	Delta bool `json:"delta,omitempty"`
+	// Shift moves the rows of the frame before up by that many rows
+	// (session.RowsDelta) before Set applies; only in a Delta frame to a
+	// client that asked (watchReq.Shift).
+	Shift   int       `json:"shift,omitempty"`
 	Set     []paneRow `json:"set,omitempty"`
 	Text    string    `json:"text,omitempty"`
 	X       int       `json:"x,omitempty"`

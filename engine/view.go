@@ -43,12 +43,13 @@ func (v *paneView) set(f paneFrame) {
 	if f.Delta {
 		lines := make([]string, f.Rows)
 		copy(lines, v.f.Lines)
+		session.ShiftRows(lines, f.Shift)
 		for _, r := range f.Set {
 			if r.Y >= 0 && r.Y < len(lines) {
 				lines[r.Y] = r.Line
 			}
 		}
-		f.Lines, f.Set, f.Delta = lines, nil, false
+		f.Lines, f.Set, f.Delta, f.Shift = lines, nil, false, 0
 		f.Version = max(f.Version, v.f.Version)
 	} else if f.Version < v.f.Version {
 		return

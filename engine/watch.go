@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/wire"
@@ -42,7 +43,12 @@ type watcher struct {
 	// rows: the client takes changed rows and no text (watchReq.Rows);
 	// sent holds each pane's rows as last sent to it.
 	rows bool
-	sent map[task.ID]sentPane
+	// shift: the client also takes a frame's shift (watchReq.Shift)
+	shift bool
+	sent  map[task.ID]sentPane
+	// caches: each pane's rows as last read (session.RowCache)
+	caches map[task.ID]*session.RowCache
+	buf    []byte // the last pane frame's encoding, reused
 }
 
 // sentPane is a pane's screen as a watcher last sent it.
@@ -54,7 +60,7 @@ type sentPane struct {
 
 func (s *Server) watch(ctx context.Context, c *wire.Conn, q watchReq) {
 	after := q.After
-	w := &watcher{s: s, c: c, sessions: map[task.ID]string{}, dirty: map[task.ID]bool{}, rows: q.Rows, sent: map[task.ID]sentPane{}}
+	w := &watcher{s: s, c: c, sessions: map[task.ID]string{}, dirty: map[task.ID]bool{}, rows: q.Rows, shift: q.Rows && q.Shift, sent: map[task.ID]sentPane{}}
 	ch, unsub := s.Engine.Subscribe()
 	defer func() { unsub() }()
 	if after > 0 && s.Store != nil {
@@ -261,6 +267,7 @@ func (w *watcher) flushPanes() error {
 			if _, had := w.sessions[id]; had {
 				delete(w.sessions, id)
 				delete(w.sent, id)
+				delete(w.caches, id)
 				if err := w.c.Push(opPane, 0, paneFrame{Task: id, Gone: true}); err != nil {
 					return err
 				}
@@ -273,16 +280,30 @@ func (w *watcher) flushPanes() error {
 				sessions[tv.Task.ID] = tv.SessionID
 			}
 		}
-		f := frameOf(id, sessions[id], v, !w.rows)
+		f := frameOf(id, sessions[id], v, !w.rows, w.cache(id))
 		w.sessions[id] = f.Session
 		if w.rows {
 			f = w.delta(f)
 		}
-		if err := w.c.Push(opPane, 0, f); err != nil {
+		var err error
+		if w.buf, err = pushPane(w.c, &f, w.buf); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// cache returns the row cache of a pane.
+func (w *watcher) cache(id task.ID) *session.RowCache {
+	rc := w.caches[id]
+	if rc == nil {
+		if w.caches == nil {
+			w.caches = map[task.ID]*session.RowCache{}
+		}
+		rc = &session.RowCache{}
+		w.caches[id] = rc
+	}
+	return rc
 }
 
 // delta turns a frame into the rows that changed since the frame last
@@ -296,9 +317,17 @@ func (w *watcher) delta(f paneFrame) paneFrame {
 		return f
 	}
 	var set []paneRow
-	for i, l := range f.Lines {
-		if l != prev.lines[i] {
-			set = append(set, paneRow{Y: i, Line: l})
+	if w.shift {
+		var changed []int
+		f.Shift, changed = session.RowsDelta(prev.lines, f.Lines)
+		for _, i := range changed {
+			set = append(set, paneRow{Y: i, Line: f.Lines[i]})
+		}
+	} else {
+		for i, l := range f.Lines {
+			if l != prev.lines[i] {
+				set = append(set, paneRow{Y: i, Line: l})
+			}
 		}
 	}
 	f.Lines, f.Set, f.Delta = nil, set, true

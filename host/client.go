@@ -26,6 +26,9 @@ type Client struct {
 	welcome Welcome
 	version atomic.Uint64 // the newest screen version the host announced
 	noCPU   atomic.Bool   // the host is older than the cpu request
+	// push: the host pushes the changed rows with each notice
+	// (Welcome.PushRows), set before the connection is read
+	push bool
 
 	mu       sync.Mutex
 	cols     int
@@ -80,14 +83,30 @@ func Dial(ctx context.Context, path, version string) (*Client, error) {
 		cl.exit = e
 		cl.finish()
 	}
-	go cl.read()
-	if _, err := cl.call(ctx, opWatch, nil); err != nil {
-		cl.Detach()
+	if err := cl.start(ctx); err != nil {
 		return nil, err
 	}
-	// The first screen, so the view has something to show at once.
-	cl.view.held(false)
 	return cl, nil
+}
+
+// start reads the connection and watches the host: with pushed rows when
+// the welcome offers them, else with bare notices, after each of which the
+// view asks for what changed.
+func (cl *Client) start(ctx context.Context) error {
+	cl.push = cl.welcome.PushRows
+	go cl.read()
+	var q any
+	if cl.push {
+		q = watchReq{Rows: true}
+	}
+	if _, err := cl.call(ctx, opWatch, q); err != nil {
+		cl.Detach()
+		return err
+	}
+	// The first screen, so the view has something to show at once (a
+	// host that pushes rows sent them before its reply).
+	cl.view.held(false)
+	return nil
 }
 
 // Welcome is what the host said about itself when this client connected:
@@ -125,6 +144,13 @@ func (cl *Client) read() {
 		case opOK, opError:
 			cl.calls.Reply(f)
 		case opChanged:
+			if cl.push {
+				if r, err := readRowsReply(f.Body); err == nil {
+					cl.view.pushed(r)
+				}
+				cl.signal()
+				continue
+			}
 			var c changed
 			if json.Unmarshal(f.Body, &c) == nil {
 				cl.noteVersion(c.Version)
@@ -390,15 +416,20 @@ func (cl *Client) Detach() {
 // the pty's width, as the host's emulator wrote them, and asks only for
 // the rows that changed since its last read (opRows); the plain text only
 // when Text is called, once per version. A host older than opRows is read
-// whole (opScreen) and cut into rows here.
+// whole (opScreen) and cut into rows here. A host that pushes rows
+// (Client.push) keeps the view up to date from the connection's reader
+// (pushed), and the view asks only for the text.
 type view struct {
-	cl    *Client
-	mu    sync.Mutex
-	have  bool
-	old   bool      // the host does not know opRows
-	sc    rowsReply // the newest reply's screen, less its rows
-	lines []string
-	seq   uint64 // the reply the rows are of, for the next request's Have
+	cl   *Client
+	mu   sync.Mutex
+	have bool
+	old  bool // the host does not know opRows
+	// resyncing: pushed rows did not fit the rows held, and every row
+	// has been asked for
+	resyncing bool
+	sc        rowsReply // the newest reply's screen, less its rows
+	lines     []string
+	seq       uint64 // the reply the rows are of, for the next request's Have
 	// text is the plain text of the rows of textSeq
 	text    string
 	textOK  bool
@@ -417,6 +448,10 @@ const screenWait = 5 * time.Second
 // fresh brings the held screen up to the newest version the host
 // announced, with its text when wantText; v.mu must be held.
 func (v *view) fresh(wantText bool) {
+	if v.cl.push {
+		v.freshPushed(wantText)
+		return
+	}
 	if v.have && v.sc.Version >= v.cl.version.Load() && (!wantText || v.textOK && v.textSeq == v.seq) {
 		return
 	}
@@ -457,8 +492,8 @@ func (v *view) freshRows(ctx context.Context, wantText bool) error {
 		if err != nil {
 			return err
 		}
-		var r rowsReply
-		if err := json.Unmarshal(b, &r); err != nil {
+		r, err := readRowsReply(b)
+		if err != nil {
 			return err
 		}
 		lines, ok := applyRows(v.lines, r)
@@ -478,6 +513,63 @@ func (v *view) freshRows(ctx context.Context, wantText bool) error {
 		v.cl.noteVersion(r.Version)
 		return nil
 	}
+}
+
+// freshPushed asks a host that pushes rows for the text of its screen,
+// when wantText and the rows held have none; the text comes as a push,
+// which the reader applies before the reply. v.mu is let go meanwhile:
+// the reader takes it to apply pushes.
+func (v *view) freshPushed(wantText bool) {
+	if !wantText || v.textOK && v.textSeq == v.seq {
+		return
+	}
+	have := v.seq
+	if !v.have {
+		have = 0
+	}
+	v.mu.Unlock()
+	defer v.mu.Lock()
+	ctx, cancel := context.WithTimeout(context.Background(), screenWait)
+	defer cancel()
+	_, _ = v.cl.call(ctx, opRows, rowsReq{Have: have, Text: true})
+}
+
+// pushed takes the rows a change notice carried. Notices apply in the
+// order the host sent them, each over the rows of the one before; one
+// that does not fit (never from a host of this version) leaves the rows
+// held as they are and asks for every row, which come as a notice too.
+func (v *view) pushed(r rowsReply) {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	v.cl.noteVersion(r.Version)
+	lines, ok := applyRows(v.lines, r)
+	if ok && r.Base != 0 && r.Base != v.seq {
+		ok = false
+	}
+	if !ok {
+		if !v.resyncing {
+			v.resyncing = true
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), screenWait)
+				defer cancel()
+				if _, err := v.cl.call(ctx, opRows, rowsReq{}); err != nil {
+					v.mu.Lock()
+					v.resyncing = false // the next notice that does not fit asks again
+					v.mu.Unlock()
+				}
+			}()
+		}
+		return
+	}
+	if r.Base == 0 {
+		v.resyncing = false
+	}
+	v.lines, v.seq = lines, r.Seq
+	if r.HasText {
+		v.text, v.textSeq, v.textOK = r.Text, r.Seq, true
+	}
+	r.Lines, r.Set, r.Text = nil, nil, ""
+	v.sc, v.have = r, true
 }
 
 func (v *view) held(wantText bool) rowsReply {

@@ -35,3 +35,5 @@ func pollReadable(fd int, d time.Duration) bool {
 		return err == nil && n > 0
 	}
 }
+
+func wireFrame(id uint64, op string) wire.Frame { return wire.Frame{ID: id, Op: op} }

@@ -339,3 +339,57 @@ func TestKeyedInputsAreToldToTheNextClient(t *testing.T) {
 	require.True(t, again.Welcome().InputsKnown)
 	require.Equal(t, []string{"D1", "D2"}, again.Welcome().Inputs)
 }
+
+// A host of this version pushes the changed rows with each notice to an
+// engine of this version, and bare notices to an engine older than that
+// (its watch has no body), which then asks for the screen as before.
+func TestAHostPushesRowsToANewEngineAndBareNoticesToAnOldOne(t *testing.T) {
+	t.Parallel()
+	cl, root := launchHost(t, catSpec())
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	require.NoError(t, cl.WaitReady(ctx))
+	require.True(t, cl.Welcome().PushRows)
+	require.True(t, cl.push, "the engine watches with pushed rows")
+
+	old, err := dialRaw(SocketPath(root, cl.Welcome().Session))
+	require.NoError(t, err)
+	defer old.Close()
+	require.NoError(t, old.Push("hello", 0, hello{Protocol: ProtocolVersion, Version: "older", Client: "engine"}))
+	f, err := old.Recv()
+	require.NoError(t, err)
+	require.Equal(t, opWelcome, f.Op)
+	require.NoError(t, old.Send(wireFrame(1, opWatch)))
+
+	require.NoError(t, cl.Write([]byte("pushed to the engine\r")))
+	waitScreen(t, cl, "pushed to the engine")
+	rw := cl.View().(session.RowWriter)
+	require.Contains(t, strings.Join(rw.AppendRows(nil, 0, 10, 60), "\n"), "pushed to the engine")
+
+	// The older engine's notices carry the version and nothing else.
+	var bare int
+	for bare < 2 {
+		f, err := old.Recv()
+		require.NoError(t, err)
+		if f.Op != opChanged {
+			continue
+		}
+		var body map[string]json.RawMessage
+		require.NoError(t, json.Unmarshal(f.Body, &body))
+		require.Contains(t, body, "version")
+		require.Len(t, body, 1, "a bare notice: %s", f.Body)
+		bare++
+	}
+	require.NoError(t, old.Send(wireFrame(2, opScreen)))
+	for {
+		f, err := old.Recv()
+		require.NoError(t, err)
+		if f.ID != 2 {
+			continue
+		}
+		var sc screen
+		require.NoError(t, json.Unmarshal(f.Body, &sc))
+		require.Contains(t, sc.Text, "pushed to the engine")
+		break
+	}
+}

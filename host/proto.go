@@ -44,7 +44,7 @@ const ProtocolVersion = 1
 // Requests a client sends.
 const (
 	opHello      = wire.OpHello
-	opWatch      = "watch"      // push changed and exit from now on
+	opWatch      = "watch"      // {rows}: push changed and exit from now on
 	opScreen     = "screen"     // -> screen
 	opScrollback = "scrollback" // {n} -> []string
 	opWrite      = "write"      // {data}: raw keys
@@ -70,7 +70,7 @@ const (
 	opRefused = wire.OpRefused
 	opOK      = wire.OpOK
 	opError   = wire.OpError
-	opChanged = "changed" // push: {version}
+	opChanged = "changed" // push: {version}, or rowsReply when watching with rows
 	opExit    = "exit"    // push: exitInfo
 )
 
@@ -99,6 +99,10 @@ type Welcome struct {
 	// does not, and its silence is no evidence).
 	Inputs      []string `json:"inputs,omitempty"`
 	InputsKnown bool     `json:"inputs_known,omitempty"`
+	// PushRows says the host pushes the changed rows with each change
+	// notice to a client that watches with watchReq.Rows. An older host
+	// does not say it; its client asks for rows after each notice.
+	PushRows bool `json:"push_rows,omitempty"`
 }
 
 // Exit is how the agent ended.

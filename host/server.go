@@ -44,7 +44,7 @@ func NewServer(s *session.Session, taskID, sessionID, version string, logf func(
 		sess: s, logf: logf, watches: map[chan struct{}]struct{}{},
 		exited: make(chan struct{}), collect: make(chan struct{}),
 		base: Welcome{Protocol: ProtocolVersion, Version: version, HostPid: os.Getpid(), Pid: s.Pid(),
-			Task: taskID, Session: sessionID, Cols: cols, Rows: rows, StartedAt: time.Now().UTC()},
+			Task: taskID, Session: sessionID, Cols: cols, Rows: rows, StartedAt: time.Now().UTC(), PushRows: true},
 	}
 	go srv.fanout()
 	return srv
@@ -140,7 +140,7 @@ func (srv *Server) ServeConn(rw io.ReadWriteCloser) {
 	var wg sync.WaitGroup
 	defer wg.Wait()
 	defer cancel()
-	watching := false
+	watching, pushing := false, false
 	var rs rowSender
 	for {
 		f, err := c.Recv()
@@ -149,24 +149,47 @@ func (srv *Server) ServeConn(rw io.ReadWriteCloser) {
 		}
 		switch f.Op {
 		case opWatch:
+			var q watchReq
+			if err := unmarshalOpt(f.Body, &q); err != nil {
+				srv.reply(c, f, nil, err)
+				continue
+			}
 			if !watching {
 				watching = true
+				var push *rowSender
+				var sent uint64
+				if q.Rows {
+					// Every row before the reply: the client shows
+					// the screen as soon as it is watching.
+					pushing, push = true, &rs
+					if sent, err = rs.push(c, srv.sess.View(), false, true); err != nil {
+						return
+					}
+				}
 				wg.Add(1)
-				go func() { defer wg.Done(); srv.watch(ctx, c) }()
+				go func() { defer wg.Done(); srv.watch(ctx, c, push, sent) }()
 			}
 			srv.reply(c, f, nil, nil)
 		case opRows:
 			// Off the read loop, as a screen read below.
 			wg.Add(1)
-			go func(f wire.Frame) {
+			go func(f wire.Frame, pushing bool) {
 				defer wg.Done()
 				var q rowsReq
 				if err := unmarshalOpt(f.Body, &q); err != nil {
 					srv.reply(c, f, nil, err)
 					return
 				}
+				if pushing {
+					// The rows (and the text asked for) go as a
+					// notice, in order with the others; the reply
+					// follows it.
+					_, err := rs.push(c, srv.sess.View(), q.Text, q.Have == 0)
+					srv.reply(c, f, nil, err)
+					return
+				}
 				srv.reply(c, f, rs.reply(srv.sess.View(), q), nil)
-			}(f)
+			}(f, pushing)
 		case opWaitReady, opDeliver, opSend, opSubmit, opStop, opScreen, opScrollback, opCPU:
 			// They wait on the screen or on the agent's end, or read a
 			// screen or its history while a flooding agent holds the
@@ -219,8 +242,9 @@ func (srv *Server) reply(c *wire.Conn, f wire.Frame, v any, err error) {
 
 // watch pushes a change notice whenever the screen changed since the last
 // one (one pending at most: a slow client sees the newest version), and the
-// exit once.
-func (srv *Server) watch(ctx context.Context, c *wire.Conn) {
+// exit once. With rs the notices carry the changed rows (rowSender.push),
+// and sent is the version the first of them, already sent, carried.
+func (srv *Server) watch(ctx context.Context, c *wire.Conn, rs *rowSender, sent uint64) {
 	ch := make(chan struct{}, 1)
 	srv.mu.Lock()
 	srv.watches[ch] = struct{}{}
@@ -231,7 +255,12 @@ func (srv *Server) watch(ctx context.Context, c *wire.Conn) {
 		srv.mu.Unlock()
 	}()
 	view := srv.sess.View()
-	var sent uint64
+	notify := func(v uint64) (uint64, error) {
+		if rs != nil {
+			return rs.push(c, view, false, false)
+		}
+		return v, c.Push(opChanged, 0, changed{Version: v})
+	}
 	// What changed before the watch began is announced at once.
 	ch <- struct{}{}
 	for {
@@ -241,7 +270,7 @@ func (srv *Server) watch(ctx context.Context, c *wire.Conn) {
 		case <-ch:
 		case <-srv.exited:
 			if v := view.Version(); v != sent {
-				_ = c.Push(opChanged, 0, changed{Version: v})
+				_, _ = notify(v)
 			}
 			srv.mu.Lock()
 			e := srv.exit
@@ -250,8 +279,8 @@ func (srv *Server) watch(ctx context.Context, c *wire.Conn) {
 			return
 		}
 		if v := view.Version(); v != sent {
-			sent = v
-			if c.Push(opChanged, 0, changed{Version: v}) != nil {
+			var err error
+			if sent, err = notify(v); err != nil {
 				return
 			}
 		}

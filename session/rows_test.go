@@ -30,3 +30,35 @@ func TestFitRowCutsAndPads(t *testing.T) {
 	require.Equal(t, "\x1b[31mab\x1b[m", FitRow("\x1b[31mabcd", 2))
 	require.Equal(t, "", FitRow("abc", 0))
 }
+
+func TestRowsDeltaFindsAScrollAndOnlyWhenItSendsFewerRows(t *testing.T) {
+	t.Parallel()
+	prev := []string{"a", "b", "c", "d", "e"}
+	apply := func(prev []string, shift int, changed []int, next []string) []string {
+		out := append([]string(nil), prev...)
+		ShiftRows(out, shift)
+		for _, i := range changed {
+			out[i] = next[i]
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		next    []string
+		shift   int
+		changed []int
+	}{
+		{[]string{"a", "b", "c", "d", "e"}, 0, nil},
+		{[]string{"a", "b", "c", "d", "E"}, 0, []int{4}},
+		{[]string{"b", "c", "d", "e", "f"}, 1, []int{4}},
+		{[]string{"d", "e", "x", "y", "z"}, 3, []int{2, 3, 4}},
+		// A shift that saves nothing is not taken.
+		{[]string{"b", "x", "y", "z", "e"}, 0, []int{0, 1, 2, 3}},
+		{[]string{"b", "x", "y", "z", "w"}, 1, []int{1, 2, 3, 4}},
+		{[]string{"v", "w", "x", "y", "z"}, 0, []int{0, 1, 2, 3, 4}},
+	} {
+		shift, changed := RowsDelta(prev, tc.next)
+		require.Equal(t, tc.shift, shift, "%v", tc.next)
+		require.Equal(t, tc.changed, changed, "%v", tc.next)
+		require.Equal(t, tc.next, apply(prev, shift, changed, tc.next))
+	}
+}

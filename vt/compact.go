@@ -65,5 +65,6 @@ func (t *Terminal) compactStyles() {
 	t.spareHist, t.hist = t.hist, h2
 	t.cur.styleID = get(t.cur.styleID)
 	t.spareStyles, t.styles = old, nt
+	t.compactions++
 	t.styleLimit = max(minStyleLimit, 2*len(nt.list))
 }

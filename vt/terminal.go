@@ -65,10 +65,13 @@ type Terminal struct {
 	scr        *screen
 	hist       history
 
-	styles     *styleTable
-	clusters   []string
-	clusterIDs map[string]rune
-	runeStr    map[rune]string
+	styles *styleTable
+	// compactions counts the style table's compactions, after which a
+	// style id may name another style (RowCache)
+	compactions uint64
+	clusters    []string
+	clusterIDs  map[string]rune
+	runeStr     map[rune]string
 
 	cur          cursor
 	saved        cursor // DECSC
