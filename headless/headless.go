@@ -12,6 +12,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -65,15 +66,22 @@ func New(w io.Writer, f Format) *Printer {
 	return &Printer{w: w, format: f, tasks: map[string]string{}, sessions: map[string]string{}, shas: map[string]string{}}
 }
 
-var (
-	clockRE = regexp.MustCompile(`\b\d{2}:\d{2}:\d{2}(\.\d+)?\b`)
-	durRE   = regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s|m)\b`)
-	pidRE   = regexp.MustCompile(`pid \d+`)
-	hexRE   = regexp.MustCompile(`\b[0-9a-f]{7,64}\b`)
-	// renewalsRE matches the renewal count an expiry reports, which
-	// depends on how fast the machine ran the session.
-	renewalsRE = regexp.MustCompile(`\b\d+ renewal\(s\)`)
-)
+// volatile holds the patterns of what differs from run to run in an event
+// line, compiled on the first line normalized: the binary's every process
+// (a session host too) would pay for them at init.
+var volatile = sync.OnceValue(func() volatilePatterns {
+	return volatilePatterns{
+		clock: regexp.MustCompile(`\b\d{2}:\d{2}:\d{2}(\.\d+)?\b`),
+		dur:   regexp.MustCompile(`\b\d+(\.\d+)?(ms|µs|s|m)\b`),
+		pid:   regexp.MustCompile(`pid \d+`),
+		hex:   regexp.MustCompile(`\b[0-9a-f]{7,64}\b`),
+		// renewals matches the renewal count an expiry reports, which
+		// depends on how fast the machine ran the session.
+		renewals: regexp.MustCompile(`\b\d+ renewal\(s\)`),
+	}
+})
+
+type volatilePatterns struct{ clock, dur, pid, hex, renewals *regexp.Regexp }
 
 // Line renders one event without writing it.
 func (p *Printer) Line(ev task.Event) string {
@@ -145,11 +153,12 @@ func (p *Printer) Rename(text string) string {
 			text = strings.ReplaceAll(text, id[len(id)-8:], name)
 		}
 	}
-	text = pidRE.ReplaceAllString(text, "pid N")
-	text = renewalsRE.ReplaceAllString(text, "N renewal(s)")
-	text = clockRE.ReplaceAllString(text, "hh:mm:ss")
-	text = durRE.ReplaceAllString(text, "Ns")
-	return hexRE.ReplaceAllStringFunc(text, func(s string) string {
+	re := volatile()
+	text = re.pid.ReplaceAllString(text, "pid N")
+	text = re.renewals.ReplaceAllString(text, "N renewal(s)")
+	text = re.clock.ReplaceAllString(text, "hh:mm:ss")
+	text = re.dur.ReplaceAllString(text, "Ns")
+	return re.hex.ReplaceAllStringFunc(text, func(s string) string {
 		return p.name(p.shas, s, "sha")
 	})
 }

@@ -8,7 +8,6 @@ import (
 
 	"charm.land/lipgloss/v2"
 	"github.com/alecthomas/chroma/v2"
-	"github.com/alecthomas/chroma/v2/lexers"
 
 	"github.com/orchestra-tui/orchestra-tui/diff"
 )
@@ -58,8 +57,8 @@ var bgStyles = [...]lipgloss.Style{
 // its lexer: chroma's Match walks every lexer's patterns.
 var lexerCache sync.Map
 
-// lexerFor is the chroma lexer for a file, by its name; nil when chroma
-// knows no language for it (the text is then shown plain).
+// lexerFor is the chroma lexer for a file, by its name; nil when the
+// console knows no language for it (the text is then shown plain).
 func lexerFor(file string) chroma.Lexer {
 	key := path.Ext(file)
 	if key == "" {
@@ -70,7 +69,7 @@ func lexerFor(file string) chroma.Lexer {
 		return lx
 	}
 	var lx chroma.Lexer
-	if l := lexers.Match(path.Base(file)); l != nil {
+	if l := codeRegistry().Match(path.Base(file)); l != nil {
 		lx = chroma.Coalesce(l)
 	}
 	lexerCache.Store(key, lx)
