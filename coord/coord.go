@@ -322,34 +322,50 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return fmt.Errorf("git-ignore %s: %w", task.StateDir, err)
 	}
 	var changes <-chan struct{}
+	retry := startRetry{shared: c.fleet.shared, tell: func(err error) {
+		c.hub.event(c.refusalEvent("", "", task.ReasonStoreFailed, StoreOutageText(err)+
+			" The engine starts once it answers; live sessions keep running. "+StoreOutageAdvice))
+	}}
 	if c.fleet.shared {
 		// Listening starts before the load, and the ledger is read from
 		// the newest event then: a write of another engine in between is
 		// reread, never missed.
-		ch, err := c.st.Listen(ctx)
-		if err != nil {
-			return fmt.Errorf("listen for other engines' writes: %w", err)
+		if err := retry.do(ctx, func() error {
+			ch, err := c.st.Listen(ctx)
+			if err != nil {
+				return fmt.Errorf("listen for other engines' writes: %w", err)
+			}
+			changes = ch
+			return nil
+		}); err != nil {
+			return err
 		}
-		changes = ch
-		if c.fleet.seen, err = c.st.EventLastSeq(ctx); err != nil {
+		if err := retry.do(ctx, func() (err error) {
+			c.fleet.seen, err = c.st.EventLastSeq(ctx)
+			return err
+		}); err != nil {
 			return err
 		}
 	}
-	if err := c.load(ctx); err != nil {
-		return err
-	}
-	if err := loadBudgetDay(ctx, c); err != nil {
-		return err
+	for _, step := range []func() error{
+		func() error { return c.load(ctx) },
+		func() error { return loadBudgetDay(ctx, c) },
+	} {
+		if err := retry.do(ctx, step); err != nil {
+			return err
+		}
 	}
 	c.signUpgrade(ctx)
-	if err := c.reconcile(ctx); err != nil {
-		return err
-	}
-	if err := c.checkStore(ctx); err != nil {
-		return err
+	for _, step := range []func() error{
+		func() error { return c.reconcile(ctx) },
+		func() error { return c.checkStore(ctx) },
+	} {
+		if err := retry.do(ctx, step); err != nil {
+			return err
+		}
 	}
 	c.sweepHosts()
-	if err := c.RefreshBases(ctx); err != nil {
+	if err := retry.do(ctx, func() error { return c.RefreshBases(ctx) }); err != nil {
 		return err
 	}
 	if c.p.Control != "" {
@@ -586,6 +602,12 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	engines, host, now := engineIndex(es), c.fleet.host, c.now()
 	held := map[task.ID]bool{}
 	for _, l := range leases {
+		if c.runs[l.TaskID] != nil {
+			// Taken up by a try of this reconcile that the store cut short
+			// (startretry.go).
+			held[l.TaskID] = true
+			continue
+		}
 		if l.Holder != c.holder && holderLive(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl) {
 			held[l.TaskID] = true
 			c.foreign[l.TaskID] = true

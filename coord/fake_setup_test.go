@@ -85,7 +85,11 @@ func (b *fakeBundle) run(t *testing.T, path string, hosts Hosts) {
 	require.NoError(t, err)
 	b.events = nil
 	b.running.run(t, c)
-	<-c.Loaded()
+	select {
+	case <-c.Loaded():
+	case err := <-b.ended:
+		t.Fatalf("the coordinator stopped while starting: %v", err)
+	}
 }
 
 // add adds a task on the fake harness, with a gate that passes at once.

@@ -100,8 +100,10 @@ func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.Sessi
 		r.unsub()
 		r.unsub = nil
 	}
+	// When it ended, also for a write held through an outage.
+	ended := c.now()
 	c.updateSession(ctx, r, func(s *store.Session) {
-		s.Status, s.ExitCode, s.EndedAt = status, code, c.now()
+		s.Status, s.ExitCode, s.EndedAt = status, code, ended
 		if cont != nil {
 			if b, err := json.Marshal(cont); err == nil {
 				s.Continuity = string(b)

@@ -271,15 +271,35 @@ func (c *Coordinator) exited(ctx context.Context, r *run, code int, why *task.Re
 }
 
 func (c *Coordinator) updateSession(ctx context.Context, r *run, f func(*store.Session)) {
+	again := func() { c.updateSession(ctx, r, f) }
 	s, err := c.st.SessionGet(ctx, r.sessionID)
 	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			holdSessionWrite(c, err, again)
+		}
 		return
 	}
 	f(&s)
 	s.Fence = r.token
 	if err := c.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
 		return // another engine holds the task: its rescue marked the row
-	} else if err != nil {
+	} else if err != nil && !holdSessionWrite(c, err, again) {
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
 	}
+}
+
+// holdSessionWrite holds a session row's write that a network store did
+// not take (a database restart cut the connection) until the store answers
+// again, and reports true; an embedded store's failure is not held. A
+// session's end used to be lost so: the row stayed live until another
+// engine's rescue marked it, seconds later, and the fault run's checker
+// saw the session overlap its successor; the refusal called a connection
+// error an illegal transition.
+func holdSessionWrite(c *Coordinator, err error, again func()) bool {
+	if c.sw.path != "" {
+		return false
+	}
+	c.writeFailed(err)
+	holdUntilBack(c, again)
+	return true
 }

@@ -24,6 +24,8 @@ type running struct {
 	// began is when the first coordinator started: dump dates events from
 	// it.
 	began time.Time
+	// ended gives what Run returned.
+	ended chan error
 }
 
 // run starts c and follows its notices from now on; c stops when the test
@@ -36,7 +38,9 @@ func (r *running) run(t testing.TB, c *Coordinator) {
 	if r.began.IsZero() {
 		r.began = time.Now()
 	}
-	go func() { _ = c.Run(ctx) }()
+	ended := make(chan error, 1)
+	r.ended = ended
+	go func() { ended <- c.Run(ctx) }()
 	t.Cleanup(func() {
 		cancel()
 		<-c.Done()

@@ -424,10 +424,11 @@ func (p faultReport) String() string {
 //
 //   - no two sessions of a task overlap (by their start and end in the
 //     ledger), and every session ended;
-//   - no write of a fenced-out session landed: no event, verdict or sealed
-//     artifact of a session after a later session of its task, under
-//     another lease token, began; and the task branch's tip on the remote
-//     is the last session's push;
+//   - no write of a fenced-out session landed: no event (but the refusal
+//     of its write and the record of its end: fencedAccount), verdict or
+//     sealed artifact of a session after a later session of its task,
+//     under another lease token, began; and the task branch's tip on the
+//     remote is the last session's push;
 //   - no task is lost (each ended), none was charged an attempt (the
 //     scripted agent never fails, so every attempt past the first is a
 //     fault's), and every task is green with its fix on the remote.
@@ -443,7 +444,7 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID) faultReport {
 			continue
 		}
 		if tk.Attempt != 1 {
-			rep.charged = append(rep.charged, fmt.Sprintf("task %s ended at attempt %d", id, tk.Attempt))
+			rep.charged = append(rep.charged, fmt.Sprintf("task %s ended at attempt %d%s", id, tk.Attempt, faultWhyCharged(ctx, t, f, id)))
 		}
 		ss, err := f.st.SessionList(ctx, id)
 		require.NoError(t, err)
@@ -481,7 +482,7 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID) faultReport {
 			if ev.Kind == task.EvRefusal && ev.Reason == task.ReasonLeaseOrphaned {
 				rep.takeovers++
 			}
-			if ev.SessionID == "" || faultRescueKind(ev) {
+			if ev.SessionID == "" || faultRescueKind(ev) || fencedAccount(ev) {
 				continue
 			}
 			if at, ok := supersededAt(ev.SessionID); ok && ev.At.After(at) {
@@ -533,4 +534,30 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID) faultReport {
 // the takeover's events name the session they end.
 func faultRescueKind(ev task.Event) bool {
 	return ev.Reason == task.ReasonLeaseOrphaned
+}
+
+// fencedAccount tells whether ev is the ledger's account of a fenced-out
+// session rather than a write of it: the refusal that says its write was
+// refused (store.ErrStaleToken: what fencing is for), or the record of its
+// end (without which the session would never have ended). Neither moves
+// the task; a stale write that landed is any other event, a verdict, an
+// artifact or a push.
+func fencedAccount(ev task.Event) bool {
+	return (ev.Kind == task.EvRefusal && ev.Reason == task.ReasonStaleLeaseToken) || ev.Kind == task.EvSessionExited
+}
+
+// faultWhyCharged lists a charged task's events that can tell why: its
+// sessions' exits and its refusals other than the fenced ones, each on its
+// own line.
+func faultWhyCharged(ctx context.Context, t *testing.T, f *fleet, id task.ID) string {
+	t.Helper()
+	evs, err := f.st.EventList(ctx, store.EventListParams{TaskID: id})
+	require.NoError(t, err)
+	var b strings.Builder
+	for _, ev := range evs {
+		if ev.Kind == task.EvSessionExited || (ev.Kind == task.EvRefusal && ev.Reason != task.ReasonStaleLeaseToken) {
+			fmt.Fprintf(&b, "\n            %s %s %s %s: %.300s", ev.At.Format(time.StampMicro), ev.SessionID, ev.Kind, ev.Reason, ev.Text)
+		}
+	}
+	return b.String()
 }

@@ -184,8 +184,10 @@ func (f *fleet) add(t testing.TB, host string, n int) []task.ID {
 		cmd := exec.Command(f.bin, "add", "-C", f.engines[host].dir, "--title", fmt.Sprintf("fleet %d", i+1),
 			"--goal", project.Goal, "--verify", project.VerifyCommand, "--pipeline", "implement", "--harness", "scripted")
 		cmd.Env = f.env()
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
 		out, err := cmd.Output()
-		require.NoError(t, err, "add: %s", out)
+		require.NoError(t, err, "add on %s: stdout %q, stderr %q", host, out, stderr.String())
 		fields := strings.Fields(string(out))
 		require.NotEmpty(t, fields)
 		ids = append(ids, task.ID(fields[len(fields)-1]))
