@@ -154,7 +154,7 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 		<-w.Done()
 		c.started.Delete(w)
 	}()
-	r.meter = c.startMeter(ctx, r)
+	r.meter = c.usage.start(ctx, r)
 	c.goLive(t.ID, w)
 	c.watchPane(r)
 	if !exit.Exited && exit.TypedKnown && r.spec.Types() {

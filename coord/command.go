@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker"
@@ -347,9 +348,9 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) 
 		return task.Task{}, err
 	}
 	if _, ok := c.cfg.Harness[harnessOf(t)]; !ok {
-		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(c.harnessNames(), ", "))
+		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(harnessNames(c.cfg.Harness), ", "))
 	}
-	t = c.signed(t)
+	t = c.key.sign(t)
 	ev := c.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
 	if src.URL != "" {
 		ev.Text += " From " + task.PlainLine(src.URL) + "."
@@ -366,9 +367,10 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) 
 	return t, nil
 }
 
-func (c *Coordinator) harnessNames() []string {
+// harnessNames lists the configured harnesses, sorted.
+func harnessNames(hs map[string]session.Spec) []string {
 	var out []string
-	for n := range c.cfg.Harness {
+	for n := range hs {
 		out = append(out, n)
 	}
 	sortStrings(out)

@@ -13,11 +13,9 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/brief"
 	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/fork"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
-	"github.com/orchestra-tui/orchestra-tui/sign"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
@@ -93,10 +91,10 @@ type Coordinator struct {
 	programs programs
 	// sw watches the store; a failure stops placement (storewatch.go).
 	sw       storeWatch
-	disk     diskMeter        // each task's disk use, measured off the loop
+	disk     *diskMeter       // each task's disk use, measured off the loop
 	gating   map[task.ID]*run // the verify gate is running for these tasks, for this run
 	verdicts map[task.ID]*verify.Verdict
-	usage    map[task.ID]Usage
+	usage    *usageBook // each task's usage (usage.go)
 	models   map[task.ID][]string
 	slots    []*slot
 	// foreign are the tasks another running console held at start-up;
@@ -107,13 +105,10 @@ type Coordinator struct {
 	// fleet is what sharing the store with other engines takes (fleet.go).
 	fleet fleetState
 	// sd is the liveness this engine trusts in itself (stepdown.go).
-	sd stepDown
+	sd *stepDown
 	// key signs the tasks this engine accepts and checks every task before
-	// anything of it runs (signature.go); keyNew says this engine created
-	// it, so it signs the tasks from before signing, once.
-	key      sign.Key
-	keyNew   bool
-	upgraded int
+	// anything of it runs (signature.go).
+	key *signer
 	// mq is the merge queue's state (mergequeue.go).
 	mq mergeQueue
 	// pr is the state of the open pull requests (pullrequest.go).
@@ -130,12 +125,9 @@ type Coordinator struct {
 	idle     chan struct{}
 
 	snap atomic.Pointer[Snapshot]
-	// forks is the registry of trained bases; bases is its latest list,
-	// read by Snapshot, whose cache clocks are computed at read time.
-	forks *fork.Registry
-	bases atomic.Pointer[[]fork.Base]
-	// keep publishes the registry's events and keeps bases warm.
-	keep keeper
+	// forks is the trained-bases service: the registry, the bases the
+	// snapshot shows, keep-warm (bases.go).
+	forks *forkService
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -163,9 +155,6 @@ type Coordinator struct {
 	// onEarlyReport, when set (tests), is called on the loop with a report
 	// that arrived before its run's launch was applied.
 	onEarlyReport func(worker.Report)
-	// onDiskMeasured, when set (tests), is called on the loop with each
-	// walk's measurements, once they are in the next snapshot's reach.
-	onDiskMeasured func(map[task.ID]DiskUse)
 }
 
 type slot struct {
@@ -260,7 +249,6 @@ func New(p Params) (*Coordinator, error) {
 		flags:       map[task.ID]string{},
 		gating:      map[task.ID]*run{},
 		verdicts:    map[task.ID]*verify.Verdict{},
-		usage:       map[task.ID]Usage{},
 		models:      map[task.ID][]string{},
 		foreign:     map[task.ID]bool{},
 		stopped:     make(chan struct{}),
@@ -290,10 +278,15 @@ func New(p Params) (*Coordinator, error) {
 		}
 		return m
 	}
-	c.forks = c.newForks()
-	if err := c.loadKey(); err != nil {
+	c.usage = newUsage(c)
+	c.sd = newStepDown(c)
+	c.forks = newForks(c)
+	c.disk = newDisk(c)
+	key, err := loadSigner(cfg.Fleet.Key)
+	if err != nil {
 		return nil, err
 	}
+	c.key = key
 	return c, nil
 }
 
@@ -333,7 +326,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if err := loadBudgetDay(ctx, c); err != nil {
 		return err
 	}
-	c.signUpgrade(ctx)
+	c.key.upgrade(ctx, loopOf(c), c.st, c.ids(), c.tasks)
 	if err := c.reconcile(ctx); err != nil {
 		return err
 	}
@@ -341,7 +334,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return err
 	}
 	c.sweepHosts()
-	if err := c.RefreshBases(ctx); err != nil {
+	if err := c.forks.refresh(ctx); err != nil {
 		return err
 	}
 	if c.p.Control != "" {
@@ -359,7 +352,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	c.initStoreWatch()
 	// Every task's disk use, measured once off the loop; then again only
 	// when an event can have changed it.
-	c.wantDisk(c.ids()...)
+	c.disk.want(c.ids()...)
 	work := context.WithoutCancel(ctx)
 	c.publish()
 	close(c.loaded)
@@ -371,7 +364,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
 	if c.fleet.shared {
-		go c.watchTrust(ctx)
+		go c.sd.watchTrust(ctx)
 	}
 	c.place(work)
 	for {
@@ -397,7 +390,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			// The reply waits for the snapshot that shows the command's
 			// effect (reply is buffered), so a caller that reads the
 			// snapshot when Do returns sees it.
-			c.tickForks(work)
+			c.forks.tick(work)
 			c.place(work)
 			c.tickMerge(work)
 			c.tickPulls(work)
@@ -419,7 +412,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			c.refresh(work)
 		case <-tick.C:
 			c.watchStore(work)
-			if c.checkTrust(work) {
+			if c.sd.checkTrust(work) {
 				// Stepped down: nothing is judged, renewed or placed
 				// until this engine's heartbeat lands again.
 				c.publish()
@@ -433,12 +426,12 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			}
 			c.tickLeases(work)
 		}
-		if c.checkTrust(work) {
+		if c.sd.checkTrust(work) {
 			c.publish()
 			continue
 		}
 		resumeHeld(c, work)
-		c.tickForks(work)
+		c.forks.tick(work)
 		checkTaskBudgets(work, c)
 		c.place(work)
 		c.tickMerge(work)
@@ -487,7 +480,7 @@ func (c *Coordinator) quietTick(ctx context.Context) bool {
 	if len(c.runs) > 0 || len(c.gating) > 0 || c.hub.pending() {
 		return false
 	}
-	c.tickForks(ctx)
+	c.forks.tick(ctx)
 	changed := c.place(ctx)
 	if c.mq.busy == "" && c.cfg.Finalise.Queue {
 		c.tickMerge(ctx)
@@ -545,7 +538,7 @@ func (c *Coordinator) load(ctx context.Context) error {
 			// The store keeps the session.usage events' lower-bound
 			// marks with its sums: a phase is marked as its sessions
 			// were, whatever the task's harness is now.
-			c.addUsage(u.TaskID, u.Phase, u.Totals, u.LowerBound)
+			c.usage.add(u.TaskID, u.Phase, u.Totals, u.LowerBound)
 		}
 	}
 	return nil

@@ -70,7 +70,7 @@ func (c *Coordinator) tapEvent(ev task.Event) {
 	if c.fleet.relaying {
 		return
 	}
-	c.noteDisk(ev)
+	c.disk.note(ev)
 	if c.fleet.shared && ev.ID != "" {
 		c.fleet.own[ev.ID] = struct{}{}
 	}

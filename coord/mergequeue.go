@@ -149,7 +149,7 @@ func (c *Coordinator) tickMerge(ctx context.Context) {
 	c.mq.busy = next.ID
 	t := c.tasks[next.ID]
 	r, cfg := c.p.Repo, c.cfg
-	sigErr := c.badSignature(t) // its verify command runs in the scratch worktree
+	sigErr := c.key.check(t) // its verify command runs in the scratch worktree
 	c.async(func() func() {
 		var o mergeOutcome
 		if sigErr != nil {

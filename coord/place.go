@@ -39,7 +39,7 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 	if c.sw.fault != "" {
 		return false // the store failed: nothing new is started on it
 	}
-	if !c.trusted() {
+	if !c.sd.trusted() {
 		return false // stepped down (stepdown.go): its leases may be taken
 	}
 	if dayCheck(ctx, c) {
@@ -58,7 +58,7 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 		if c.infraRetry.waiting(t.ID, c.now()) {
 			continue
 		}
-		if u := c.taskUsage(t.ID); c.budget.over(t.ID, u.CostUSD) {
+		if u := c.usage.of(t.ID, c.runs[t.ID]); c.budget.over(t.ID, u.CostUSD) {
 			// Spent in an earlier session (one whose CLI's records are
 			// read as it ends): parked before it costs more.
 			parkForBudget(ctx, c, t, nil, u)
@@ -74,7 +74,7 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 		}
 		s, why := c.slotFor(t)
 		flag, reason := why, task.ReasonUnplaceable
-		if err := c.badSignature(t); err != nil {
+		if err := c.key.check(t); err != nil {
 			// Before any slot: a row edited in the store is refused by
 			// every engine alike, whatever it could run.
 			s, why, reason = nil, fmt.Sprintf("%v. Refused by the engine on %s.", err, c.fleet.host), task.ReasonBadSignature
@@ -287,7 +287,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 			if r.fetchNote != "" {
 				c.record(ctx, c.refusalEvent(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
 			}
-			r.meter = c.startMeter(ctx, r)
+			r.meter = c.usage.start(ctx, r)
 			if r.meter != nil && fp.err == nil {
 				// The CLI's version says whether it records every request.
 				r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
@@ -313,7 +313,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 
 // prepare runs off the loop: worktree, baseline verify, session start.
 func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast string, baseline bool) (string, worker.Handle, *verify.Verdict, error) {
-	if err := c.badSignature(t); err != nil {
+	if err := c.key.check(t); err != nil {
 		return "", nil, nil, signatureRefusal(err)
 	}
 	from, fetched, note, err := c.fetchTaskBranch(t)

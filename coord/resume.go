@@ -73,7 +73,7 @@ func (c *Coordinator) importHandoff(ctx context.Context, path, harness, model st
 	}
 	resumeMu.Lock()
 	defer resumeMu.Unlock()
-	return handoff.Resume(ctx, c.st, c.p.Repo, d, harness, model, c.now(), c.key)
+	return handoff.Resume(ctx, c.st, c.p.Repo, d, harness, model, c.now(), c.key.key)
 }
 
 // loadResumed makes the imported task the loop's own: its row, the models
@@ -89,7 +89,7 @@ func (c *Coordinator) loadResumed(ctx context.Context, t task.Task, path string)
 			c.noteModel(t.ID, s.Model)
 		}
 	}
-	if err := c.loadUsage(ctx, t.ID); err != nil {
+	if err := c.usage.load(ctx, t.ID); err != nil {
 		c.record(ctx, c.event(t.ID, "", task.EvRefusal, "Could not read the resumed task's usage: "+err.Error()))
 	}
 	if evs, err := c.st.EventList(ctx, store.EventListParams{TaskID: t.ID}); err == nil {
@@ -115,7 +115,7 @@ func (c *Coordinator) checkHarness(field, name string) error {
 	if _, ok := c.cfg.Harness[name]; ok {
 		return nil
 	}
-	return fmt.Errorf("%s: no harness named %q is configured (known: %s)", field, name, strings.Join(c.harnessNames(), ", "))
+	return fmt.Errorf("%s: no harness named %q is configured (known: %s)", field, name, strings.Join(harnessNames(c.cfg.Harness), ", "))
 }
 
 // readLimited reads a file, refusing one larger than limit before reading

@@ -35,7 +35,7 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 	t := c.tasks[r.taskID]
 	dir := r.dir
 	c.gating[r.taskID] = r
-	if !c.trusted() || c.sw.outage {
+	if !c.sd.trusted() || c.sw.outage {
 		// Past its own liveness deadline the engine pushes nothing: the
 		// task may be another engine's by now (stepdown.go). The push
 		// waits, the task still marked as gated, until the engine trusts

@@ -1,0 +1,70 @@
+package coord
+
+import (
+	"context"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// The coordinator's services: each concern that is not the loop's own
+// (the task map, the runs, the channels) is a type of its own, built here
+// from New with the narrow view of the coordinator it needs, and called
+// from the loop.
+
+// newForks builds the trained-bases service (bases.go).
+func newForks(c *Coordinator) *forkService {
+	return newForkService(&forkService{
+		loop:    loopOf(c),
+		st:      c.st,
+		harness: c.cfg.Harness,
+		vars:    c.p.Vars,
+		environ: c.p.Environ,
+		worktree: func(name, branch, base string) (string, error) {
+			return c.p.Repo.WorktreeAdd(name, branch, base)
+		},
+		background: func(ctx context.Context, t task.Task, dir string) (string, error) {
+			bg, _, err := c.renderBrief(ctx, t, &run{phase: t.Phase, attempt: t.Attempt}, dir)
+			return bg, err
+		},
+		task: func(id task.ID) (task.Task, bool) {
+			t, ok := c.tasks[id]
+			return t, ok
+		},
+		addUsage: c.usage.add,
+		publish:  c.hub.event,
+	}, c.cfg)
+}
+
+// newDisk builds the disk meter (disk.go).
+func newDisk(c *Coordinator) *diskMeter {
+	return &diskMeter{loop: loopOf(c), root: c.p.Repo.Root}
+}
+
+// newUsage builds the usage book (usage.go).
+func newUsage(c *Coordinator) *usageBook {
+	return &usageBook{
+		byTask: map[task.ID]Usage{}, loop: loopOf(c), st: c.st,
+		environ: c.p.Environ, prices: c.cfg.Prices,
+		noteModel: c.noteModel, ended: c.budget.ended,
+	}
+}
+
+// newStepDown builds the step-down watch (stepdown.go), after the fleet's
+// TTL is known.
+func newStepDown(c *Coordinator) *stepDown {
+	return &stepDown{
+		loop: loopOf(c), st: c.st, holder: c.holder,
+		ttl: c.fleet.ttl, shared: c.fleet.shared,
+		live: &c.live, stopped: c.stopped,
+		run: func(id task.ID) *run { return c.runs[id] },
+		probe: func(ctx context.Context) {
+			if c.sw.outage || c.sw.path != "" {
+				return // the store watch is asking it already
+			}
+			if _, err := c.st.EngineList(ctx); err != nil {
+				c.writeFailed(err)
+			}
+		},
+		fencedOut: c.fencedOut,
+	}
+}
