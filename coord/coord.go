@@ -110,9 +110,9 @@ type Coordinator struct {
 	// anything of it runs (signature.go).
 	key *signer
 	// mq is the merge queue's state (mergequeue.go).
-	mq mergeQueue
+	mq *mergeQueue
 	// pr is the state of the open pull requests (pullrequest.go).
-	pr pullRequests
+	pr *pullRequests
 	// notified holds back a repeat of the same news about the same session
 	// from the notify command (notify.go).
 	notified notified
@@ -287,6 +287,8 @@ func New(p Params) (*Coordinator, error) {
 		return nil, err
 	}
 	c.key = key
+	c.mq = newMergeQueue(c)
+	c.pr = newPullRequests(c)
 	return c, nil
 }
 
@@ -392,8 +394,8 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			// snapshot when Do returns sees it.
 			c.forks.tick(work)
 			c.place(work)
-			c.tickMerge(work)
-			c.tickPulls(work)
+			c.mq.tick(work)
+			c.pr.tick(work)
 			c.publish()
 			req.reply <- rep
 			continue
@@ -434,8 +436,8 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		c.forks.tick(work)
 		checkTaskBudgets(work, c)
 		c.place(work)
-		c.tickMerge(work)
-		c.tickPulls(work)
+		c.mq.tick(work)
+		c.pr.tick(work)
 		c.checkStranded(work)
 		c.publish()
 	}
@@ -483,10 +485,10 @@ func (c *Coordinator) quietTick(ctx context.Context) bool {
 	c.forks.tick(ctx)
 	changed := c.place(ctx)
 	if c.mq.busy == "" && c.cfg.Finalise.Queue {
-		c.tickMerge(ctx)
+		c.mq.tick(ctx)
 		changed = changed || c.mq.busy != ""
 	}
-	c.tickPulls(ctx)
+	c.pr.tick(ctx)
 	if changed || len(c.runs) > 0 || c.hub.pending() {
 		c.publish()
 	}

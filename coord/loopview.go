@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -52,4 +53,37 @@ func (l loopView) refusal(id task.ID, sessionID string, reason task.Reason, deta
 	ev := l.event(id, sessionID, task.EvRefusal, text)
 	ev.Reason = reason
 	return ev
+}
+
+// refusalFrom turns an error into a refusal event, keeping its reason
+// when it carries one (as Coordinator.refusalFrom does).
+func (l loopView) refusalFrom(id task.ID, err error) task.Event {
+	var ref *task.Refusal
+	if errors.As(err, &ref) {
+		return l.refusal(id, "", ref.Reason, ref.Detail)
+	}
+	return l.refusal(id, "", task.ReasonMergeRefused, err.Error())
+}
+
+// tasksView is what a service that moves tasks sees of the loop's task
+// map; every call is on the loop.
+type tasksView struct {
+	// get is the loop's copy of a task (the zero task for none).
+	get func(task.ID) task.Task
+	// ids are the tasks in creation order.
+	ids func() []task.ID
+	// move applies action a to the task under token (0: unfenced) through
+	// task.Apply in the store's transaction, with edit and ev; it reports
+	// whether the task moved.
+	move func(ctx context.Context, id task.ID, token int64, a task.Action, edit func(*task.Task), ev task.Event) bool
+}
+
+// tasksOf returns the view of the task map the coordinator's services
+// hold.
+func tasksOf(c *Coordinator) tasksView {
+	return tasksView{
+		get:  func(id task.ID) task.Task { return c.tasks[id] },
+		ids:  c.ids,
+		move: c.move,
+	}
 }

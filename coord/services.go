@@ -68,3 +68,23 @@ func newStepDown(c *Coordinator) *stepDown {
 		fencedOut: c.fencedOut,
 	}
 }
+
+// newMergeQueue builds the merge queue (mergequeue.go), after the fleet
+// key is loaded.
+func newMergeQueue(c *Coordinator) *mergeQueue {
+	return &mergeQueue{
+		loop: loopOf(c), tasks: tasksOf(c), st: c.st, repo: c.p.Repo, cfg: c.cfg,
+		key: c.key, shared: c.fleet.shared,
+		fault:         func() string { return c.sw.fault },
+		recordVerdict: c.recordVerdict,
+	}
+}
+
+// newPullRequests builds the pull requests' follower (pullrequest.go).
+func newPullRequests(c *Coordinator) *pullRequests {
+	return &pullRequests{
+		loop: loopOf(c), tasks: tasksOf(c), st: c.st, repo: c.p.Repo, cfg: c.cfg,
+		verdict:        func(id task.ID) *task.Verdict { return c.verdicts[id] },
+		requestChanges: c.requestChanges,
+	}
+}
