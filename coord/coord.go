@@ -111,11 +111,13 @@ type Coordinator struct {
 	key *signer
 	// mq is the merge queue's state (mergequeue.go).
 	mq *mergeQueue
+	// reviews carries out a reviewer's answers (review.go).
+	reviews reviews
 	// pr is the state of the open pull requests (pullrequest.go).
 	pr *pullRequests
-	// notified holds back a repeat of the same news about the same session
-	// from the notify command (notify.go).
-	notified notified
+	// notified runs the notify command, holding back a repeat of the same
+	// news about the same session (notify.go).
+	notified notifier
 	// budget enforces [budget] (budget.go).
 	budget budget
 
@@ -288,7 +290,10 @@ func New(p Params) (*Coordinator, error) {
 	}
 	c.key = key
 	c.mq = newMergeQueue(c)
+	c.reviews = newReviews(c)
 	c.pr = newPullRequests(c)
+	c.programs = newPrograms(c)
+	c.notified = newNotifier(c)
 	return c, nil
 }
 
@@ -340,7 +345,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		return err
 	}
 	if c.p.Control != "" {
-		stop, err := c.serveControl(ctx, c.p.Control)
+		stop, err := serveControl(ctx, c.p.Control, c.Do)
 		if err != nil {
 			return err
 		}

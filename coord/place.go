@@ -81,7 +81,7 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 			flag = why
 		}
 		if why == "" {
-			if why = c.programMissing(t); why != "" {
+			if why = c.programs.programMissing(t); why != "" {
 				flag = FlagProgramMissing + why + " The task starts once it is found; no attempt is counted."
 				reason = task.ReasonProgramMissing
 			}
@@ -264,7 +264,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 		var fp launchPrint
 		if err == nil {
 			cols, rows := w.Size() // the launch size: not live, so not resized yet
-			fp = c.fingerprint(next, r, dir, cols, rows)
+			fp = fingerprint(c.io, c.st, c.p.Environ, next, r, dir, cols, rows)
 		}
 		return func() {
 			if baseline != nil && c.io.Err() == nil {
@@ -292,8 +292,8 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 				// The CLI's version says whether it records every request.
 				r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
 			}
-			c.goLive(next.ID, w)
-			c.watchPane(r)
+			c.sizes.goLive(&c.live, next.ID, w)
+			watchPane(&c.hub, r)
 			r.launched = c.now()
 			c.rebaseLease(ctx, r)
 			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
@@ -316,7 +316,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 	if err := c.key.check(t); err != nil {
 		return "", nil, nil, signatureRefusal(err)
 	}
-	from, fetched, note, err := c.fetchTaskBranch(t)
+	from, fetched, note, err := fetchTaskBranch(c.p.Repo, c.cfg.Fleet.Remote, t)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -346,7 +346,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 	}
 	brief := ""
 	if r.spec.Delivery == session.DeliveryArg || r.spec.Delivery == session.DeliveryFile {
-		brief, _, err = c.renderBrief(ctx, t, r, dir)
+		brief, _, err = renderBrief(ctx, c.st, c.p.Repo.Rules(), c.cfg.Brief.Budget, t, r, dir)
 		if err != nil {
 			return dir, nil, v, err
 		}

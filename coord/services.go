@@ -13,17 +13,16 @@ import (
 
 // newForks builds the trained-bases service (bases.go).
 func newForks(c *Coordinator) *forkService {
+	st, rp, budget := c.st, c.p.Repo, c.cfg.Brief.Budget
 	return newForkService(&forkService{
-		loop:    loopOf(c),
-		st:      c.st,
-		harness: c.cfg.Harness,
-		vars:    c.p.Vars,
-		environ: c.p.Environ,
-		worktree: func(name, branch, base string) (string, error) {
-			return c.p.Repo.WorktreeAdd(name, branch, base)
-		},
+		loop:     loopOf(c),
+		st:       c.st,
+		harness:  c.cfg.Harness,
+		vars:     c.p.Vars,
+		environ:  c.p.Environ,
+		worktree: rp.WorktreeAdd,
 		background: func(ctx context.Context, t task.Task, dir string) (string, error) {
-			bg, _, err := c.renderBrief(ctx, t, &run{phase: t.Phase, attempt: t.Attempt}, dir)
+			bg, _, err := renderBrief(ctx, st, rp.Rules(), budget, t, &run{phase: t.Phase, attempt: t.Attempt}, dir)
 			return bg, err
 		},
 		task: func(id task.ID) (task.Task, bool) {
@@ -85,6 +84,24 @@ func newPullRequests(c *Coordinator) *pullRequests {
 	return &pullRequests{
 		loop: loopOf(c), tasks: tasksOf(c), st: c.st, repo: c.p.Repo, cfg: c.cfg,
 		verdict:        func(id task.ID) *task.Verdict { return c.verdicts[id] },
-		requestChanges: c.requestChanges,
+		requestChanges: c.reviews.requestChanges,
 	}
+}
+
+// newPrograms builds the cache of installed programs (program.go).
+func newPrograms(c *Coordinator) programs {
+	return programs{now: c.now, harness: c.cfg.Harness, vars: c.p.Vars, environ: c.p.Environ, root: c.p.Repo.Root}
+}
+
+// newNotifier builds the runner of the [notify] command (notify.go).
+func newNotifier(c *Coordinator) notifier {
+	return notifier{
+		loop: loopOf(c), argv: c.cfg.Notify.Command, dir: c.p.Repo.Root, environ: c.p.Environ,
+		title: func(id task.ID) string { return c.tasks[id].Title },
+	}
+}
+
+// newReviews builds the reviewer's side (review.go).
+func newReviews(c *Coordinator) reviews {
+	return reviews{loop: loopOf(c), tasks: tasksOf(c), st: c.st, publish: c.hub.event}
 }
