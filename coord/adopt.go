@@ -154,9 +154,9 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 		<-w.Done()
 		c.started.Delete(w)
 	}()
-	r.meter = c.startMeter(ctx, r)
-	c.goLive(t.ID, w)
-	c.watchPane(r)
+	r.meter = c.usage.start(ctx, r)
+	c.sizes.goLive(&c.live, t.ID, w)
+	watchPane(&c.hub, r)
 	if !exit.Exited && exit.TypedKnown && r.spec.Types() {
 		c.typeUntyped(ctx, r, exit.Typed)
 	}

@@ -70,7 +70,7 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, rep worker.Repo
 // never the verdict.
 func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next task.Phase, hasNext bool) {
 	t := c.tasks[r.taskID]
-	if err := c.badSignature(t); err != nil {
+	if err := c.key.check(t); err != nil {
 		// The row changed in the store since the launch: its verify
 		// command is not run, and the refusal is no fault of the agent's.
 		ref := signatureRefusal(err)

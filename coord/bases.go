@@ -3,10 +3,15 @@ package coord
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/fork"
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/usage"
 )
 
 // BaseView is a trained base with its cache clock, computed when the
@@ -27,42 +32,70 @@ type BaseView struct {
 	Next fork.Decision
 }
 
-// Forks returns the registry of trained bases on the coordinator's store,
-// with the configured keep-warm policy. What it writes shows in the
-// snapshot's Bases and, through session.usage events, in the task's usage.
-func (c *Coordinator) Forks() *fork.Registry { return c.forks }
+// forkService is the coordinator's side of trained bases (package fork):
+// the registry on the coordinator's store, the latest list of bases the
+// snapshot shows, the fork commands (forks.go) and the keeping warm of
+// each base in use (keepwarm.go). Its view of the coordinator is the loop
+// (loopView), the store, the harnesses and one function for each thing of
+// the loop's it reads or adds to.
+type forkService struct {
+	reg *fork.Registry
+	// bases is the registry's latest list, read by Snapshot, whose cache
+	// clocks are computed at read time.
+	bases atomic.Pointer[[]fork.Base]
+	// keep publishes the registry's events and keeps bases warm.
+	keep keeper
 
-// newForks builds the registry; a change refreshes the bases the snapshot
-// shows.
-func (c *Coordinator) newForks() *fork.Registry {
-	r := fork.NewRegistry(c.st, fork.PolicyFrom(c.cfg), c.now)
-	r.OnChange = func() {
-		// On a failed read the snapshot keeps the last list; the next
-		// change or start-up reads again.
-		_ = c.RefreshBases(context.Background())
-	}
-	r.OnEvent = c.forkEvent
-	return r
+	loop    loopView
+	st      store.Store
+	harness map[string]session.Spec
+	vars    map[string]string // harness argv placeholders (Params.Vars)
+	environ []string
+	// worktree adds (or finds) a task's worktree and returns its path.
+	worktree func(name, branch, base string) (string, error)
+	// background renders the brief a session of t in dir would get: the
+	// background a base is trained on. It reads the store; off the loop.
+	background func(ctx context.Context, t task.Task, dir string) (string, error)
+	// task is the loop's copy of a task; on the loop only.
+	task func(task.ID) (task.Task, bool)
+	// addUsage adds a fork's usage to its task's, on the loop.
+	addUsage func(id task.ID, p task.Phase, tot usage.Totals, lower string)
+	// publish tells subscribers of an event already in the ledger.
+	publish func(task.Event)
 }
 
-// RefreshBases rereads the trained bases from the store for the snapshot.
-func (c *Coordinator) RefreshBases(ctx context.Context) error {
-	bases, err := c.forks.List(ctx, "")
+// newForkService builds the service and its registry on st, with the
+// configured keep-warm policy; a change the registry makes refreshes the
+// bases the snapshot shows.
+func newForkService(s *forkService, cfg config.Config) *forkService {
+	s.reg = fork.NewRegistry(s.st, fork.PolicyFrom(cfg), s.loop.now)
+	s.reg.OnChange = func() {
+		// On a failed read the snapshot keeps the last list; the next
+		// change or start-up reads again.
+		_ = s.refresh(context.Background())
+	}
+	s.reg.OnEvent = s.onEvent
+	return s
+}
+
+// refresh rereads the trained bases from the store for the snapshot.
+func (s *forkService) refresh(ctx context.Context) error {
+	bases, err := s.reg.List(ctx, "")
 	if err != nil {
 		return fmt.Errorf("list trained bases: %w", err)
 	}
-	c.bases.Store(&bases)
-	c.poke()
+	s.bases.Store(&bases)
+	s.loop.poke()
 	return nil
 }
 
-// baseViews returns the bases in use with their clocks at now.
-func (c *Coordinator) baseViews(now time.Time) []BaseView {
-	p := c.bases.Load()
+// views returns the bases in use with their clocks at now.
+func (s *forkService) views(now time.Time) []BaseView {
+	p := s.bases.Load()
 	if p == nil {
 		return nil
 	}
-	policy := c.forks.Policy()
+	policy := s.reg.Policy()
 	var out []BaseView
 	for _, b := range *p {
 		if !b.RetiredAt.IsZero() {

@@ -73,6 +73,6 @@ func TestSnapshotShowsBasesAndCountsForkUsage(t *testing.T) {
 	require.Equal(t, []string{model}, u.Models)
 
 	// Retiring a base through the coordinator's registry drops it from view.
-	require.NoError(t, b.c.Forks().Retire(ctx, base.ID))
+	require.NoError(t, b.c.forks.reg.Retire(ctx, base.ID))
 	require.Empty(t, b.c.Snapshot().Bases)
 }

@@ -11,29 +11,30 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// renderBrief gathers the stored facts of t and renders the brief of r's
-// session. It reads the store and git, so it runs off the loop. It returns
-// the ids of the decisions the brief contains.
-func (c *Coordinator) renderBrief(ctx context.Context, t task.Task, r *run, dir string) (string, []string, error) {
-	decisions, err := c.st.DecisionList(ctx, t.ID)
+// renderBrief gathers the stored facts of t (in st) and renders the brief
+// of r's session, with the repository's rules and the brief's size cap
+// (budget, [brief]). It reads the store and git, so it runs off the loop.
+// It returns the ids of the decisions the brief contains.
+func renderBrief(ctx context.Context, st store.Store, rules string, budget int, t task.Task, r *run, dir string) (string, []string, error) {
+	decisions, err := st.DecisionList(ctx, t.ID)
 	if err != nil {
 		return "", nil, fmt.Errorf("read decisions: %w", err)
 	}
-	arts, err := c.st.ArtifactList(ctx, t.ID)
+	arts, err := st.ArtifactList(ctx, t.ID)
 	if err != nil {
 		return "", nil, fmt.Errorf("read artifacts: %w", err)
 	}
-	sessions, err := c.st.SessionList(ctx, t.ID)
+	sessions, err := st.SessionList(ctx, t.ID)
 	if err != nil {
 		return "", nil, fmt.Errorf("read sessions: %w", err)
 	}
-	deadEnds, err := c.st.DeadEndList(ctx, t.ID)
+	deadEnds, err := st.DeadEndList(ctx, t.ID)
 	if err != nil {
 		return "", nil, fmt.Errorf("read dead ends: %w", err)
 	}
 	f := brief.Facts{
 		Task: t, Phase: r.phase, Attempt: r.attempt, Decisions: openDecisions(decisions),
-		Rules: c.p.Repo.Rules(), DeadEnds: deadEnds, Budget: c.cfg.Brief.Budget,
+		Rules: rules, DeadEnds: deadEnds, Budget: budget,
 	}
 	for _, a := range arts {
 		switch a.Phase {
@@ -45,9 +46,9 @@ func (c *Coordinator) renderBrief(ctx context.Context, t task.Task, r *run, dir 
 	}
 	f.Continuity = continuities(sessions, r.sessionID)
 	if dir != "" {
-		if st, err := repo.VerifiedState(dir, t.BaseCommit); err == nil {
-			f.Git = &brief.GitState{Branch: st.Branch, Head: st.Head, Base: st.Base, Dirty: st.Dirty,
-				Ahead: st.Ahead, Behind: st.Behind, Changed: st.Changed}
+		if gs, err := repo.VerifiedState(dir, t.BaseCommit); err == nil {
+			f.Git = &brief.GitState{Branch: gs.Branch, Head: gs.Head, Base: gs.Base, Dirty: gs.Dirty,
+				Ahead: gs.Ahead, Behind: gs.Behind, Changed: gs.Changed}
 		}
 	}
 	ids := make([]string, len(decisions))

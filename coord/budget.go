@@ -208,7 +208,7 @@ func checkTaskBudgets(ctx context.Context, c *Coordinator) {
 		if r.stopping || r.finishing {
 			continue
 		}
-		u := c.taskUsage(id)
+		u := c.usage.of(id, c.runs[id])
 		if b.over(id, u.CostUSD) {
 			parkForBudget(ctx, c, c.tasks[id], r, u)
 		}
@@ -259,7 +259,7 @@ func unparkedFromBudget(c *Coordinator, t task.Task) {
 	if c.budget.taskUSD <= 0 || t.State != task.StateParked || !strings.HasPrefix(t.Reason, budgetReason) {
 		return
 	}
-	if spent := c.taskUsage(t.ID).CostUSD; c.budget.over(t.ID, spent) {
+	if spent := c.usage.of(t.ID, c.runs[t.ID]).CostUSD; c.budget.over(t.ID, spent) {
 		c.budget.allowance[t.ID] = spent
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker"
@@ -104,11 +105,11 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 	case CmdCorrect:
 		return c.correct(ctx, t, r, cmd)
 	case CmdRefuse:
-		return c.refuseOutside(ctx, t, cmd)
+		return refuseOutside(ctx, c.st, c.hub.event, t, c.refusalEvent(t.ID, "", task.ReasonForgeNotAllowed, cmd.Text), cmd)
 	case CmdRequestChanges:
-		return c.requestChanges(ctx, t, cmd)
+		return c.reviews.requestChanges(ctx, t, cmd)
 	case CmdResolve:
-		return c.resolveComment(ctx, t, cmd)
+		return c.reviews.resolveComment(ctx, t, cmd)
 	case CmdResubmit:
 		if r == nil || r.w == nil || !r.confirmed {
 			return cmdReply{err: fmt.Errorf("task %s has no live, confirmed session to resubmit", id.Short())}
@@ -226,14 +227,14 @@ func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Comm
 	}
 	d := store.Decision{ID: task.NewULID(now), TaskID: t.ID, Text: text, Author: authorOf(cmd), At: now, Anchor: cmd.Anchor}
 	if cmd.DecisionID != "" {
-		if c.hasDecision(ctx, t.ID, cmd.DecisionID) {
+		if hasDecision(ctx, c.st, t.ID, cmd.DecisionID) {
 			return cmdReply{res: Result{TaskID: t.ID, Message: "already recorded"}}
 		}
 		d.ID = cmd.DecisionID
 	}
 	ev := c.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Human decision by %s: %s", d.Author, text))
 	if err := c.st.DecisionInsert(ctx, d, ev); err != nil {
-		if cmd.DecisionID != "" && c.hasDecision(ctx, t.ID, cmd.DecisionID) {
+		if cmd.DecisionID != "" && hasDecision(ctx, c.st, t.ID, cmd.DecisionID) {
 			// Another engine on the store recorded it first; it, or
 			// the store watch, delivers it.
 			return cmdReply{res: Result{TaskID: t.ID, Message: "already recorded"}}
@@ -299,16 +300,7 @@ func (c *Coordinator) resolve(ref task.ID) (task.ID, error) {
 	if _, ok := c.tasks[ref]; ok {
 		return ref, nil
 	}
-	return ResolveID(c.sortedIDs(), string(ref))
-}
-
-func (c *Coordinator) sortedIDs() []task.ID {
-	ts := c.sortedTasks()
-	ids := make([]task.ID, len(ts))
-	for i, t := range ts {
-		ids[i] = t.ID
-	}
-	return ids
+	return ResolveID(c.ids(), string(ref)) // in creation order, as listed
 }
 
 // ResolveID finds the one id among ids that equals ref or ends or starts
@@ -347,9 +339,9 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) 
 		return task.Task{}, err
 	}
 	if _, ok := c.cfg.Harness[harnessOf(t)]; !ok {
-		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(c.harnessNames(), ", "))
+		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(harnessNames(c.cfg.Harness), ", "))
 	}
-	t = c.signed(t)
+	t = c.key.sign(t)
 	ev := c.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
 	if src.URL != "" {
 		ev.Text += " From " + task.PlainLine(src.URL) + "."
@@ -366,9 +358,10 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) 
 	return t, nil
 }
 
-func (c *Coordinator) harnessNames() []string {
+// harnessNames lists the configured harnesses, sorted.
+func harnessNames(hs map[string]session.Spec) []string {
 	var out []string
-	for n := range c.cfg.Harness {
+	for n := range hs {
 		out = append(out, n)
 	}
 	sortStrings(out)

@@ -27,8 +27,8 @@ type controlReply struct {
 }
 
 // serveControl listens on a unix socket only its owner can use (0600) and
-// answers one JSON command per connection.
-func (c *Coordinator) serveControl(ctx context.Context, path string) (func(), error) {
+// answers one JSON command per connection with do (the coordinator's Do).
+func serveControl(ctx context.Context, path string, do func(context.Context, Command) (Result, error)) (func(), error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return nil, fmt.Errorf("control socket dir: %w", err)
 	}
@@ -64,7 +64,7 @@ func (c *Coordinator) serveControl(ctx context.Context, path string) (func(), er
 			conns[conn] = struct{}{}
 			mu.Unlock()
 			go func() {
-				c.serveConn(ctx, conn)
+				serveConn(ctx, conn, do)
 				mu.Lock()
 				delete(conns, conn)
 				mu.Unlock()
@@ -86,7 +86,7 @@ func (c *Coordinator) serveControl(ctx context.Context, path string) (func(), er
 // requestWait bounds how long a connection may take to send its command.
 const requestWait = 30 * time.Second
 
-func (c *Coordinator) serveConn(ctx context.Context, conn net.Conn) {
+func serveConn(ctx context.Context, conn net.Conn, do func(context.Context, Command) (Result, error)) {
 	defer conn.Close()
 	// The request is the Command itself, so a field added to Command
 	// travels over the socket without a second list to keep in step.
@@ -99,7 +99,7 @@ func (c *Coordinator) serveConn(ctx context.Context, conn net.Conn) {
 	_ = conn.SetReadDeadline(time.Time{})
 	ctx, cancel := context.WithTimeout(ctx, commandTimeout(req.Kind))
 	defer cancel()
-	res, err := c.Do(ctx, req)
+	res, err := do(ctx, req)
 	rep := controlReply{Result: res}
 	if err != nil {
 		rep.Error = err.Error()

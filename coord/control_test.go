@@ -57,7 +57,7 @@ func TestASilentControlClientIsClosedWhenTheConsoleStops(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "control.sock")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	stop, err := c.serveControl(ctx, path)
+	stop, err := serveControl(ctx, path, c.Do)
 	require.NoError(t, err)
 	conn, err := net.Dial("unix", path)
 	require.NoError(t, err)

@@ -13,11 +13,9 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/brief"
 	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/fork"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
-	"github.com/orchestra-tui/orchestra-tui/sign"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
@@ -98,10 +96,10 @@ type Coordinator struct {
 	programs programs
 	// sw watches the store; a failure stops placement (storewatch.go).
 	sw       storeWatch
-	disk     diskMeter        // each task's disk use, measured off the loop
+	disk     *diskMeter       // each task's disk use, measured off the loop
 	gating   map[task.ID]*run // the verify gate is running for these tasks, for this run
 	verdicts map[task.ID]*verify.Verdict
-	usage    map[task.ID]Usage
+	usage    *usageBook // each task's usage (usage.go)
 	models   map[task.ID][]string
 	slots    []*slot
 	// foreign are the tasks another running console held at start-up;
@@ -112,20 +110,19 @@ type Coordinator struct {
 	// fleet is what sharing the store with other engines takes (fleet.go).
 	fleet fleetState
 	// sd is the liveness this engine trusts in itself (stepdown.go).
-	sd stepDown
+	sd *stepDown
 	// key signs the tasks this engine accepts and checks every task before
-	// anything of it runs (signature.go); keyNew says this engine created
-	// it, so it signs the tasks from before signing, once.
-	key      sign.Key
-	keyNew   bool
-	upgraded int
+	// anything of it runs (signature.go).
+	key *signer
 	// mq is the merge queue's state (mergequeue.go).
-	mq mergeQueue
+	mq *mergeQueue
+	// reviews carries out a reviewer's answers (review.go).
+	reviews reviews
 	// pr is the state of the open pull requests (pullrequest.go).
-	pr pullRequests
-	// notified holds back a repeat of the same news about the same session
-	// from the notify command (notify.go).
-	notified notified
+	pr *pullRequests
+	// notified runs the notify command, holding back a repeat of the same
+	// news about the same session (notify.go).
+	notified notifier
 	// budget enforces [budget] (budget.go).
 	budget budget
 
@@ -135,12 +132,9 @@ type Coordinator struct {
 	idle     chan struct{}
 
 	snap atomic.Pointer[Snapshot]
-	// forks is the registry of trained bases; bases is its latest list,
-	// read by Snapshot, whose cache clocks are computed at read time.
-	forks *fork.Registry
-	bases atomic.Pointer[[]fork.Base]
-	// keep publishes the registry's events and keeps bases warm.
-	keep keeper
+	// forks is the trained-bases service: the registry, the bases the
+	// snapshot shows, keep-warm (bases.go).
+	forks *forkService
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -168,9 +162,6 @@ type Coordinator struct {
 	// onEarlyReport, when set (tests), is called on the loop with a report
 	// that arrived before its run's launch was applied.
 	onEarlyReport func(worker.Report)
-	// onDiskMeasured, when set (tests), is called on the loop with each
-	// walk's measurements, once they are in the next snapshot's reach.
-	onDiskMeasured func(map[task.ID]DiskUse)
 }
 
 type slot struct {
@@ -265,7 +256,6 @@ func New(p Params) (*Coordinator, error) {
 		flags:       map[task.ID]string{},
 		gating:      map[task.ID]*run{},
 		verdicts:    map[task.ID]*verify.Verdict{},
-		usage:       map[task.ID]Usage{},
 		models:      map[task.ID][]string{},
 		foreign:     map[task.ID]bool{},
 		stopped:     make(chan struct{}),
@@ -298,10 +288,20 @@ func New(p Params) (*Coordinator, error) {
 		}
 		return m
 	}
-	c.forks = c.newForks()
-	if err := c.loadKey(); err != nil {
+	c.usage = newUsage(c)
+	c.sd = newStepDown(c)
+	c.forks = newForks(c)
+	c.disk = newDisk(c)
+	key, err := loadSigner(cfg.Fleet.Key)
+	if err != nil {
 		return nil, err
 	}
+	c.key = key
+	c.mq = newMergeQueue(c)
+	c.reviews = newReviews(c)
+	c.pr = newPullRequests(c)
+	c.programs = newPrograms(c)
+	c.notified = newNotifier(c)
 	return c, nil
 }
 
@@ -355,7 +355,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			return err
 		}
 	}
-	c.signUpgrade(ctx)
+	c.key.upgrade(ctx, loopOf(c), c.st, c.ids(), c.tasks)
 	for _, step := range []func() error{
 		func() error { return c.reconcile(ctx) },
 		func() error { return c.checkStore(ctx) },
@@ -365,11 +365,11 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		}
 	}
 	c.sweepHosts()
-	if err := retry.do(ctx, func() error { return c.RefreshBases(ctx) }); err != nil {
+	if err := retry.do(ctx, func() error { return c.forks.refresh(ctx) }); err != nil {
 		return err
 	}
 	if c.p.Control != "" {
-		stop, err := c.serveControl(ctx, c.p.Control)
+		stop, err := serveControl(ctx, c.p.Control, c.Do)
 		if err != nil {
 			return err
 		}
@@ -383,7 +383,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	c.initStoreWatch()
 	// Every task's disk use, measured once off the loop; then again only
 	// when an event can have changed it.
-	c.wantDisk(c.ids()...)
+	c.disk.want(c.ids()...)
 	work := context.WithoutCancel(ctx)
 	c.publish()
 	close(c.loaded)
@@ -395,7 +395,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	tick := time.NewTicker(tickEvery)
 	defer tick.Stop()
 	if c.fleet.shared {
-		go c.watchTrust(ctx)
+		go c.sd.watchTrust(ctx)
 	}
 	c.place(work)
 	for {
@@ -421,10 +421,10 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			// The reply waits for the snapshot that shows the command's
 			// effect (reply is buffered), so a caller that reads the
 			// snapshot when Do returns sees it.
-			c.tickForks(work)
+			c.forks.tick(work)
 			c.place(work)
-			c.tickMerge(work)
-			c.tickPulls(work)
+			c.mq.tick(work)
+			c.pr.tick(work)
 			c.publish()
 			req.reply <- rep
 			continue
@@ -443,7 +443,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			c.refresh(work)
 		case <-tick.C:
 			c.watchStore(work)
-			if c.checkTrust(work) {
+			if c.sd.checkTrust(work) {
 				// Stepped down: nothing is judged, renewed or placed
 				// until this engine's heartbeat lands again.
 				c.publish()
@@ -457,16 +457,16 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			}
 			c.tickLeases(work)
 		}
-		if c.checkTrust(work) {
+		if c.sd.checkTrust(work) {
 			c.publish()
 			continue
 		}
 		resumeHeld(c, work)
-		c.tickForks(work)
+		c.forks.tick(work)
 		checkTaskBudgets(work, c)
 		c.place(work)
-		c.tickMerge(work)
-		c.tickPulls(work)
+		c.mq.tick(work)
+		c.pr.tick(work)
 		c.checkStranded(work)
 		c.publish()
 	}
@@ -511,13 +511,13 @@ func (c *Coordinator) quietTick(ctx context.Context) bool {
 	if len(c.runs) > 0 || len(c.gating) > 0 || c.hub.pending() {
 		return false
 	}
-	c.tickForks(ctx)
+	c.forks.tick(ctx)
 	changed := c.place(ctx)
 	if c.mq.busy == "" && c.cfg.Finalise.Queue {
-		c.tickMerge(ctx)
+		c.mq.tick(ctx)
 		changed = changed || c.mq.busy != ""
 	}
-	c.tickPulls(ctx)
+	c.pr.tick(ctx)
 	if changed || len(c.runs) > 0 || c.hub.pending() {
 		c.publish()
 	}
@@ -569,7 +569,7 @@ func (c *Coordinator) load(ctx context.Context) error {
 			// The store keeps the session.usage events' lower-bound
 			// marks with its sums: a phase is marked as its sessions
 			// were, whatever the task's harness is now.
-			c.addUsage(u.TaskID, u.Phase, u.Totals, u.LowerBound)
+			c.usage.add(u.TaskID, u.Phase, u.Totals, u.LowerBound)
 		}
 	}
 	return nil

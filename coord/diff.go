@@ -49,7 +49,7 @@ func (c *Coordinator) Diff(ctx context.Context, id task.ID, q DiffQuery) (diff.R
 		return res, nil
 	}
 	r := c.p.Repo
-	head, err := c.branchCommit(t.Branch)
+	head, err := branchCommit(c.p.Repo, c.cfg.Fleet.Remote, t.Branch)
 	if err != nil {
 		return res, err
 	}
@@ -131,9 +131,8 @@ func (c *Coordinator) Diff(ctx context.Context, id task.ID, q DiffQuery) (diff.R
 
 // branchCommit is the commit the task's branch is at in this clone, fetched
 // from [fleet] remote when this clone lacks it or the remote is ahead; ""
-// when neither has it.
-func (c *Coordinator) branchCommit(branch string) (string, error) {
-	r := c.p.Repo
+// when neither has it (r is this clone, remote [fleet]'s).
+func branchCommit(r *repo.Repo, remote, branch string) (string, error) {
 	local := ""
 	if r.BranchExists(branch) {
 		sha, err := r.BranchHead(branch)
@@ -142,7 +141,6 @@ func (c *Coordinator) branchCommit(branch string) (string, error) {
 		}
 		local = sha
 	}
-	remote := c.cfg.Fleet.Remote
 	if remote == "" {
 		return local, nil
 	}

@@ -28,11 +28,18 @@ func (d DiskUse) Total() int64 { return d.Worktree + d.Recordings }
 // runs off the loop, one walk at a time, and only when a task's disk use
 // can have changed (diskKinds), never per frame or per tick: a task is
 // marked, and the next walk measures every marked task. It lives on the
-// loop.
+// loop; what it sees of the coordinator is the loop (loopView) and the
+// repository's root.
 type diskMeter struct {
 	use     map[task.ID]DiskUse
-	want    map[task.ID]bool
+	marked  map[task.ID]bool
 	walking bool
+
+	loop loopView
+	root string
+	// onMeasured, when set (tests), is called on the loop with each walk's
+	// measurements, once they are in the next snapshot's reach.
+	onMeasured func(map[task.ID]DiskUse)
 }
 
 // diskKinds are the events after which a task's disk use is measured
@@ -44,40 +51,42 @@ var diskKinds = map[task.Kind]bool{
 	task.EvTaskFailed: true, task.EvTaskCancelled: true, task.EvBranchPruned: true,
 }
 
-// noteDisk marks the event's task for measuring when the event can have
+// note marks the event's task for measuring when the event can have
 // changed its disk use, and starts a walk when none runs.
-func (c *Coordinator) noteDisk(ev task.Event) {
+func (d *diskMeter) note(ev task.Event) {
 	if ev.TaskID == "" || !diskKinds[ev.Kind] {
 		return
 	}
-	c.wantDisk(ev.TaskID)
+	d.want(ev.TaskID)
 }
 
-func (c *Coordinator) wantDisk(ids ...task.ID) {
-	if c.disk.want == nil {
-		c.disk.want = map[task.ID]bool{}
+// want marks the tasks for measuring and starts a walk when none runs.
+func (d *diskMeter) want(ids ...task.ID) {
+	if d.marked == nil {
+		d.marked = map[task.ID]bool{}
 	}
 	for _, id := range ids {
-		c.disk.want[id] = true
+		d.marked[id] = true
 	}
-	c.walkDisk()
+	d.walk()
 }
 
-// walkDisk measures every marked task off the loop, unless a walk runs
-// (its end starts the next) or the loop's IO context is not set yet (Run
-// starts the first walk once it is).
-func (c *Coordinator) walkDisk() {
-	if c.disk.walking || len(c.disk.want) == 0 || c.io == nil {
+// walk measures every marked task off the loop, unless a walk runs (its
+// end starts the next) or the loop's IO context is not set yet (Run starts
+// the first walk once it is).
+func (d *diskMeter) walk() {
+	ctx := d.loop.io()
+	if d.walking || len(d.marked) == 0 || ctx == nil {
 		return
 	}
-	ids := make([]task.ID, 0, len(c.disk.want))
-	for id := range c.disk.want {
+	ids := make([]task.ID, 0, len(d.marked))
+	for id := range d.marked {
 		ids = append(ids, id)
 	}
-	clear(c.disk.want)
-	c.disk.walking = true
-	ctx, root := c.io, c.p.Repo.Root
-	c.async(func() func() {
+	clear(d.marked)
+	d.walking = true
+	root, now := d.root, d.loop.now
+	d.loop.async(func() func() {
 		got := make(map[task.ID]DiskUse, len(ids))
 		// Most tasks of a long history hold nothing on disk any more
 		// (pruned worktrees, no recordings): the two parent directories
@@ -98,23 +107,23 @@ func (c *Coordinator) walkDisk() {
 				break
 			}
 			if held != nil && !held[string(id)] {
-				got[id] = DiskUse{At: c.now()}
+				got[id] = DiskUse{At: now()}
 				continue
 			}
-			got[id] = measureDisk(ctx, root, id, c.now())
+			got[id] = measureDisk(ctx, root, id, now())
 		}
 		return func() {
-			c.disk.walking = false
-			if c.disk.use == nil {
-				c.disk.use = map[task.ID]DiskUse{}
+			d.walking = false
+			if d.use == nil {
+				d.use = map[task.ID]DiskUse{}
 			}
 			for id, u := range got {
-				c.disk.use[id] = u
+				d.use[id] = u
 			}
-			if c.onDiskMeasured != nil {
-				c.onDiskMeasured(got)
+			if d.onMeasured != nil {
+				d.onMeasured(got)
 			}
-			c.walkDisk()
+			d.walk()
 		}
 	})
 }

@@ -24,7 +24,7 @@ func TestDiskUseIsMeasuredOnChangesAndShown(t *testing.T) {
 	t.Parallel()
 	measured := make(chan map[task.ID]DiskUse, 16)
 	b := setupHooked(t, agent.Script{}, idleHarness, func(c *Coordinator) {
-		c.onDiskMeasured = func(m map[task.ID]DiskUse) { measured <- m }
+		c.disk.onMeasured = func(m map[task.ID]DiskUse) { measured <- m }
 	})
 	id := b.addIdle(t, "disk")
 	b.waitEvent(t, time.Minute, kindIs(task.EvSessionConfirmed))
@@ -67,7 +67,7 @@ func TestDiskUseIsMeasuredAtStart(t *testing.T) {
 	t.Parallel()
 	measured := make(chan map[task.ID]DiskUse, 16)
 	b := setupHooked(t, agent.Script{}, idleHarness, func(c *Coordinator) {
-		c.onDiskMeasured = func(m map[task.ID]DiskUse) { measured <- m }
+		c.disk.onMeasured = func(m map[task.ID]DiskUse) { measured <- m }
 	})
 	id := b.addIdle(t, "disk at start")
 	b.waitEvent(t, time.Minute, kindIs(task.EvSessionConfirmed))

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -16,8 +17,9 @@ var _ Engine = (*Coordinator)(nil)
 // (coalesced).
 func (c *Coordinator) Subscribe() (<-chan Notice, func()) { return c.hub.subscribe() }
 
-func (c *Coordinator) liveRun(id task.ID) (worker.Handle, bool) {
-	v, ok := c.live.Load(id)
+// liveRun is the task's live session in live (Coordinator.live).
+func liveRun(live *sync.Map, id task.ID) (worker.Handle, bool) {
+	v, ok := live.Load(id)
 	if !ok {
 		return nil, false
 	}
@@ -26,7 +28,7 @@ func (c *Coordinator) liveRun(id task.ID) (worker.Handle, bool) {
 
 // Pane returns the live terminal of the task's current session.
 func (c *Coordinator) Pane(id task.ID) (session.View, bool) {
-	w, ok := c.liveRun(id)
+	w, ok := liveRun(&c.live, id)
 	if !ok {
 		return nil, false
 	}
@@ -35,14 +37,14 @@ func (c *Coordinator) Pane(id task.ID) (session.View, bool) {
 
 // Input types raw bytes into the task's live pane.
 func (c *Coordinator) Input(id task.ID, b []byte) error {
-	return panes{c}.InputFor(localViewer, id, b)
+	return panesOf(c).InputFor(localViewer, id, b)
 }
 
 // Detail reads the slower facts of one task from the store.
 func (c *Coordinator) Detail(ctx context.Context, id task.ID, q DetailQuery) (Detail, error) {
 	d, err := ReadDetail(ctx, c.st, id, q)
 	if err == nil && !q.EventsOnly {
-		d.LastScreen = c.lastScreen(d.Sessions)
+		d.LastScreen = c.screens.lastScreen(c.p.Repo.Root, d.Sessions)
 	}
 	return d, err
 }
@@ -80,8 +82,9 @@ func ReadDetail(ctx context.Context, st store.Store, id task.ID, q DetailQuery) 
 	return d, nil
 }
 
-// watchPane turns the session's change signal into coalesced pane notices.
-func (c *Coordinator) watchPane(r *run) {
+// watchPane turns the session's change signal into coalesced pane notices
+// of h.
+func watchPane(h *hub, r *run) {
 	done := make(chan struct{})
 	r.unsub = func() { close(done) }
 	w := r.w
@@ -92,10 +95,10 @@ func (c *Coordinator) watchPane(r *run) {
 			case <-done:
 				return
 			case <-w.Done():
-				c.hub.pane(id)
+				h.pane(id)
 				return
 			case <-w.Changed():
-				c.hub.pane(id)
+				h.pane(id)
 			}
 		}
 	}()

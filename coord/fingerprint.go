@@ -19,16 +19,17 @@ type launchPrint struct {
 
 // fingerprint computes r's launch fingerprint off the loop (it may run the
 // agent's --version once per binary) and looks for an earlier session of
-// the task that was launched the same way.
-func (c *Coordinator) fingerprint(t task.Task, r *run, dir string, cols, rows int) launchPrint {
-	l, err := session.NewLaunch(c.io, session.Params{
-		Spec: r.spec, Dir: dir, Cols: cols, Rows: rows, Environ: c.p.Environ,
+// the task that was launched the same way (in st), with environ the
+// console's environment.
+func fingerprint(ctx context.Context, st store.Store, environ []string, t task.Task, r *run, dir string, cols, rows int) launchPrint {
+	l, err := session.NewLaunch(ctx, session.Params{
+		Spec: r.spec, Dir: dir, Cols: cols, Rows: rows, Environ: environ,
 	}, t.Model)
 	if err != nil {
 		return launchPrint{err: err}
 	}
 	lp := launchPrint{launch: l}
-	ss, err := c.st.SessionList(c.io, t.ID)
+	ss, err := st.SessionList(ctx, t.ID)
 	if err != nil {
 		return lp
 	}

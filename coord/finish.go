@@ -234,11 +234,11 @@ func (c *Coordinator) approve(ctx context.Context, t task.Task, cmd Command) cmd
 		return func() {
 			id := t.ID
 			if c.cfg.Finalise.PR {
-				c.approveIntoPullRequest(ctx, id, cmd, info, later)
+				c.pr.approve(ctx, id, cmd, info, later)
 				return
 			}
 			if c.cfg.Finalise.Queue {
-				later <- c.approveIntoQueue(ctx, id, cmd, info)
+				later <- c.mq.approve(ctx, id, cmd, info)
 				return
 			}
 			sentence := info.Sentence(id)
@@ -281,7 +281,7 @@ func (c *Coordinator) publishBranch(ctx context.Context, t task.Task) {
 // is recorded on it.
 func (c *Coordinator) merge(ctx context.Context, t task.Task) cmdReply {
 	if c.cfg.Finalise.Queue {
-		return c.mergeThroughQueue(ctx, t)
+		return c.mq.merge(ctx, t)
 	}
 	later := make(chan cmdReply, 1)
 	r, cfg := c.p.Repo, c.cfg

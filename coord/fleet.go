@@ -71,11 +71,11 @@ func (c *Coordinator) tapEvent(ev task.Event) {
 	if c.fleet.relaying {
 		return
 	}
-	c.noteDisk(ev)
+	c.disk.note(ev)
 	if c.fleet.shared && ev.ID != "" {
 		c.fleet.own[ev.ID] = struct{}{}
 	}
-	c.notify(ev)
+	c.notified.notify(ev)
 }
 
 // refreshBatch bounds one read of the ledger in refresh.

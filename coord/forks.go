@@ -43,28 +43,33 @@ func commandTimeout(k CommandKind) time.Duration {
 // runs; with a running loop, the events it writes are published through it
 // and the task's usage counts them at once.
 func (c *Coordinator) ForkCommand(ctx context.Context, cmd Command) (Result, error) {
+	return c.forks.command(ctx, cmd)
+}
+
+// command carries out a fork command (ForkCommand).
+func (s *forkService) command(ctx context.Context, cmd Command) (Result, error) {
 	switch cmd.Kind {
 	case CmdForkList:
-		return c.forkList(ctx, cmd.TaskID)
+		return s.forkList(ctx, cmd.TaskID)
 	case CmdForkTrain:
-		t, err := c.findTask(ctx, cmd.TaskID)
+		t, err := s.findTask(ctx, cmd.TaskID)
 		if err != nil {
 			return Result{}, err
 		}
-		b, err := c.trainBase(ctx, t, strings.TrimSpace(cmd.Text))
+		b, err := s.train(ctx, t, strings.TrimSpace(cmd.Text))
 		if err != nil {
 			return Result{TaskID: t.ID}, err
 		}
 		return Result{TaskID: t.ID, SessionID: b.ID, Message: fmt.Sprintf(
 			"Trained base %s for task %s on %s (launch %s): %s. Cache warm until %s.",
 			b.ID, t.ID.Short(), b.Model, b.Launch.Short(), b.Training,
-			b.LastHitAt.Add(c.forks.Policy().CacheLifetime).UTC().Format("15:04:05"))}, nil
+			b.LastHitAt.Add(s.reg.Policy().CacheLifetime).UTC().Format("15:04:05"))}, nil
 	case CmdForkRun:
-		t, err := c.findTask(ctx, cmd.TaskID)
+		t, err := s.findTask(ctx, cmd.TaskID)
 		if err != nil {
 			return Result{}, err
 		}
-		res, err := c.runFork(ctx, t, cmd.Text)
+		res, err := s.runFork(ctx, t, cmd.Text)
 		if err != nil {
 			return Result{TaskID: t.ID}, err
 		}
@@ -76,8 +81,8 @@ func (c *Coordinator) ForkCommand(ctx context.Context, cmd Command) (Result, err
 
 // findTask resolves an operator's task reference against the store, which
 // is safe off the loop.
-func (c *Coordinator) findTask(ctx context.Context, ref task.ID) (task.Task, error) {
-	ts, err := c.st.TaskList(ctx, store.TaskListParams{})
+func (s *forkService) findTask(ctx context.Context, ref task.ID) (task.Task, error) {
+	ts, err := s.st.TaskList(ctx, store.TaskListParams{})
 	if err != nil {
 		return task.Task{}, fmt.Errorf("list tasks: %w", err)
 	}
@@ -99,13 +104,13 @@ func (c *Coordinator) findTask(ctx context.Context, ref task.ID) (task.Task, err
 
 // forkRun says how to run harness h in print mode for t in dir, exactly as
 // every base and fork of t on h is run, so their fingerprints agree.
-func (c *Coordinator) forkRun(t task.Task, h, dir string) (fork.Run, error) {
-	spec, ok := c.cfg.Harness[h]
+func (s *forkService) forkRun(t task.Task, h, dir string) (fork.Run, error) {
+	spec, ok := s.harness[h]
 	if !ok {
-		return fork.Run{}, fmt.Errorf("unknown harness %q (configured: %s)", h, strings.Join(c.harnessNames(), ", "))
+		return fork.Run{}, fmt.Errorf("unknown harness %q (configured: %s)", h, strings.Join(harnessNames(s.harness), ", "))
 	}
 	vars := map[string]string{"model": t.Model}
-	for k, v := range c.p.Vars {
+	for k, v := range s.vars {
 		vars[k] = v
 	}
 	ps, err := fork.PrintSpec(spec.Expand(vars))
@@ -113,42 +118,42 @@ func (c *Coordinator) forkRun(t task.Task, h, dir string) (fork.Run, error) {
 		return fork.Run{}, err
 	}
 	ps.Name = h
-	return fork.Run{Spec: ps, Dir: dir, Environ: c.p.Environ, Model: t.Model, TaskID: t.ID, Phase: t.Phase}, nil
+	return fork.Run{Spec: ps, Dir: dir, Environ: s.environ, Model: t.Model, TaskID: t.ID, Phase: t.Phase}, nil
 }
 
-// trainBase trains a new base for t on harness h (empty: the task's) in
+// train trains a new base for t on harness h (empty: the task's) in
 // the task's worktree, from the background its sessions get, and retires
 // the task's older bases on that harness: forks start from the newest.
-func (c *Coordinator) trainBase(ctx context.Context, t task.Task, h string) (fork.Base, error) {
+func (s *forkService) train(ctx context.Context, t task.Task, h string) (fork.Base, error) {
 	if h == "" {
 		h = harnessOf(t)
 	}
 	if t.State.Terminal() {
 		return fork.Base{}, fmt.Errorf("task %s has ended (%s); a base would serve no block", t.ID.Short(), t.State)
 	}
-	dir, err := c.p.Repo.WorktreeAdd(string(t.ID), t.Branch, t.BaseCommit)
+	dir, err := s.worktree(string(t.ID), t.Branch, t.BaseCommit)
 	if err != nil {
 		return fork.Base{}, fmt.Errorf("train a base for %s: %w", t.ID.Short(), err)
 	}
-	fr, err := c.forkRun(t, h, dir)
+	fr, err := s.forkRun(t, h, dir)
 	if err != nil {
 		return fork.Base{}, fmt.Errorf("train a base for %s: %w", t.ID.Short(), err)
 	}
-	bg, _, err := c.renderBrief(ctx, t, &run{phase: t.Phase, attempt: t.Attempt}, dir)
+	bg, err := s.background(ctx, t, dir)
 	if err != nil {
 		return fork.Base{}, fmt.Errorf("train a base for %s: %w", t.ID.Short(), err)
 	}
-	older, err := c.forks.List(ctx, t.ID)
+	older, err := s.reg.List(ctx, t.ID)
 	if err != nil {
 		return fork.Base{}, err
 	}
-	b, err := c.forks.Train(ctx, fr, bg+baseTrailer)
+	b, err := s.reg.Train(ctx, fr, bg+baseTrailer)
 	if err != nil {
 		return fork.Base{}, err
 	}
 	for _, o := range older {
 		if o.RetiredAt.IsZero() && o.Harness == h {
-			if err := c.forks.Retire(ctx, o.ID); err != nil {
+			if err := s.reg.Retire(ctx, o.ID); err != nil {
 				return b, err
 			}
 		}
@@ -157,8 +162,8 @@ func (c *Coordinator) trainBase(ctx context.Context, t task.Task, h string) (for
 }
 
 // newestBase returns t's newest base in use.
-func (c *Coordinator) newestBase(ctx context.Context, id task.ID) (fork.Base, error) {
-	bases, err := c.forks.List(ctx, id)
+func (s *forkService) newestBase(ctx context.Context, id task.ID) (fork.Base, error) {
+	bases, err := s.reg.List(ctx, id)
 	if err != nil {
 		return fork.Base{}, err
 	}
@@ -171,20 +176,20 @@ func (c *Coordinator) newestBase(ctx context.Context, id task.ID) (fork.Base, er
 }
 
 // runFork runs block as a fork of t's newest base, launched as the base was.
-func (c *Coordinator) runFork(ctx context.Context, t task.Task, block string) (fork.ForkResult, error) {
+func (s *forkService) runFork(ctx context.Context, t task.Task, block string) (fork.ForkResult, error) {
 	if strings.TrimSpace(block) == "" {
 		return fork.ForkResult{}, fmt.Errorf("a fork needs a prompt: the block of work it should do")
 	}
-	b, err := c.newestBase(ctx, t.ID)
+	b, err := s.newestBase(ctx, t.ID)
 	if err != nil {
 		return fork.ForkResult{}, err
 	}
-	fr, err := c.forkRun(t, b.Harness, b.Launch.Dir)
+	fr, err := s.forkRun(t, b.Harness, b.Launch.Dir)
 	if err != nil {
 		return fork.ForkResult{}, fmt.Errorf("fork base %s: %w", baseShort(b.ID), err)
 	}
-	defer c.keep.lock(b.ID)()
-	return c.forks.Fork(ctx, b.ID, fr, fork.ContinuePrompt(block))
+	defer s.keep.lock(b.ID)()
+	return s.reg.Fork(ctx, b.ID, fr, fork.ContinuePrompt(block))
 }
 
 // forkSummary is what `fork run` prints: the reply and what the block cost.
@@ -204,29 +209,29 @@ func forkSummary(res fork.ForkResult) string {
 
 // forkList renders the bases (of one task, or all) with their cache
 // clocks and the policy's next action, read from the store.
-func (c *Coordinator) forkList(ctx context.Context, ref task.ID) (Result, error) {
+func (s *forkService) forkList(ctx context.Context, ref task.ID) (Result, error) {
 	var id task.ID
 	if ref != "" {
-		t, err := c.findTask(ctx, ref)
+		t, err := s.findTask(ctx, ref)
 		if err != nil {
 			return Result{}, err
 		}
 		id = t.ID
 	}
-	bases, err := c.forks.List(ctx, id)
+	bases, err := s.reg.List(ctx, id)
 	if err != nil {
 		return Result{}, fmt.Errorf("list trained bases: %w", err)
 	}
 	if len(bases) == 0 {
 		return Result{TaskID: id, Message: "no trained bases: train one with `orchestra-tui fork train TASK`"}, nil
 	}
-	now := c.now()
+	now := s.loop.now()
 	var sb strings.Builder
 	tw := tabwriter.NewWriter(&sb, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "BASE\tTASK\tMODEL\tFORKS\tTRAINING\tCACHE\tNEXT")
 	var reasons []string
 	for _, b := range bases {
-		d := fork.Decide(b, c.forks.Policy(), now)
+		d := fork.Decide(b, s.reg.Policy(), now)
 		_, cost := b.Training.Sum()
 		cache := "expired"
 		switch {

@@ -53,57 +53,57 @@ type PolicyData struct {
 	Failed    bool   `json:"failed,omitempty"`
 }
 
-// forkEvent takes an event the registry wrote, from any goroutine, for the
+// onEvent takes an event the registry wrote, from any goroutine, for the
 // loop to publish.
-func (c *Coordinator) forkEvent(ev task.Event) {
-	c.keep.mu.Lock()
-	c.keep.pending = append(c.keep.pending, ev)
-	c.keep.mu.Unlock()
-	c.poke()
+func (s *forkService) onEvent(ev task.Event) {
+	s.keep.mu.Lock()
+	s.keep.pending = append(s.keep.pending, ev)
+	s.keep.mu.Unlock()
+	s.loop.poke()
 }
 
-// publishForkEvents tells subscribers of the registry's events (they are
+// publishEvents tells subscribers of the registry's events (they are
 // in the ledger already) and counts fork usage in the task's usage.
-func (c *Coordinator) publishForkEvents() {
-	c.keep.mu.Lock()
-	evs := c.keep.pending
-	c.keep.pending = nil
-	c.keep.mu.Unlock()
+func (s *forkService) publishEvents() {
+	s.keep.mu.Lock()
+	evs := s.keep.pending
+	s.keep.pending = nil
+	s.keep.mu.Unlock()
 	for _, ev := range evs {
-		c.hub.event(ev)
+		s.publish(ev)
 		if ev.Kind != task.EvUsage || len(ev.Data) == 0 {
 			continue
 		}
 		var d UsageData
 		if json.Unmarshal(ev.Data, &d) == nil {
-			c.addUsage(ev.TaskID, d.Phase, d.Totals, d.LowerBound)
+			s.addUsage(ev.TaskID, d.Phase, d.Totals, d.LowerBound)
 		}
 	}
 }
 
-// tickForks runs on the loop after every iteration: it publishes what the
+// tick runs on the loop after every iteration: it publishes what the
 // registry wrote, acts on every base whose decision is due and arms a
 // timer for the next due time, so nothing polls.
-func (c *Coordinator) tickForks(ctx context.Context) {
-	c.publishForkEvents()
-	p := c.bases.Load()
+func (s *forkService) tick(ctx context.Context) {
+	s.publishEvents()
+	p := s.bases.Load()
 	if p == nil {
 		return
 	}
-	k := &c.keep
+	k := &s.keep
 	if k.busy == nil {
 		k.busy, k.letGo, k.gaveUp = map[string]bool{}, map[string]bool{}, map[string]bool{}
 	}
-	policy := c.forks.Policy()
-	now := c.now()
+	policy := s.reg.Policy()
+	now := s.loop.now()
 	var next time.Time
 	for _, b := range *p {
-		t, ok := c.tasks[b.TaskID]
+		t, ok := s.task(b.TaskID)
 		if !ok || !b.RetiredAt.IsZero() || k.busy[b.ID] || k.gaveUp[b.ID] {
 			continue
 		}
 		if t.State.Terminal() {
-			c.retireBase(ctx, b, fmt.Sprintf("its task is %s.", t.State))
+			s.retire(ctx, b, fmt.Sprintf("its task is %s.", t.State))
 			continue
 		}
 		if t.State == task.StateParked || t.State == task.StateAwaitingReview {
@@ -112,7 +112,7 @@ func (c *Coordinator) tickForks(ctx context.Context) {
 		d := fork.Decide(b, policy, now)
 		if d.Action == fork.ActionLetExpire && !k.letGo[b.ID] {
 			k.letGo[b.ID] = true
-			c.recordPolicy(ctx, b, d, "Letting base %s expire: %s", baseShort(b.ID), d.Reason)
+			s.recordPolicy(ctx, b, d, "Letting base %s expire: %s", baseShort(b.ID), d.Reason)
 		}
 		if d.Due.After(now) {
 			if next.IsZero() || d.Due.Before(next) {
@@ -123,20 +123,20 @@ func (c *Coordinator) tickForks(ctx context.Context) {
 		switch d.Action {
 		case fork.ActionKeepWarm:
 			k.busy[b.ID] = true
-			c.recordPolicy(ctx, b, d, "Keep-warm ping of base %s: %s", baseShort(b.ID), d.Reason)
-			c.ping(t, b)
+			s.recordPolicy(ctx, b, d, "Keep-warm ping of base %s: %s", baseShort(b.ID), d.Reason)
+			s.ping(t, b)
 		case fork.ActionRetrain:
 			k.busy[b.ID] = true
-			c.recordPolicy(ctx, b, d, "Retraining base %s: %s", baseShort(b.ID), d.Reason)
-			c.retrain(t, b, d)
+			s.recordPolicy(ctx, b, d, "Retraining base %s: %s", baseShort(b.ID), d.Reason)
+			s.retrain(t, b, d)
 		}
 	}
-	c.armForks(now, next)
+	s.arm(now, next)
 }
 
-// armForks sets the timer that wakes the loop at the next due time.
-func (c *Coordinator) armForks(now, next time.Time) {
-	k := &c.keep
+// arm sets the timer that wakes the loop at the next due time.
+func (s *forkService) arm(now, next time.Time) {
+	k := &s.keep
 	if k.timer != nil {
 		k.timer.Stop()
 		k.timer = nil
@@ -144,84 +144,84 @@ func (c *Coordinator) armForks(now, next time.Time) {
 	if next.IsZero() {
 		return
 	}
-	k.timer = time.AfterFunc(max(next.Sub(now), 0), c.poke)
+	k.timer = time.AfterFunc(max(next.Sub(now), 0), s.loop.poke)
 }
 
 // ping sends a keep-warm ping off the loop. A ping that missed the cache
 // did not restart the clock, so the base is left to the operator.
-func (c *Coordinator) ping(t task.Task, b fork.Base) {
-	ctx := c.io
-	c.async(func() func() {
-		res, err := c.pingBase(ctx, t, b)
+func (s *forkService) ping(t task.Task, b fork.Base) {
+	ctx := s.loop.io()
+	s.loop.async(func() func() {
+		res, err := s.pingBase(ctx, t, b)
 		return func() {
-			delete(c.keep.busy, b.ID)
+			delete(s.keep.busy, b.ID)
 			work := context.WithoutCancel(ctx)
 			switch {
 			case err != nil:
-				c.giveUp(work, b, fmt.Sprintf("the keep-warm ping failed: %v", err))
+				s.giveUp(work, b, fmt.Sprintf("the keep-warm ping failed: %v", err))
 			case !res.Hit:
-				c.giveUp(work, b, "the keep-warm ping missed the cache, so it did not restart the clock")
+				s.giveUp(work, b, "the keep-warm ping missed the cache, so it did not restart the clock")
 			}
 		}
 	})
 }
 
-func (c *Coordinator) pingBase(ctx context.Context, t task.Task, b fork.Base) (fork.ForkResult, error) {
-	fr, err := c.forkRun(t, b.Harness, b.Launch.Dir)
+func (s *forkService) pingBase(ctx context.Context, t task.Task, b fork.Base) (fork.ForkResult, error) {
+	fr, err := s.forkRun(t, b.Harness, b.Launch.Dir)
 	if err != nil {
 		return fork.ForkResult{}, err
 	}
-	defer c.keep.lock(b.ID)()
-	return c.forks.Ping(ctx, b.ID, fr)
+	defer s.keep.lock(b.ID)()
+	return s.reg.Ping(ctx, b.ID, fr)
 }
 
 // retrain trains a new base for b's task off the loop; trainBase retires b.
-func (c *Coordinator) retrain(t task.Task, b fork.Base, d fork.Decision) {
-	ctx := c.io
-	c.async(func() func() {
-		unlock := c.keep.lock(b.ID)
-		nb, err := c.trainBase(ctx, t, b.Harness)
+func (s *forkService) retrain(t task.Task, b fork.Base, d fork.Decision) {
+	ctx := s.loop.io()
+	s.loop.async(func() func() {
+		unlock := s.keep.lock(b.ID)
+		nb, err := s.train(ctx, t, b.Harness)
 		unlock()
 		return func() {
-			delete(c.keep.busy, b.ID)
+			delete(s.keep.busy, b.ID)
 			work := context.WithoutCancel(ctx)
 			if err != nil {
-				c.giveUp(work, b, fmt.Sprintf("the retrain failed: %v", err))
+				s.giveUp(work, b, fmt.Sprintf("the retrain failed: %v", err))
 				return
 			}
 			_, cost := nb.Training.Sum()
-			ev := c.policyEvent(b, d, fmt.Sprintf("Base %s retrained as %s for $%.4f; forks start from the new base.", baseShort(b.ID), baseShort(nb.ID), cost))
+			ev := s.policyEvent(b, d, fmt.Sprintf("Base %s retrained as %s for $%.4f; forks start from the new base.", baseShort(b.ID), baseShort(nb.ID), cost))
 			ev.Data, _ = json.Marshal(PolicyData{BaseID: b.ID, Action: d.Action, NewBaseID: nb.ID})
-			c.record(work, ev)
+			s.loop.record(work, ev)
 		}
 	})
 }
 
-// retireBase retires b on the loop (one store write) and says why.
-func (c *Coordinator) retireBase(ctx context.Context, b fork.Base, why string) {
+// retire retires b on the loop (one store write) and says why.
+func (s *forkService) retire(ctx context.Context, b fork.Base, why string) {
 	d := fork.Decision{Action: fork.ActionRetired}
-	if err := c.forks.Retire(ctx, b.ID); err != nil {
-		c.giveUp(ctx, b, fmt.Sprintf("retiring it failed: %v", err))
+	if err := s.reg.Retire(ctx, b.ID); err != nil {
+		s.giveUp(ctx, b, fmt.Sprintf("retiring it failed: %v", err))
 		return
 	}
-	c.recordPolicy(ctx, b, d, "Base %s retired: %s", baseShort(b.ID), why)
+	s.recordPolicy(ctx, b, d, "Base %s retired: %s", baseShort(b.ID), why)
 }
 
 // giveUp stops keeping b and tells the operator what to do instead.
-func (c *Coordinator) giveUp(ctx context.Context, b fork.Base, why string) {
-	c.keep.gaveUp[b.ID] = true
-	ev := c.policyEvent(b, fork.Decision{}, fmt.Sprintf("The console stops keeping base %s: %s. Train a new base with `orchestra-tui fork train %s`.", baseShort(b.ID), why, b.TaskID.Short()))
+func (s *forkService) giveUp(ctx context.Context, b fork.Base, why string) {
+	s.keep.gaveUp[b.ID] = true
+	ev := s.policyEvent(b, fork.Decision{}, fmt.Sprintf("The console stops keeping base %s: %s. Train a new base with `orchestra-tui fork train %s`.", baseShort(b.ID), why, b.TaskID.Short()))
 	ev.Data, _ = json.Marshal(PolicyData{BaseID: b.ID, Failed: true})
-	c.record(ctx, ev)
+	s.loop.record(ctx, ev)
 }
 
 // recordPolicy records a base.policy event for decision d.
-func (c *Coordinator) recordPolicy(ctx context.Context, b fork.Base, d fork.Decision, format string, a ...any) {
-	c.record(ctx, c.policyEvent(b, d, fmt.Sprintf(format, a...)))
+func (s *forkService) recordPolicy(ctx context.Context, b fork.Base, d fork.Decision, format string, a ...any) {
+	s.loop.record(ctx, s.policyEvent(b, d, fmt.Sprintf(format, a...)))
 }
 
-func (c *Coordinator) policyEvent(b fork.Base, d fork.Decision, text string) task.Event {
-	ev := c.event(b.TaskID, b.ID, task.EvBasePolicy, text)
+func (s *forkService) policyEvent(b fork.Base, d fork.Decision, text string) task.Event {
+	ev := s.loop.event(b.TaskID, b.ID, task.EvBasePolicy, text)
 	ev.Data, _ = json.Marshal(PolicyData{BaseID: b.ID, Action: d.Action, Due: d.Due, ExpiresAt: d.ExpiresAt})
 	return ev
 }

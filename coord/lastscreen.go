@@ -41,10 +41,11 @@ type lastScreenEntry struct {
 	ls   *LastScreen
 }
 
-// lastScreen returns the final screen of the last of sessions, nil when
-// that session is still live, recorded nothing, or its recording is not on
-// this machine (another engine of a shared store ran it).
-func (c *Coordinator) lastScreen(sessions []store.Session) *LastScreen {
+// lastScreen returns the final screen of the last of sessions, whose
+// recordings are under root, nil when that session is still live, recorded
+// nothing, or its recording is not on this machine (another engine of a
+// shared store ran it).
+func (cache *lastScreens) lastScreen(root string, sessions []store.Session) *LastScreen {
 	if len(sessions) == 0 {
 		return nil
 	}
@@ -55,7 +56,7 @@ func (c *Coordinator) lastScreen(sessions []store.Session) *LastScreen {
 	if !filepath.IsLocal(s.CastPath) {
 		return nil // the store names a path outside the repository
 	}
-	f, err := os.Open(filepath.Join(c.p.Repo.Root, s.CastPath))
+	f, err := os.Open(filepath.Join(root, s.CastPath))
 	if err != nil {
 		return nil
 	}
@@ -64,9 +65,9 @@ func (c *Coordinator) lastScreen(sessions []store.Session) *LastScreen {
 	if err != nil || !fi.Mode().IsRegular() {
 		return nil
 	}
-	c.screens.mu.Lock()
-	e, ok := c.screens.m[s.ID]
-	c.screens.mu.Unlock()
+	cache.mu.Lock()
+	e, ok := cache.m[s.ID]
+	cache.mu.Unlock()
 	if ok && e.size == fi.Size() {
 		return e.ls
 	}
@@ -79,11 +80,11 @@ func (c *Coordinator) lastScreen(sessions []store.Session) *LastScreen {
 	if err != nil {
 		ls.Damaged = fmt.Sprint(err)
 	}
-	c.screens.mu.Lock()
-	if c.screens.m == nil || len(c.screens.m) >= keptScreens {
-		c.screens.m = make(map[string]lastScreenEntry, keptScreens)
+	cache.mu.Lock()
+	if cache.m == nil || len(cache.m) >= keptScreens {
+		cache.m = make(map[string]lastScreenEntry, keptScreens)
 	}
-	c.screens.m[s.ID] = lastScreenEntry{size: fi.Size(), ls: ls}
-	c.screens.mu.Unlock()
+	cache.m[s.ID] = lastScreenEntry{size: fi.Size(), ls: ls}
+	cache.mu.Unlock()
 	return ls
 }

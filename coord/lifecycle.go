@@ -90,7 +90,7 @@ func (c *Coordinator) endRun(ctx context.Context, r *run, status store.SessionSt
 // endRunWith forgets the run, frees its slot and records how the session
 // ended, with its continuity when there is one.
 func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.SessionStatus, code int, cont *brief.Continuity, why string) {
-	c.finishUsage(ctx, r)
+	c.usage.finish(ctx, r)
 	if c.runs[r.taskID] == r {
 		delete(c.runs, r.taskID)
 		c.live.Delete(r.taskID)

@@ -284,7 +284,7 @@ func handoffOnLimit(ctx context.Context, c *Coordinator, r *run, to string, h *l
 			}
 			n.Harness = to
 			n.Model = ""
-			n.Signature = c.key.Sign(*n)
+			n.Signature = c.key.key.Sign(*n)
 		}, rq)
 	})
 }

@@ -26,12 +26,28 @@ import (
 // tests; no attempt is charged. It fails closed: nothing but a green
 // integrated tree ever moves the base.
 
-// mergeQueue is the loop's state of the queue.
+// mergeQueue is the queue: its state on the loop, and what it sees of the
+// coordinator: the loop (loopView), the task map (tasksView), the store,
+// the repository and configuration, the fleet key to check a task with,
+// and two functions of the loop's.
 type mergeQueue struct {
 	busy    task.ID   // the task being integrated; "" when idle
 	retryAt time.Time // after a refusal to land (a dirty checkout of the base), the next try
 	said    string    // the last wait refusal recorded, so it is said once
 	swept   bool      // tasks left integrating by an engine that stopped were queued again
+
+	loop  loopView
+	tasks tasksView
+	st    store.Store
+	repo  *repo.Repo
+	cfg   config.Config
+	key   *signer
+	// shared says other engines share the store.
+	shared bool
+	// fault is the store watch's fault, "" while the store answers.
+	fault func() string
+	// recordVerdict records a verify verdict of the task (advance.go).
+	recordVerdict func(ctx context.Context, id task.ID, sessionID string, p task.Phase, v verify.Verdict, prefix string, token int64) bool
 }
 
 // baseRetry is how long the queue waits before trying again to land on a
@@ -111,20 +127,20 @@ func prepareReturn(r *repo.Repo, t task.Task, baseHead, base string) string {
 	return fmt.Sprintf("The console merged %s (at %s) into your branch in this worktree.", base, repo.Abbrev(baseHead))
 }
 
-// tickMerge starts integrating the oldest queued task when none is being
+// tick starts integrating the oldest queued task when none is being
 // integrated. It runs on the loop.
-func (c *Coordinator) tickMerge(ctx context.Context) {
-	if !c.cfg.Finalise.Queue || c.mq.busy != "" || c.sw.fault != "" || c.now().Before(c.mq.retryAt) {
+func (q *mergeQueue) tick(ctx context.Context) {
+	if !q.cfg.Finalise.Queue || q.busy != "" || q.fault() != "" || q.loop.now().Before(q.retryAt) {
 		return
 	}
-	if !c.mq.swept {
-		c.mq.swept = true
-		if !c.fleet.shared {
+	if !q.swept {
+		q.swept = true
+		if !q.shared {
 			// One engine per store: a task integrating now was left so
 			// by an engine that stopped mid-way. It is integrated again.
-			for _, id := range c.ids() {
-				if c.tasks[id].State == task.StateIntegrating {
-					c.move(ctx, id, 0, task.ActUnqueue, nil, c.event(id, "", task.EvMergeQueued,
+			for _, id := range q.tasks.ids() {
+				if q.tasks.get(id).State == task.StateIntegrating {
+					q.tasks.move(ctx, id, 0, task.ActUnqueue, nil, q.loop.event(id, "", task.EvMergeQueued,
 						"Merge queue: the engine stopped while integrating this task; it is queued again and nothing was landed."))
 				}
 			}
@@ -132,8 +148,8 @@ func (c *Coordinator) tickMerge(ctx context.Context) {
 	}
 	var next task.Task
 	found := false
-	for _, id := range c.ids() {
-		t := c.tasks[id]
+	for _, id := range q.tasks.ids() {
+		t := q.tasks.get(id)
 		if t.State == task.StateMergeQueued && (!found || t.UpdatedAt.Before(next.UpdatedAt)) {
 			next, found = t, true
 		}
@@ -141,66 +157,66 @@ func (c *Coordinator) tickMerge(ctx context.Context) {
 	if !found {
 		return
 	}
-	ev := c.event(next.ID, "", task.EvMergeStarted, fmt.Sprintf("Merge queue: integrating %s onto the base (%s) in a scratch worktree, then running %s there.",
-		next.Branch, c.cfg.Finalise.Integrate, next.Verify))
-	if !c.move(ctx, next.ID, 0, task.ActIntegrate, nil, ev) {
+	ev := q.loop.event(next.ID, "", task.EvMergeStarted, fmt.Sprintf("Merge queue: integrating %s onto the base (%s) in a scratch worktree, then running %s there.",
+		next.Branch, q.cfg.Finalise.Integrate, next.Verify))
+	if !q.tasks.move(ctx, next.ID, 0, task.ActIntegrate, nil, ev) {
 		return
 	}
-	c.mq.busy = next.ID
-	t := c.tasks[next.ID]
-	r, cfg := c.p.Repo, c.cfg
-	sigErr := c.badSignature(t) // its verify command runs in the scratch worktree
-	c.async(func() func() {
+	q.busy = next.ID
+	t := q.tasks.get(next.ID)
+	r, cfg := q.repo, q.cfg
+	sigErr := q.key.check(t) // its verify command runs in the scratch worktree
+	q.loop.async(func() func() {
 		var o mergeOutcome
 		if sigErr != nil {
 			o.err = signatureRefusal(sigErr)
 		} else {
-			o = integrateTask(c.io, r, cfg, t)
+			o = integrateTask(q.loop.io(), r, cfg, t)
 		}
-		return func() { c.integrated(ctx, t.ID, o) }
+		return func() { q.integrated(ctx, t.ID, o) }
 	})
 }
 
 // integrated applies what integrating a task came to, on the loop.
-func (c *Coordinator) integrated(ctx context.Context, id task.ID, o mergeOutcome) {
-	c.mq.busy = ""
-	r := c.p.Repo
+func (q *mergeQueue) integrated(ctx context.Context, id task.ID, o mergeOutcome) {
+	q.busy = ""
+	r := q.repo
 	discard := func() {
 		in := o.in
 		if in.Dir != "" {
-			c.async(func() func() { _ = r.Discard(in); return nil })
+			q.loop.async(func() func() { _ = r.Discard(in); return nil })
 		}
 	}
-	t := c.tasks[id]
+	t := q.tasks.get(id)
 	if t.State != task.StateIntegrating {
 		discard()
-		c.record(ctx, c.event(id, "", task.EvMergeStarted, fmt.Sprintf("Merge queue: the task became %s while it was integrated; nothing was landed.", t.State)))
+		q.loop.record(ctx, q.loop.event(id, "", task.EvMergeStarted, fmt.Sprintf("Merge queue: the task became %s while it was integrated; nothing was landed.", t.State)))
 		return
 	}
 	switch {
 	case o.conflict != nil:
-		c.returnToImplement(ctx, t, task.ReasonMergeConflict, o.conflict.Old,
+		q.returnToImplement(ctx, t, task.ReasonMergeConflict, o.conflict.Old,
 			fmt.Sprintf("Merging onto %s (now at %s) conflicts in %s; nothing was landed.", o.conflict.Base, repo.Abbrev(o.conflict.Old), strings.Join(o.conflict.Files, ", ")),
 			o.prepared)
 		return
 	case o.err != nil:
-		c.record(ctx, c.refusalEvent(id, "", task.ReasonMergeRefused, "The merge queue could not integrate it: "+o.err.Error()))
-		c.move(ctx, id, 0, task.ActHold, nil, c.event(id, "", task.EvTaskAwaiting,
+		q.loop.record(ctx, q.loop.refusal(id, "", task.ReasonMergeRefused, "The merge queue could not integrate it: "+o.err.Error()))
+		q.tasks.move(ctx, id, 0, task.ActHold, nil, q.loop.event(id, "", task.EvTaskAwaiting,
 			"Merge queue: nothing was landed; the task waits for review again. Approve it once the cause is fixed."))
 		return
 	case o.in.AlreadyMerged:
-		c.move(ctx, id, 0, task.ActLand, nil, c.event(id, "", task.EvBranchMerged,
+		q.tasks.move(ctx, id, 0, task.ActLand, nil, q.loop.event(id, "", task.EvBranchMerged,
 			fmt.Sprintf("Branch %s is already merged into %s (at %s); nothing to do.", t.Branch, o.in.Base, repo.Abbrev(o.in.Old))))
 		return
 	}
 	on := fmt.Sprintf("Merge queue, on %s with %s merged: ", o.in.Base, t.Branch)
-	c.recordVerdict(ctx, id, "", t.Phase, *o.verdict, on, 0)
+	q.recordVerdict(ctx, id, "", t.Phase, *o.verdict, on, 0)
 	if o.verdict.Status != verify.StatusOK {
 		why := o.verdict.Line()
 		if names := verify.FailedTests(o.verdict.Tail); len(names) > 0 {
 			why = "failing: " + strings.Join(names, ", ") + " (" + why + ")"
 		}
-		c.returnToImplement(ctx, t, task.ReasonIntegrationRed, o.in.Old,
+		q.returnToImplement(ctx, t, task.ReasonIntegrationRed, o.in.Old,
 			fmt.Sprintf("Green on its branch, red once merged onto %s (at %s): %s; nothing was landed.", o.in.Base, repo.Abbrev(o.in.Old), why),
 			o.prepared)
 		return
@@ -209,24 +225,24 @@ func (c *Coordinator) integrated(ctx context.Context, id task.ID, o mergeOutcome
 	landed, err := r.Land(o.in, "orchestra-tui merge queue: "+t.Branch)
 	switch {
 	case errors.Is(err, repo.ErrBaseMoved):
-		c.move(ctx, id, 0, task.ActUnqueue, nil, c.event(id, "", task.EvMergeQueued, "Merge queue: "+err.Error()+"; it is integrated again on the new base."))
+		q.tasks.move(ctx, id, 0, task.ActUnqueue, nil, q.loop.event(id, "", task.EvMergeQueued, "Merge queue: "+err.Error()+"; it is integrated again on the new base."))
 		return
 	case errors.Is(err, repo.ErrBaseCheckoutDirty):
-		c.mq.retryAt = c.now().Add(baseRetry)
-		c.move(ctx, id, 0, task.ActUnqueue, nil, c.event(id, "", task.EvMergeQueued, "Merge queue: waiting to land, tests green on the result."))
-		if c.mq.said != err.Error() {
-			c.mq.said = err.Error()
-			c.record(ctx, c.refusalEvent(id, "", task.ReasonBaseBusy, fmt.Sprintf("Commit or stash the changes in %s, or switch to another branch; the queue tries again every %s.", r.Root, baseRetry)))
+		q.retryAt = q.loop.now().Add(baseRetry)
+		q.tasks.move(ctx, id, 0, task.ActUnqueue, nil, q.loop.event(id, "", task.EvMergeQueued, "Merge queue: waiting to land, tests green on the result."))
+		if q.said != err.Error() {
+			q.said = err.Error()
+			q.loop.record(ctx, q.loop.refusal(id, "", task.ReasonBaseBusy, fmt.Sprintf("Commit or stash the changes in %s, or switch to another branch; the queue tries again every %s.", r.Root, baseRetry)))
 		}
 		return
 	case err != nil:
-		c.record(ctx, c.refusalEvent(id, "", task.ReasonMergeRefused, "The merge queue could not land it: "+err.Error()))
-		c.move(ctx, id, 0, task.ActHold, nil, c.event(id, "", task.EvTaskAwaiting,
+		q.loop.record(ctx, q.loop.refusal(id, "", task.ReasonMergeRefused, "The merge queue could not land it: "+err.Error()))
+		q.tasks.move(ctx, id, 0, task.ActHold, nil, q.loop.event(id, "", task.EvTaskAwaiting,
 			"Merge queue: nothing was landed; the task waits for review again. Approve it once the cause is fixed."))
 		return
 	}
-	c.mq.said = ""
-	c.move(ctx, id, 0, task.ActLand, nil, c.event(id, "", task.EvBranchMerged, landedText(t, o.in, landed, *o.verdict)))
+	q.said = ""
+	q.tasks.move(ctx, id, 0, task.ActLand, nil, q.loop.event(id, "", task.EvBranchMerged, landedText(t, o.in, landed, *o.verdict)))
 }
 
 // landedText is the branch.merged event of a landing.
@@ -251,19 +267,19 @@ func landedText(t task.Task, in repo.Integration, l repo.Landed, v verify.Verdic
 
 // returnToImplement sends an integrating task back to implement on the new
 // base, with a dead end its next brief lists; no attempt is charged.
-func (c *Coordinator) returnToImplement(ctx context.Context, t task.Task, reason task.Reason, baseHead, what, prepared string) {
+func (q *mergeQueue) returnToImplement(ctx context.Context, t task.Task, reason task.Reason, baseHead, what, prepared string) {
 	phase := task.PhaseImplement
 	if !t.Pipeline.Has(phase) {
 		phase = t.Phase
 	}
 	text := what + " " + prepared
-	d := store.DeadEnd{TaskID: t.ID, Phase: phase, Attempt: t.Attempt, Text: "Merge queue: " + text, At: c.now()}
-	if err := c.st.DeadEndInsert(ctx, d, c.event(t.ID, "", task.EvDeadEnd, "Dead end recorded: Merge queue: "+text)); err != nil {
-		c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonStoreFailed, "Dead end: "+err.Error()))
+	d := store.DeadEnd{TaskID: t.ID, Phase: phase, Attempt: t.Attempt, Text: "Merge queue: " + text, At: q.loop.now()}
+	if err := q.st.DeadEndInsert(ctx, d, q.loop.event(t.ID, "", task.EvDeadEnd, "Dead end recorded: Merge queue: "+text)); err != nil {
+		q.loop.record(ctx, q.loop.refusal(t.ID, "", task.ReasonStoreFailed, "Dead end: "+err.Error()))
 	}
-	ev := c.event(t.ID, "", task.EvMergeReturned, fmt.Sprintf("Back to phase %s by the merge queue, no attempt charged: %s", phase, what))
+	ev := q.loop.event(t.ID, "", task.EvMergeReturned, fmt.Sprintf("Back to phase %s by the merge queue, no attempt charged: %s", phase, what))
 	ev.Reason = reason
-	c.move(ctx, t.ID, 0, task.ActReturn, func(n *task.Task) {
+	q.tasks.move(ctx, t.ID, 0, task.ActReturn, func(n *task.Task) {
 		n.Phase, n.Attempt, n.Reason = phase, 0, string(reason)
 		if baseHead != "" {
 			n.BaseCommit = baseHead
@@ -271,14 +287,14 @@ func (c *Coordinator) returnToImplement(ctx context.Context, t task.Task, reason
 	}, ev)
 }
 
-// queueMerge puts an approved (or completed) task in the merge queue, on
+// queue puts an approved (or completed) task in the merge queue, on
 // the loop, with the event that says so.
-func (c *Coordinator) queueMerge(ctx context.Context, t task.Task, text string) error {
+func (q *mergeQueue) queue(ctx context.Context, t task.Task, text string) error {
 	if _, err := task.Apply(t.State, task.ActQueueMerge); err != nil {
 		return mergeRefusal(t)
 	}
-	if !c.move(ctx, t.ID, 0, task.ActQueueMerge, func(n *task.Task) { n.Reason = "" }, c.event(t.ID, "", task.EvMergeQueued, text)) {
-		return fmt.Errorf("cannot queue task %s for merge: it is %s", t.ID.Short(), c.tasks[t.ID].State)
+	if !q.tasks.move(ctx, t.ID, 0, task.ActQueueMerge, func(n *task.Task) { n.Reason = "" }, q.loop.event(t.ID, "", task.EvMergeQueued, text)) {
+		return fmt.Errorf("cannot queue task %s for merge: it is %s", t.ID.Short(), q.tasks.get(t.ID).State)
 	}
 	return nil
 }
@@ -318,25 +334,25 @@ func QueueMergeOffline(ctx context.Context, st store.Store, id task.ID, text str
 	return next, nil
 }
 
-// approveIntoQueue is approve with [finalise] queue set: the task goes to
+// approve is approve with [finalise] queue set: the task goes to
 // the merge queue instead of ending, on the loop.
-func (c *Coordinator) approveIntoQueue(ctx context.Context, id task.ID, cmd Command, info BranchInfo) cmdReply {
+func (q *mergeQueue) approve(ctx context.Context, id task.ID, cmd Command, info BranchInfo) cmdReply {
 	text := fmt.Sprintf("Approved by %s; queued for the merge queue: %s is integrated onto the base and lands only if %s is green there.",
-		authorOf(cmd), info.Branch, c.tasks[id].Verify)
-	if err := c.queueMerge(ctx, c.tasks[id], text); err != nil {
+		authorOf(cmd), info.Branch, q.tasks.get(id).Verify)
+	if err := q.queue(ctx, q.tasks.get(id), text); err != nil {
 		return cmdReply{err: fmt.Errorf("cannot approve task %s: %w", id.Short(), err)}
 	}
 	return cmdReply{res: Result{TaskID: id, Message: "approved and queued for merge: the queue lands it once its tests are green on the base"}}
 }
 
-// mergeThroughQueue is merge with [finalise] queue set: an approved task
+// merge is merge with [finalise] queue set: an approved task
 // joins the queue; nothing merges around it.
-func (c *Coordinator) mergeThroughQueue(ctx context.Context, t task.Task) cmdReply {
+func (q *mergeQueue) merge(ctx context.Context, t task.Task) cmdReply {
 	text := fmt.Sprintf("Queued for the merge queue by merge: %s is integrated onto the base and lands only if %s is green there.", t.Branch, t.Verify)
 	if t.State == task.StateAwaitingReview {
 		return cmdReply{err: mergeRefusal(t)} // approving is the human's step
 	}
-	if err := c.queueMerge(ctx, t, text); err != nil {
+	if err := q.queue(ctx, t, text); err != nil {
 		return cmdReply{err: err}
 	}
 	return cmdReply{res: Result{TaskID: t.ID, Message: "queued for merge: the queue lands it once its tests are green on the base"}}

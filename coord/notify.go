@@ -14,40 +14,50 @@ import (
 // bell (package ui). The same news about the same session within
 // notify.DebounceWindow runs it once: a pane stuck three times in a minute
 // is one alert.
-func (c *Coordinator) notify(ev task.Event) {
-	argv := c.cfg.Notify.Command
+func (n *notifier) notify(ev task.Event) {
+	argv := n.argv
 	if len(argv) == 0 {
 		return
 	}
-	n, ok := notify.For(ev)
+	note, ok := notify.For(ev)
 	if !ok {
 		return
 	}
-	if c.notified.d == nil {
-		c.notified.d = notify.NewDebouncer(notify.DebounceWindow)
+	if n.d == nil {
+		n.d = notify.NewDebouncer(notify.DebounceWindow)
 	}
-	if !c.notified.d.Allow(n, c.now()) {
+	if !n.d.Allow(note, n.loop.now()) {
 		return // the operator was just told this about this session
 	}
-	n.Title = c.tasks[ev.TaskID].Title
-	dir, environ := c.p.Repo.Root, c.p.Environ
+	note.Title = n.title(ev.TaskID)
+	dir, environ := n.dir, n.environ
 	// The command is not cut short by the loop stopping (it has its own
 	// timeout): an alert for the last event of a run still goes out.
 	ctx := context.Background()
-	if c.io != nil {
-		ctx = context.WithoutCancel(c.io)
+	if io := n.loop.io(); io != nil {
+		ctx = context.WithoutCancel(io)
 	}
-	c.async(func() func() {
-		err := notify.Run(ctx, argv, dir, environ, n)
+	n.loop.async(func() func() {
+		err := notify.Run(ctx, argv, dir, environ, note)
 		if err == nil {
 			return nil
 		}
 		return func() {
-			c.record(ctx, c.event(ev.TaskID, ev.SessionID, task.EvNotifyFailed, "The notify command failed: "+err.Error()))
+			n.loop.record(ctx, n.loop.event(ev.TaskID, ev.SessionID, task.EvNotifyFailed, "The notify command failed: "+err.Error()))
 		}
 	})
 }
 
-// notified is the coordinator's memory of the alerts it sent, made on the
-// first one.
-type notified struct{ d *notify.Debouncer }
+// notifier runs the [notify] command; d is its memory of the alerts it
+// sent, made on the first one. It sees the loop (loopView), the command,
+// the directory and environment it runs in, and the tasks' titles.
+type notifier struct {
+	d *notify.Debouncer
+
+	loop    loopView
+	argv    []string
+	dir     string
+	environ []string
+	// title is the task's title; on the loop.
+	title func(task.ID) string
+}

@@ -73,9 +73,9 @@ func (o *Opened) ResumeOffline(ctx context.Context, path, harness, model string)
 		return task.Task{}, fmt.Errorf("resume: the coordinator is running; use Do")
 	}
 	if harness != "" {
-		if err := c.checkHarness("harness", harness); err != nil {
+		if err := checkHarness(c.cfg.Harness, "harness", harness); err != nil {
 			return task.Task{}, fmt.Errorf("nothing was created: %w", err)
 		}
 	}
-	return c.importHandoff(ctx, expandHome(path), harness, model)
+	return importHandoff(ctx, c.st, c.p.Repo, c.cfg.Harness, c.now, c.key.key, expandHome(path), harness, model)
 }

@@ -20,7 +20,7 @@ func holdUntilBack(c *Coordinator, step func()) {
 // trusts itself; it runs on the loop after every iteration. A step that
 // meets a new outage holds itself again.
 func resumeHeld(c *Coordinator, _ context.Context) {
-	if len(c.sw.later) == 0 || c.sw.outage || !c.trusted() {
+	if len(c.sw.later) == 0 || c.sw.outage || !c.sd.trusted() {
 		return
 	}
 	steps := c.sw.later

@@ -19,7 +19,7 @@ func TestPaneSizePolicyAmongConsoles(t *testing.T) {
 	size := func(policy string) panes {
 		cfg := config.Default()
 		cfg.Pane.Size = policy
-		return panes{&Coordinator{cfg: cfg}}
+		return panesOf(&Coordinator{cfg: cfg})
 	}
 	const id = task.ID("T1")
 	took := func(p panes, viewer string, cols, rows int) [2]int {
@@ -38,7 +38,7 @@ func TestPaneSizePolicyAmongConsoles(t *testing.T) {
 	require.Error(t, p.InputFor("A", id, []byte("x")), "no live session to type into")
 	require.Equal(t, [2]int{210, 52}, took(p, "B", 120, 40), "typing claimed it for A, even with no session yet")
 	p.Leave("A")
-	cols, rows := p.c.sizes.start(id, [2]int{1, 1})
+	cols, rows := p.sizes.start(id, [2]int{1, 1})
 	require.Equal(t, [2]int{120, 40}, [2]int{cols, rows}, "A gone, the pane follows B")
 	require.NoError(t, p.InputFor("C", id, nil), "a console that never drew the pane claims nothing")
 	require.Equal(t, [2]int{120, 40}, took(p, "B", 120, 40))
@@ -50,6 +50,6 @@ func TestPaneSizePolicyAmongConsoles(t *testing.T) {
 	took(p, "A", 200, 30)
 	require.Equal(t, [2]int{200, 60}, took(p, "B", 120, 60))
 	p.Leave("B")
-	cols, rows = p.c.sizes.start(id, [2]int{1, 1})
+	cols, rows = p.sizes.start(id, [2]int{1, 1})
 	require.Equal(t, [2]int{200, 30}, [2]int{cols, rows})
 }

@@ -55,24 +55,35 @@ func (s *paneSizes) start(id task.ID, def [2]int) (cols, rows int) {
 // ResizePane sets the size of the task's pane as the engine's own console
 // draws it (panes.SizeFor says how the size is decided among consoles).
 func (c *Coordinator) ResizePane(id task.ID, cols, rows int) error {
-	_, _, err := panes{c}.SizeFor(localViewer, id, cols, rows)
+	_, _, err := panesOf(c).SizeFor(localViewer, id, cols, rows)
 	return err
 }
 
-// goLive publishes a launched session for Pane, Input and ResizePane, and
-// gives it the size its pane was given while it was being prepared.
-func (c *Coordinator) goLive(id task.ID, w worker.Handle) {
-	c.sizes.mu.Lock()
-	defer c.sizes.mu.Unlock()
-	c.live.Store(id, w)
-	if sz, ok := c.sizes.want[id]; ok {
+// goLive publishes a launched session in live (for Pane, Input and
+// ResizePane), and gives it the size its pane was given while it was being
+// prepared.
+func (s *paneSizes) goLive(live *sync.Map, id task.ID, w worker.Handle) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	live.Store(id, w)
+	if sz, ok := s.want[id]; ok {
 		_ = w.Resize(sz[0], sz[1]) // an exited session reports its exit elsewhere
 	}
 }
 
 // panes is the coordinator's pane sizing with each request naming the
-// console (viewer) it came from; Opened serves it as ViewerEngine.
-type panes struct{ c *Coordinator }
+// console (viewer) it came from; Opened serves it as ViewerEngine. It sees
+// the sizes, the live sessions and the [pane] size policy.
+type panes struct {
+	sizes  *paneSizes
+	live   *sync.Map // task.ID -> worker.Handle (Coordinator.live)
+	policy string    // [pane] size
+}
+
+// panesOf is c's pane sizing.
+func panesOf(c *Coordinator) panes {
+	return panes{sizes: &c.sizes, live: &c.live, policy: c.cfg.Pane.Size}
+}
 
 // ViewerEngine is an engine that tells its consoles apart when it sizes
 // panes (the engine's server names each connection a viewer).
@@ -95,16 +106,16 @@ type PaneSizer interface {
 
 // SizePaneFor implements ViewerEngine.
 func (o *Opened) SizePaneFor(viewer string, id task.ID, cols, rows int) (int, int, error) {
-	return panes{o.Coordinator}.SizeFor(viewer, id, cols, rows)
+	return panesOf(o.Coordinator).SizeFor(viewer, id, cols, rows)
 }
 
 // InputFor implements ViewerEngine.
 func (o *Opened) InputFor(viewer string, id task.ID, b []byte) error {
-	return panes{o.Coordinator}.InputFor(viewer, id, b)
+	return panesOf(o.Coordinator).InputFor(viewer, id, b)
 }
 
 // LeaveViewer implements ViewerEngine.
-func (o *Opened) LeaveViewer(viewer string) { panes{o.Coordinator}.Leave(viewer) }
+func (o *Opened) LeaveViewer(viewer string) { panesOf(o.Coordinator).Leave(viewer) }
 
 // SizePane implements PaneSizer for the console in the engine's process.
 func (o *Opened) SizePane(id task.ID, cols, rows int) (int, int, error) {
@@ -122,7 +133,7 @@ func (p panes) SizeFor(viewer string, id task.ID, cols, rows int) (int, int, err
 	if cols <= 0 || rows <= 0 {
 		return 0, 0, fmt.Errorf("resize the pane of task %s: size %dx%d is not positive", id.Short(), cols, rows)
 	}
-	s := &p.c.sizes
+	s := p.sizes
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.asks == nil {
@@ -144,7 +155,7 @@ func (p panes) SizeFor(viewer string, id task.ID, cols, rows int) (int, int, err
 // the pane's pty takes viewer's size from now on. With no bytes it only
 // focuses: the console's operator is about to type there.
 func (p panes) InputFor(viewer string, id task.ID, b []byte) error {
-	s := &p.c.sizes
+	s := p.sizes
 	s.mu.Lock()
 	var err error
 	if _, asked := s.asks[id][viewer]; asked && s.owner[id] != viewer {
@@ -155,7 +166,7 @@ func (p panes) InputFor(viewer string, id task.ID, b []byte) error {
 	if err != nil || len(b) == 0 {
 		return err
 	}
-	w, ok := p.c.liveRun(id)
+	w, ok := liveRun(p.live, id)
 	if !ok {
 		return fmt.Errorf("task %s has no live session", id.Short())
 	}
@@ -165,7 +176,7 @@ func (p panes) InputFor(viewer string, id task.ID, b []byte) error {
 // Leave forgets viewer's sizes: its console has gone. A pane it owned
 // follows the console that drew it most recently.
 func (p panes) Leave(viewer string) {
-	s := &p.c.sizes
+	s := p.sizes
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for id, asks := range s.asks {
@@ -191,10 +202,10 @@ func (p panes) Leave(viewer string) {
 // apply decides the task's pane size from the asks and resizes its live
 // session to it. s.mu is held.
 func (p panes) apply(id task.ID) ([2]int, error) {
-	s := &p.c.sizes
+	s := p.sizes
 	asks := s.asks[id]
 	var sz [2]int
-	switch p.c.cfg.Pane.Size {
+	switch p.policy {
 	case "smallest", "largest":
 		first := true
 		for _, a := range asks {
@@ -202,7 +213,7 @@ func (p panes) apply(id task.ID) ([2]int, error) {
 				sz, first = a.size, false
 				continue
 			}
-			if p.c.cfg.Pane.Size == "smallest" {
+			if p.policy == "smallest" {
 				sz = [2]int{min(sz[0], a.size[0]), min(sz[1], a.size[1])}
 			} else {
 				sz = [2]int{max(sz[0], a.size[0]), max(sz[1], a.size[1])}
@@ -212,7 +223,7 @@ func (p panes) apply(id task.ID) ([2]int, error) {
 		sz = asks[s.owner[id]].size
 	}
 	s.want[id] = sz
-	w, ok := p.c.liveRun(id)
+	w, ok := liveRun(p.live, id)
 	if !ok {
 		return sz, nil // the launch applies it
 	}

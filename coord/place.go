@@ -39,7 +39,7 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 	if c.sw.fault != "" {
 		return false // the store failed: nothing new is started on it
 	}
-	if !c.trusted() {
+	if !c.sd.trusted() {
 		return false // stepped down (stepdown.go): its leases may be taken
 	}
 	if dayCheck(ctx, c) {
@@ -58,7 +58,7 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 		if c.infraRetry.waiting(t.ID, c.now()) {
 			continue
 		}
-		if u := c.taskUsage(t.ID); c.budget.over(t.ID, u.CostUSD) {
+		if u := c.usage.of(t.ID, c.runs[t.ID]); c.budget.over(t.ID, u.CostUSD) {
 			// Spent in an earlier session (one whose CLI's records are
 			// read as it ends): parked before it costs more.
 			parkForBudget(ctx, c, t, nil, u)
@@ -74,14 +74,14 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 		}
 		s, why := c.slotFor(t)
 		flag, reason := why, task.ReasonUnplaceable
-		if err := c.badSignature(t); err != nil {
+		if err := c.key.check(t); err != nil {
 			// Before any slot: a row edited in the store is refused by
 			// every engine alike, whatever it could run.
 			s, why, reason = nil, fmt.Sprintf("%v. Refused by the engine on %s.", err, c.fleet.host), task.ReasonBadSignature
 			flag = why
 		}
 		if why == "" {
-			if why = c.programMissing(t); why != "" {
+			if why = c.programs.programMissing(t); why != "" {
 				flag = FlagProgramMissing + why + " The task starts once it is found; no attempt is counted."
 				reason = task.ReasonProgramMissing
 			}
@@ -264,7 +264,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 		var fp launchPrint
 		if err == nil {
 			cols, rows := w.Size() // the launch size: not live, so not resized yet
-			fp = c.fingerprint(next, r, dir, cols, rows)
+			fp = fingerprint(c.io, c.st, c.p.Environ, next, r, dir, cols, rows)
 		}
 		return func() {
 			if baseline != nil && c.io.Err() == nil {
@@ -287,13 +287,13 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 			if r.fetchNote != "" {
 				c.record(ctx, c.refusalEvent(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
 			}
-			r.meter = c.startMeter(ctx, r)
+			r.meter = c.usage.start(ctx, r)
 			if r.meter != nil && fp.err == nil {
 				// The CLI's version says whether it records every request.
 				r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
 			}
-			c.goLive(next.ID, w)
-			c.watchPane(r)
+			c.sizes.goLive(&c.live, next.ID, w)
+			watchPane(&c.hub, r)
 			r.launched = c.now()
 			c.rebaseLease(ctx, r)
 			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
@@ -313,10 +313,10 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 
 // prepare runs off the loop: worktree, baseline verify, session start.
 func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast string, baseline bool) (string, worker.Handle, *verify.Verdict, error) {
-	if err := c.badSignature(t); err != nil {
+	if err := c.key.check(t); err != nil {
 		return "", nil, nil, signatureRefusal(err)
 	}
-	from, fetched, note, err := c.fetchTaskBranch(t)
+	from, fetched, note, err := fetchTaskBranch(c.p.Repo, c.cfg.Fleet.Remote, t)
 	if err != nil {
 		return "", nil, nil, err
 	}
@@ -346,7 +346,7 @@ func (c *Coordinator) prepare(ctx context.Context, t task.Task, r *run, cast str
 	}
 	brief := ""
 	if r.spec.Delivery == session.DeliveryArg || r.spec.Delivery == session.DeliveryFile {
-		brief, _, err = c.renderBrief(ctx, t, r, dir)
+		brief, _, err = renderBrief(ctx, c.st, c.p.Repo.Rules(), c.cfg.Brief.Budget, t, r, dir)
 		if err != nil {
 			return dir, nil, v, err
 		}

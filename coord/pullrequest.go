@@ -37,7 +37,11 @@ const (
 	pullFailMax = 5 * time.Minute
 )
 
-// pullRequests is the loop's state of the open pull requests.
+// pullRequests is the open pull requests: their state on the loop, and
+// what it sees of the coordinator: the loop (loopView), the task map
+// (tasksView), the store, the repository and configuration, the tasks'
+// verdicts, and the Diff tab's "request changes", which a review asking
+// for changes takes.
 type pullRequests struct {
 	f       forge.Forge // opened on first use, off the loop
 	views   map[task.ID]*task.PullData
@@ -47,6 +51,18 @@ type pullRequests struct {
 	every   map[task.ID]time.Duration
 	// min and max are the poll intervals (tests shorten them).
 	min, max time.Duration
+
+	loop  loopView
+	tasks tasksView
+	st    store.Store
+	repo  *repo.Repo
+	cfg   config.Config
+	// verdict is the task's latest verify verdict, nil for none; on the
+	// loop.
+	verdict func(task.ID) *task.Verdict
+	// requestChanges sends the task back to implement with the reviewers'
+	// answer (review.go).
+	requestChanges func(ctx context.Context, t task.Task, cmd Command) cmdReply
 }
 
 func (p *pullRequests) init() {
@@ -156,14 +172,14 @@ type pullOutcome struct {
 	err  error
 }
 
-// approveIntoPullRequest is approve with [finalise] pr: off the loop the
+// approve is approve with [finalise] pr: off the loop the
 // branch is pushed and the pull request opened; back on it the task moves
 // to pr-open with an event that names the pull request. A failure leaves
 // the task awaiting review, with a refusal that says why. The reply goes
 // to later (buffered), once.
-func (c *Coordinator) approveIntoPullRequest(ctx context.Context, id task.ID, cmd Command, info BranchInfo, later chan<- cmdReply) {
-	c.pr.init()
-	t := c.tasks[id]
+func (pr *pullRequests) approve(ctx context.Context, id task.ID, cmd Command, info BranchInfo, later chan<- cmdReply) {
+	pr.init()
+	t := pr.tasks.get(id)
 	if t.State != task.StateAwaitingReview {
 		later <- cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), t.State)}
 		return
@@ -172,30 +188,30 @@ func (c *Coordinator) approveIntoPullRequest(ctx context.Context, id task.ID, cm
 		later <- cmdReply{err: fmt.Errorf("cannot open a pull request for task %s: %s", id.Short(), info.Sentence(id))}
 		return
 	}
-	r, cfg, st, f, v := c.p.Repo, c.cfg, c.st, c.pr.f, c.verdicts[id]
-	c.async(func() func() {
+	r, cfg, st, f, v := pr.repo, pr.cfg, pr.st, pr.f, pr.verdict(id)
+	pr.loop.async(func() func() {
 		o := publishPull(ctx, r, cfg, st, f, t, v)
 		return func() {
 			if o.f != nil {
-				c.pr.f = o.f
+				pr.f = o.f
 			}
 			if o.err != nil {
 				err := task.Refuse(task.ReasonPushFailed, "%v", o.err)
-				c.record(ctx, c.refusalFrom(id, err))
+				pr.loop.record(ctx, pr.loop.refusalFrom(id, err))
 				later <- cmdReply{err: fmt.Errorf("task %s stays awaiting review: %w", id.Short(), o.err)}
 				return
 			}
 			d := pullData(o.pr)
-			ev := c.event(id, "", task.EvPullOpened, fmt.Sprintf("Approved by %s. Pushed %s to %s; pull request #%d into %s: %s",
+			ev := pr.loop.event(id, "", task.EvPullOpened, fmt.Sprintf("Approved by %s. Pushed %s to %s; pull request #%d into %s: %s",
 				authorOf(cmd), t.Branch, cfg.Finalise.Remote, d.Number, o.base, d.URL))
 			ev.Data, _ = json.Marshal(d)
-			if !c.move(ctx, id, 0, task.ActOpenPR, nil, ev) {
-				later <- cmdReply{err: fmt.Errorf("opened pull request #%d, but task %s is %s now", d.Number, id.Short(), c.tasks[id].State)}
+			if !pr.tasks.move(ctx, id, 0, task.ActOpenPR, nil, ev) {
+				later <- cmdReply{err: fmt.Errorf("opened pull request #%d, but task %s is %s now", d.Number, id.Short(), pr.tasks.get(id).State)}
 				return
 			}
-			c.pr.views[id] = &d
-			c.pr.every[id] = c.pr.min
-			c.pr.next[id] = c.now().Add(c.pr.min)
+			pr.views[id] = &d
+			pr.every[id] = pr.min
+			pr.next[id] = pr.loop.now().Add(pr.min)
 			later <- cmdReply{res: Result{TaskID: id, Message: fmt.Sprintf("approved; pull request #%d opened: %s", d.Number, d.URL)}}
 		}
 	})
@@ -243,64 +259,64 @@ func pullData(p forge.PullRequest) task.PullData {
 	return task.PullData{Number: p.Number, URL: p.URL, Open: p.Open, Merged: p.Merged, Checks: p.Checks, Review: p.Review}
 }
 
-// tickPulls polls the open pull requests that are due. It runs on the loop.
+// tick polls the open pull requests that are due. It runs on the loop.
 // A task left in pr-open is followed while a forge is configured, even
 // with [finalise] pr turned off since.
-func (c *Coordinator) tickPulls(ctx context.Context) {
-	if !c.cfg.Source.Configured() {
+func (pr *pullRequests) tick(ctx context.Context) {
+	if !pr.cfg.Source.Configured() {
 		return
 	}
-	c.pr.init()
-	now := c.now()
-	for _, id := range c.ids() {
-		if c.tasks[id].State != task.StatePullOpen || c.pr.busy[id] || c.pr.loading[id] {
+	pr.init()
+	now := pr.loop.now()
+	for _, id := range pr.tasks.ids() {
+		if pr.tasks.get(id).State != task.StatePullOpen || pr.busy[id] || pr.loading[id] {
 			continue
 		}
-		v := c.pr.views[id]
+		v := pr.views[id]
 		if v == nil {
-			c.loadPull(ctx, id)
+			pr.load(ctx, id)
 			continue
 		}
-		if now.Before(c.pr.next[id]) {
+		if now.Before(pr.next[id]) {
 			continue
 		}
-		c.pr.busy[id] = true
-		f, src, n := c.pr.f, c.cfg.Source, v.Number
-		c.async(func() func() {
+		pr.busy[id] = true
+		f, src, n := pr.f, pr.cfg.Source, v.Number
+		pr.loop.async(func() func() {
 			var err error
 			if f == nil {
-				f, err = openForge(c.io, src)
+				f, err = openForge(pr.loop.io(), src)
 			}
 			var p forge.PullRequest
 			if err == nil {
-				p, err = f.PullRequest(c.io, n)
+				p, err = f.PullRequest(pr.loop.io(), n)
 			}
-			return func() { c.polledPull(ctx, id, f, p, err) }
+			return func() { pr.polled(ctx, id, f, p, err) }
 		})
 	}
 }
 
-// loadPull reads a pr-open task's pull request back from its latest pr.*
+// load reads a pr-open task's pull request back from its latest pr.*
 // event (after a restart), off the loop.
-func (c *Coordinator) loadPull(ctx context.Context, id task.ID) {
-	c.pr.loading[id] = true
-	st := c.st
-	c.async(func() func() {
+func (pr *pullRequests) load(ctx context.Context, id task.ID) {
+	pr.loading[id] = true
+	st := pr.st
+	pr.loop.async(func() func() {
 		d, _ := ReadPull(ctx, st, id)
 		return func() {
-			delete(c.pr.loading, id)
+			delete(pr.loading, id)
 			if d == nil {
 				// Nothing to poll: the task says so once, and waits for
 				// the operator.
-				c.record(ctx, c.refusalEvent(id, "", task.ReasonPushFailed, "This task is pr-open but its ledger names no pull request; cancel it or check the forge."))
-				c.pr.views[id] = &task.PullData{}
-				c.pr.next[id] = c.now().Add(100 * 365 * 24 * time.Hour)
+				pr.loop.record(ctx, pr.loop.refusal(id, "", task.ReasonPushFailed, "This task is pr-open but its ledger names no pull request; cancel it or check the forge."))
+				pr.views[id] = &task.PullData{}
+				pr.next[id] = pr.loop.now().Add(100 * 365 * 24 * time.Hour)
 				return
 			}
-			c.pr.views[id] = d
-			c.pr.every[id] = c.pr.min
-			c.pr.next[id] = c.now()
-			c.poke()
+			pr.views[id] = d
+			pr.every[id] = pr.min
+			pr.next[id] = pr.loop.now()
+			pr.loop.poke()
 		}
 	})
 }
@@ -323,53 +339,53 @@ func ReadPull(ctx context.Context, st store.Store, id task.ID) (*task.PullData, 
 	return nil, nil
 }
 
-// polledPull applies a poll's answer on the loop.
-func (c *Coordinator) polledPull(ctx context.Context, id task.ID, f forge.Forge, p forge.PullRequest, err error) {
-	delete(c.pr.busy, id)
-	if f != nil && c.pr.f == nil {
-		c.pr.f = f
+// polled applies a poll's answer on the loop.
+func (pr *pullRequests) polled(ctx context.Context, id task.ID, f forge.Forge, p forge.PullRequest, err error) {
+	delete(pr.busy, id)
+	if f != nil && pr.f == nil {
+		pr.f = f
 	}
-	now := c.now()
-	old := c.pr.views[id]
-	if t := c.tasks[id]; t.State != task.StatePullOpen || old == nil {
+	now := pr.loop.now()
+	old := pr.views[id]
+	if t := pr.tasks.get(id); t.State != task.StatePullOpen || old == nil {
 		return
 	}
 	if err != nil {
 		var rl *forge.RateLimitError
-		wait := min(max(2*c.pr.every[id], c.pr.min), pullFailMax)
+		wait := min(max(2*pr.every[id], pr.min), pullFailMax)
 		if errors.As(err, &rl) && rl.Reset.After(now) {
 			wait = rl.Reset.Sub(now)
 		}
-		c.pr.every[id] = wait
-		c.pr.next[id] = now.Add(wait)
+		pr.every[id] = wait
+		pr.next[id] = now.Add(wait)
 		return
 	}
 	d := pullData(p)
 	if d == *old {
-		c.pr.every[id] = min(2*c.pr.every[id], c.pr.max)
-		c.pr.next[id] = now.Add(c.pr.every[id])
+		pr.every[id] = min(2*pr.every[id], pr.max)
+		pr.next[id] = now.Add(pr.every[id])
 		return
 	}
-	c.pr.views[id] = &d
-	c.pr.every[id] = c.pr.min
-	c.pr.next[id] = now.Add(c.pr.min)
-	ev := c.event(id, "", task.EvPullUpdated, pullSentence(d))
+	pr.views[id] = &d
+	pr.every[id] = pr.min
+	pr.next[id] = now.Add(pr.min)
+	ev := pr.loop.event(id, "", task.EvPullUpdated, pullSentence(d))
 	ev.Data, _ = json.Marshal(d)
 	switch {
 	case d.Merged:
-		c.record(ctx, ev)
-		c.move(ctx, id, 0, task.ActLand, nil, c.event(id, "", task.EvBranchMerged,
+		pr.loop.record(ctx, ev)
+		pr.tasks.move(ctx, id, 0, task.ActLand, nil, pr.loop.event(id, "", task.EvBranchMerged,
 			fmt.Sprintf("Pull request #%d was merged on the forge: the task is merged.", d.Number)))
 	case !d.Open:
-		c.record(ctx, ev)
-		c.move(ctx, id, 0, task.ActHold, nil, c.event(id, "", task.EvTaskAwaiting,
+		pr.loop.record(ctx, ev)
+		pr.tasks.move(ctx, id, 0, task.ActHold, nil, pr.loop.event(id, "", task.EvTaskAwaiting,
 			fmt.Sprintf("Pull request #%d was closed without merging: the task waits for review again.", d.Number)))
 	case d.Review == "changes_requested" && old.Review != "changes_requested":
-		c.record(ctx, ev)
+		pr.loop.record(ctx, ev)
 		// The reviewers' answer is the work, as the Diff tab's C is.
-		_ = c.requestChanges(ctx, c.tasks[id], Command{Kind: CmdRequestChanges, TaskID: id, Author: fmt.Sprintf("a review of pull request #%d", d.Number)})
+		_ = pr.requestChanges(ctx, pr.tasks.get(id), Command{Kind: CmdRequestChanges, TaskID: id, Author: fmt.Sprintf("a review of pull request #%d", d.Number)})
 	default:
-		c.record(ctx, ev)
+		pr.loop.record(ctx, ev)
 	}
 }
 

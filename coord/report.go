@@ -52,7 +52,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		}
 		c.confirmed(ctx, r)
 	case worker.NeedsYou, worker.Answered:
-		c.noteDialog(ctx, r, rep)
+		noteDialog(ctx, loopOf(c), r, rep)
 	case worker.Limited:
 		noteLimit(ctx, c, r, rep)
 	case worker.LimitGone:
@@ -138,7 +138,7 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 	}
 	w := r.w
 	c.async(func() func() {
-		text, ids, err := c.renderBrief(ctx, next, r, r.dir)
+		text, ids, err := renderBrief(ctx, c.st, c.p.Repo.Rules(), c.cfg.Brief.Budget, next, r, r.dir)
 		return func() {
 			held := r.held
 			r.held = nil

@@ -10,9 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/handoff"
 	"github.com/orchestra-tui/orchestra-tui/jail"
+	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/session"
+	"github.com/orchestra-tui/orchestra-tui/sign"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -37,13 +41,13 @@ func (c *Coordinator) resumeCommand(ctx context.Context, cmd Command) cmdReply {
 	}
 	harness, model := strings.TrimSpace(cmd.Harness), strings.TrimSpace(cmd.Model)
 	if harness != "" {
-		if err := c.checkHarness("harness", harness); err != nil {
+		if err := checkHarness(c.cfg.Harness, "harness", harness); err != nil {
 			return cmdReply{err: fmt.Errorf("resume %s: nothing was created: %w", path, err)}
 		}
 	}
 	later := make(chan cmdReply, 1)
 	c.async(func() func() {
-		t, err := c.importHandoff(c.io, path, harness, model)
+		t, err := importHandoff(c.io, c.st, c.p.Repo, c.cfg.Harness, c.now, c.key.key, path, harness, model)
 		if err != nil {
 			later <- cmdReply{err: fmt.Errorf("resume %s: %w", path, err)}
 			return nil
@@ -55,7 +59,9 @@ func (c *Coordinator) resumeCommand(ctx context.Context, cmd Command) cmdReply {
 
 // importHandoff reads, parses and imports the handoff file. It runs off the
 // loop and touches no loop-owned state.
-func (c *Coordinator) importHandoff(ctx context.Context, path, harness, model string) (task.Task, error) {
+// It sees the store, the repository, the harnesses configured, the time
+// and the fleet key to sign the task with.
+func importHandoff(ctx context.Context, st store.Store, r *repo.Repo, harnesses map[string]session.Spec, now func() time.Time, key sign.Key, path, harness, model string) (task.Task, error) {
 	data, err := readLimited(path, handoff.MaxBytes)
 	if err != nil {
 		return task.Task{}, err
@@ -67,13 +73,13 @@ func (c *Coordinator) importHandoff(ctx context.Context, path, harness, model st
 	if harness == "" {
 		// The file's harness must exist here too, or the task could
 		// never be placed.
-		if err := c.checkHarness("task.harness", harnessOf(task.Task{Harness: d.Task.Harness})); err != nil {
+		if err := checkHarness(harnesses, "task.harness", harnessOf(task.Task{Harness: d.Task.Harness})); err != nil {
 			return task.Task{}, fmt.Errorf("nothing was created: %w; name a harness to resume on", err)
 		}
 	}
 	resumeMu.Lock()
 	defer resumeMu.Unlock()
-	return handoff.Resume(ctx, c.st, c.p.Repo, d, harness, model, c.now(), c.key)
+	return handoff.Resume(ctx, st, r, d, harness, model, now(), key)
 }
 
 // loadResumed makes the imported task the loop's own: its row, the models
@@ -89,7 +95,7 @@ func (c *Coordinator) loadResumed(ctx context.Context, t task.Task, path string)
 			c.noteModel(t.ID, s.Model)
 		}
 	}
-	if err := c.loadUsage(ctx, t.ID); err != nil {
+	if err := c.usage.load(ctx, t.ID); err != nil {
 		c.record(ctx, c.event(t.ID, "", task.EvRefusal, "Could not read the resumed task's usage: "+err.Error()))
 	}
 	if evs, err := c.st.EventList(ctx, store.EventListParams{TaskID: t.ID}); err == nil {
@@ -110,12 +116,13 @@ func (c *Coordinator) loadResumed(ctx context.Context, t task.Task, path string)
 	return cmdReply{res: Result{TaskID: t.ID, Message: msg}}
 }
 
-// checkHarness refuses a harness this console has no configuration for.
-func (c *Coordinator) checkHarness(field, name string) error {
-	if _, ok := c.cfg.Harness[name]; ok {
+// checkHarness refuses a harness that harnesses (this console's
+// configuration) has no entry for.
+func checkHarness(harnesses map[string]session.Spec, field, name string) error {
+	if _, ok := harnesses[name]; ok {
 		return nil
 	}
-	return fmt.Errorf("%s: no harness named %q is configured (known: %s)", field, name, strings.Join(c.harnessNames(), ", "))
+	return fmt.Errorf("%s: no harness named %q is configured (known: %s)", field, name, strings.Join(harnessNames(harnesses), ", "))
 }
 
 // readLimited reads a file, refusing one larger than limit before reading

@@ -50,14 +50,26 @@ func openDecisions(ds []store.Decision) []store.Decision {
 	return out
 }
 
+// reviews carries out a reviewer's answers to a task awaiting review: the
+// changes requested (from the Diff tab's C, or a pull request's review)
+// and the comments resolved. It sees the loop (loopView), the task map
+// (tasksView), the store, and publish, which tells subscribers of an event
+// already in the ledger.
+type reviews struct {
+	loop    loopView
+	tasks   tasksView
+	st      store.Store
+	publish func(task.Event)
+}
+
 // requestChanges sends a task awaiting review back to implement, through
 // task.Apply's requeue, with a fresh attempt budget: the reviewer's
 // comments are the work, not a failure of the agent.
-func (c *Coordinator) requestChanges(ctx context.Context, t task.Task, cmd Command) cmdReply {
+func (rv reviews) requestChanges(ctx context.Context, t task.Task, cmd Command) cmdReply {
 	if t.State != task.StateAwaitingReview && t.State != task.StatePullOpen {
 		return cmdReply{err: fmt.Errorf("cannot request changes on task %s: it is %s, not awaiting review", t.ID.Short(), t.State)}
 	}
-	ds, err := c.st.DecisionList(ctx, t.ID)
+	ds, err := rv.st.DecisionList(ctx, t.ID)
 	if err != nil {
 		return cmdReply{err: fmt.Errorf("read the comments of task %s: %w", t.ID.Short(), err)}
 	}
@@ -72,22 +84,22 @@ func (c *Coordinator) requestChanges(ctx context.Context, t task.Task, cmd Comma
 		phase = t.Phase
 	}
 	why := fmt.Sprintf("changes requested by %s with %s", authorOf(cmd), plural(open, "open comment", "open comments"))
-	ev := c.event(t.ID, "", task.EvTaskRequeued, fmt.Sprintf("Back to phase %s: %s; no attempt charged.", phase, why))
-	if !c.move(ctx, t.ID, 0, task.ActRequeue, func(n *task.Task) {
+	ev := rv.loop.event(t.ID, "", task.EvTaskRequeued, fmt.Sprintf("Back to phase %s: %s; no attempt charged.", phase, why))
+	if !rv.tasks.move(ctx, t.ID, 0, task.ActRequeue, func(n *task.Task) {
 		n.Phase, n.Attempt, n.Reason = phase, 0, why
 	}, ev) {
-		return cmdReply{err: fmt.Errorf("cannot request changes on task %s: it is %s", t.ID.Short(), c.tasks[t.ID].State)}
+		return cmdReply{err: fmt.Errorf("cannot request changes on task %s: it is %s", t.ID.Short(), rv.tasks.get(t.ID).State)}
 	}
 	return cmdReply{res: Result{TaskID: t.ID, Message: "back to " + string(phase) + " with " + plural(open, "open comment", "open comments")}}
 }
 
 // resolveComment marks the comment cmd.Text names resolved.
-func (c *Coordinator) resolveComment(ctx context.Context, t task.Task, cmd Command) cmdReply {
+func (rv reviews) resolveComment(ctx context.Context, t task.Task, cmd Command) cmdReply {
 	id := strings.TrimSpace(cmd.Text)
-	ev := c.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Comment %s resolved by %s; later briefs leave it out.", short(id), authorOf(cmd)))
-	if err := c.st.DecisionResolve(ctx, t.ID, id, c.now(), ev); err != nil {
+	ev := rv.loop.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Comment %s resolved by %s; later briefs leave it out.", short(id), authorOf(cmd)))
+	if err := rv.st.DecisionResolve(ctx, t.ID, id, rv.loop.now(), ev); err != nil {
 		return cmdReply{err: fmt.Errorf("resolve comment %s: %w", short(id), err)}
 	}
-	c.hub.event(ev)
+	rv.publish(ev)
 	return cmdReply{res: Result{TaskID: t.ID, Message: "comment resolved"}}
 }

@@ -49,7 +49,7 @@ func TestEditedTaskIsRefusedByEveryEngine(t *testing.T) {
 			return e.TaskID == tk.ID && e.Kind == task.EvRefusal && e.Reason == task.ReasonBadSignature
 		})
 		require.Contains(t, ref.Text, "signature does not match its goal, verify command, harness and pipeline")
-		require.Contains(t, ref.Text, b.c.key.ID(), "the refusal names the key it checked against")
+		require.Contains(t, ref.Text, b.c.key.key.ID(), "the refusal names the key it checked against")
 		require.Contains(t, b.taskView(t, tk.ID).Flag, "signature", "the queue shows why the task does not start")
 
 		// A task added through the engine is signed and runs.

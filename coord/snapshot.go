@@ -21,7 +21,7 @@ func (c *Coordinator) publish() {
 		// the snapshot shares them, so publishing allocates per task
 		// nothing but its view.
 		ms := c.models[id]
-		tv := TaskView{Task: t, Flag: c.flagOf(id), Gate: c.gating[id] != nil, Usage: c.taskUsage(id),
+		tv := TaskView{Task: t, Flag: flagOf(c.runs[id], c.flags[id]), Gate: c.gating[id] != nil, Usage: c.usage.of(id, c.runs[id]),
 			Models: ms[:len(ms):len(ms)], Verdict: c.verdicts[id], Disk: c.disk.use[id]}
 		if tv.Flag == "" && t.State == task.StateQueued {
 			tv.Flag = held
@@ -101,7 +101,7 @@ func (c *Coordinator) Snapshot() Snapshot {
 		}
 	}
 	s.Tasks = tasks
-	s.Bases = c.baseViews(now)
+	s.Bases = c.forks.views(now)
 	return s
 }
 

@@ -54,9 +54,15 @@ type SourceConfig struct {
 // one store agree without talking: the task of an issue and the decision
 // of a comment have ids derived from Key and the forge's numbers, which
 // the store keeps unique.
+//
+// What it sees of the coordinator is the store, the coordinator's Do and
+// the correction limit, never the coordinator itself.
 type Source struct {
 	cfg SourceConfig
-	c   *Coordinator
+	st  store.Store
+	do  func(context.Context, Command) (Result, error)
+	// correctionBytes is [limits] correction_bytes (0: the default).
+	correctionBytes int
 
 	mu      sync.Mutex
 	issues  map[int]*sourced
@@ -103,7 +109,11 @@ func NewSource(c *Coordinator, cfg SourceConfig) *Source {
 	if cfg.Log == nil {
 		cfg.Log = slog.Default()
 	}
-	return &Source{cfg: cfg, c: c, issues: map[int]*sourced{}, allowed: map[string]allowedAt{}}
+	s := &Source{cfg: cfg, issues: map[int]*sourced{}, allowed: map[string]allowedAt{}}
+	if c != nil {
+		s.st, s.do, s.correctionBytes = c.st, c.Do, c.cfg.Limits.CorrectionBytes
+	}
+	return s
 }
 
 // IssueTaskID is the task id of issue number on the forge key names: a
@@ -235,7 +245,7 @@ func (s *Source) issue(ctx context.Context, is forge.Issue) error {
 		return s.edited(ctx, is)
 	}
 	id := IssueTaskID(s.cfg.Key, is.Number)
-	if t, err := s.c.st.TaskGet(ctx, id); err == nil {
+	if t, err := s.st.TaskGet(ctx, id); err == nil {
 		// Added before this engine started, or by another engine.
 		s.track(is.Number, id, t.State.Terminal())
 		return s.edited(ctx, is)
@@ -251,9 +261,9 @@ func (s *Source) issue(ctx context.Context, is forge.Issue) error {
 	}
 	t := s.taskOf(is)
 	t.ID = id
-	_, err = s.c.Do(ctx, Command{Kind: CmdAdd, Task: &t, Author: s.author(is.Author), Source: is.URL, Issue: is.Number})
+	_, err = s.do(ctx, Command{Kind: CmdAdd, Task: &t, Author: s.author(is.Author), Source: is.URL, Issue: is.Number})
 	if err != nil {
-		if _, gerr := s.c.st.TaskGet(ctx, id); gerr != nil {
+		if _, gerr := s.st.TaskGet(ctx, id); gerr != nil {
 			// Not runnable as written (no verify block, an unknown
 			// harness): said once, not retried every tick.
 			s.track(is.Number, id, true)
@@ -287,7 +297,7 @@ func (s *Source) closed(ctx context.Context, n int) error {
 	s.mu.Lock()
 	id := s.issues[n].id
 	s.mu.Unlock()
-	t, err := s.c.st.TaskGet(ctx, id)
+	t, err := s.st.TaskGet(ctx, id)
 	if err != nil || t.State.Terminal() {
 		return err
 	}
@@ -296,9 +306,9 @@ func (s *Source) closed(ctx context.Context, n int) error {
 		// request's poll sees the merge and completes the task.
 		return nil
 	}
-	_, err = s.c.Do(ctx, Command{Kind: CmdCancel, TaskID: id, Author: "the forge (issue #" + fmt.Sprint(n) + " closed)"})
+	_, err = s.do(ctx, Command{Kind: CmdCancel, TaskID: id, Author: "the forge (issue #" + fmt.Sprint(n) + " closed)"})
 	if err != nil && !t.State.Terminal() {
-		if now, gerr := s.c.st.TaskGet(ctx, id); gerr == nil && now.State.Terminal() {
+		if now, gerr := s.st.TaskGet(ctx, id); gerr == nil && now.State.Terminal() {
 			return nil // another engine cancelled it
 		}
 	}
@@ -314,7 +324,7 @@ func (s *Source) comments(ctx context.Context, n int) (err error) {
 	sc := s.issues[n]
 	id := sc.id
 	s.mu.Unlock()
-	t, err := s.c.st.TaskGet(ctx, id)
+	t, err := s.st.TaskGet(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -372,8 +382,8 @@ func (s *Source) comments(ctx context.Context, n int) (err error) {
 				cm.URL, task.PlainLine(cm.Author), task.PlainLine(clipTo(text, 200)))
 		}
 		if strings.TrimSpace(text) != "" {
-			if _, err := s.c.Do(ctx, cmd); err != nil {
-				if now, gerr := s.c.st.TaskGet(ctx, id); gerr == nil && now.State.Terminal() {
+			if _, err := s.do(ctx, cmd); err != nil {
+				if now, gerr := s.st.TaskGet(ctx, id); gerr == nil && now.State.Terminal() {
 					return nil // it ended meanwhile: the comment reaches no one
 				}
 				return fmt.Errorf("comment %d on #%d: %w", cm.ID, n, err)
@@ -436,7 +446,7 @@ func (s *Source) author(user string) string { return task.PlainLine(user) + " (f
 func (s *Source) clip(text string) string {
 	limit := s.cfg.Limit
 	if limit <= 0 {
-		limit = s.c.cfg.Limits.CorrectionBytes
+		limit = s.correctionBytes
 	}
 	if limit <= 0 {
 		limit = 16 << 10
@@ -536,29 +546,29 @@ func (s *Source) taskOf(is forge.Issue) task.Task {
 	return t
 }
 
-// hasDecision reports whether the store holds decision id of task.
-func (c *Coordinator) hasDecision(ctx context.Context, taskID task.ID, id string) bool {
-	ds, err := c.st.DecisionList(ctx, taskID)
+// hasDecision reports whether st holds decision id of task.
+func hasDecision(ctx context.Context, st store.Store, taskID task.ID, id string) bool {
+	ds, err := st.DecisionList(ctx, taskID)
 	if err != nil {
 		return false
 	}
 	return slices.ContainsFunc(ds, func(d store.Decision) bool { return d.ID == id })
 }
 
-// refuseOutside records, once per cmd.DecisionID, a refusal of a forge
-// comment its author may not make: the operator sees it, the agent never.
-func (c *Coordinator) refuseOutside(ctx context.Context, t task.Task, cmd Command) cmdReply {
-	ev := c.refusalEvent(t.ID, "", task.ReasonForgeNotAllowed, cmd.Text)
+// refuseOutside records in st, once per cmd.DecisionID, ev: the refusal of
+// a forge comment its author may not make, which publish tells
+// subscribers of. The operator sees it, the agent never.
+func refuseOutside(ctx context.Context, st store.Store, publish func(task.Event), t task.Task, ev task.Event, cmd Command) cmdReply {
 	if cmd.DecisionID != "" {
 		ev.ID = cmd.DecisionID
-		evs, err := c.st.EventList(ctx, store.EventListParams{TaskID: t.ID})
+		evs, err := st.EventList(ctx, store.EventListParams{TaskID: t.ID})
 		if err == nil && slices.ContainsFunc(evs, func(e task.Event) bool { return e.ID == ev.ID }) {
 			return cmdReply{res: Result{TaskID: t.ID, Message: "already refused"}}
 		}
 	}
-	if err := c.st.EventAppend(ctx, ev); err != nil {
+	if err := st.EventAppend(ctx, ev); err != nil {
 		return cmdReply{err: fmt.Errorf("record refusal: %w", err)}
 	}
-	c.hub.event(ev)
+	publish(ev)
 	return cmdReply{res: Result{TaskID: t.ID, Message: "refused"}}
 }

@@ -43,7 +43,7 @@ func (s *Source) loadComments(ctx context.Context, n int, sc *sourced) error {
 	if loaded {
 		return nil
 	}
-	c, err := s.c.st.CursorGet(ctx, s.cfg.Key, commentsCursor(n))
+	c, err := s.st.CursorGet(ctx, s.cfg.Key, commentsCursor(n))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("read the comments cursor of #%d: %w", n, err)
 	}
@@ -71,7 +71,7 @@ func (s *Source) saveComments(ctx context.Context, n int, sc *sourced, list []fo
 	if !moved {
 		return nil
 	}
-	if err := s.c.st.CursorPut(ctx, c); err != nil {
+	if err := s.st.CursorPut(ctx, c); err != nil {
 		return fmt.Errorf("record the comments cursor of #%d: %w", n, err)
 	}
 	s.mu.Lock()
@@ -88,7 +88,7 @@ func (s *Source) loadReviews(ctx context.Context, pr int, sc *sourced) error {
 	if loaded {
 		return nil
 	}
-	c, err := s.c.st.CursorGet(ctx, s.cfg.Key, reviewsCursor(pr))
+	c, err := s.st.CursorGet(ctx, s.cfg.Key, reviewsCursor(pr))
 	if err != nil && !errors.Is(err, store.ErrNotFound) {
 		return fmt.Errorf("read the review comments cursor of pull request #%d: %w", pr, err)
 	}
@@ -111,7 +111,7 @@ func (s *Source) saveReviews(ctx context.Context, pr int, sc *sourced, list []fo
 	if !moved {
 		return nil
 	}
-	if err := s.c.st.CursorPut(ctx, c); err != nil {
+	if err := s.st.CursorPut(ctx, c); err != nil {
 		return fmt.Errorf("record the review comments cursor of pull request #%d: %w", pr, err)
 	}
 	s.mu.Lock()

@@ -38,7 +38,7 @@ func (s *Source) edited(ctx context.Context, is forge.Issue) error {
 	if said {
 		return nil
 	}
-	t, err := s.c.st.TaskGet(ctx, sc.id)
+	t, err := s.st.TaskGet(ctx, sc.id)
 	if err != nil || t.State.Terminal() {
 		return err
 	}
@@ -55,8 +55,8 @@ func (s *Source) edited(ctx context.Context, is forge.Issue) error {
 			cmd.Text = fmt.Sprintf("An edit of %s, whose author %s may not correct this task, was not delivered: %s",
 				is.URL, task.PlainLine(is.Author), task.PlainLine(clipTo(text, 200)))
 		}
-		if _, err := s.c.Do(ctx, cmd); err != nil {
-			if again, gerr := s.c.st.TaskGet(ctx, sc.id); gerr == nil && again.State.Terminal() {
+		if _, err := s.do(ctx, cmd); err != nil {
+			if again, gerr := s.st.TaskGet(ctx, sc.id); gerr == nil && again.State.Terminal() {
 				return nil
 			}
 			return fmt.Errorf("edit of #%d: %w", is.Number, err)

@@ -65,5 +65,5 @@ func TestAnIssueEditAfterLaunchIsOneQuotingDecision(t *testing.T) {
 	stored, err := b.st.TaskGet(ctx, id)
 	require.NoError(t, err)
 	require.Equal(t, project.VerifyCommand, stored.Verify, "an edit never changes a launched task's verify")
-	require.NoError(t, b.c.badSignature(stored), "the task's signature still checks")
+	require.NoError(t, b.c.key.check(stored), "the task's signature still checks")
 }

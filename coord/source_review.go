@@ -27,14 +27,14 @@ func (s *Source) reviews(ctx context.Context, n int) (err error) {
 		return nil
 	}
 	if pr == 0 {
-		t, err := s.c.st.TaskGet(ctx, id)
+		t, err := s.st.TaskGet(ctx, id)
 		if err != nil {
 			return err
 		}
 		if t.State != task.StatePullOpen {
 			return nil // no pull request yet (or its number is read on the next tick)
 		}
-		d, err := ReadPull(ctx, s.c.st, id)
+		d, err := ReadPull(ctx, s.st, id)
 		if err != nil || d == nil {
 			return err
 		}
@@ -94,8 +94,8 @@ func (s *Source) deliverReview(ctx context.Context, id task.ID, n, pr int, cm fo
 		cmd.Text = fmt.Sprintf("Review comment %s on pull request #%d by %s, who may not correct this task, was not delivered: %s",
 			cm.URL, pr, task.PlainLine(cm.Author), task.PlainLine(clipTo(text, 200)))
 	}
-	if _, err := s.c.Do(ctx, cmd); err != nil {
-		if now, gerr := s.c.st.TaskGet(ctx, id); gerr == nil && now.State.Terminal() {
+	if _, err := s.do(ctx, cmd); err != nil {
+		if now, gerr := s.st.TaskGet(ctx, id); gerr == nil && now.State.Terminal() {
 			return nil // merged or cancelled meanwhile: it reaches no one
 		}
 		return fmt.Errorf("review comment %d on pull request #%d (issue #%d): %w", cm.ID, pr, n, err)

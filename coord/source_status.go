@@ -117,7 +117,7 @@ func (s *Source) status(ctx context.Context, n int, all map[task.ID]store.TaskSt
 
 // statuses reads every task's status line at once, for status.
 func (s *Source) statuses(ctx context.Context) (map[task.ID]store.TaskStatus, error) {
-	list, err := s.c.st.TaskStatusList(ctx)
+	list, err := s.st.TaskStatusList(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,9 @@ const StepDownMargin = 3
 
 // stepDown is the liveness an engine trusts in itself. mu guards the beat
 // fields and frozen, which the heartbeat goroutine and the watchdog write;
-// the loop reads them.
+// the loop reads them. What it sees of the coordinator is the loop
+// (loopView), the store and this engine's holder name, the fleet's TTL,
+// the live sessions (to freeze them) and three functions of the loop's.
 type stepDown struct {
 	mu sync.Mutex
 	// armed is set by the first heartbeat that landed: a coordinator that
@@ -58,99 +60,121 @@ type stepDown struct {
 	// (loop-owned, as is text).
 	said bool
 	text string
+
+	loop   loopView
+	st     store.Store
+	holder string
+	ttl    time.Duration
+	// shared says the store is shared with other engines: alone, an
+	// engine never steps down.
+	shared  bool
+	live    *sync.Map // task.ID -> worker.Handle, every live session
+	stopped <-chan struct{}
+	// run is the loop's run of a task, nil for none; on the loop.
+	run func(task.ID) *run
+	// probe asks the store once, on the loop, when nothing else there
+	// does, so an outage is told from a heartbeat that is merely slow.
+	probe func(context.Context)
+	// fencedOut stops r, whose task another engine took over under token,
+	// writing nothing of the task.
+	fencedOut func(ctx context.Context, r *run, token int64)
 }
 
 // trustWindow is how long after the start of a heartbeat that landed the
 // engine trusts itself.
-func (c *Coordinator) trustWindow() time.Duration {
-	return c.fleet.ttl - c.fleet.ttl/StepDownMargin
+func (sd *stepDown) trustWindow() time.Duration {
+	return sd.ttl - sd.ttl/StepDownMargin
 }
 
 // NoteBeat tells the coordinator that a heartbeat started at sent (by
 // time.Now, whose monotonic reading is what counts) landed (err nil) or
 // failed. The engine's heartbeat calls it after every write.
-func (c *Coordinator) NoteBeat(sent time.Time, err error) {
+func (c *Coordinator) NoteBeat(sent time.Time, err error) { c.sd.noteBeat(sent, err) }
+
+func (sd *stepDown) noteBeat(sent time.Time, err error) {
 	if err != nil {
 		return
 	}
-	c.sd.mu.Lock()
-	defer c.sd.mu.Unlock()
-	if c.sd.armed && sent.Sub(c.sd.lastOK) > c.trustWindow() {
-		c.sd.lapsed = true
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	if sd.armed && sent.Sub(sd.lastOK) > sd.trustWindow() {
+		sd.lapsed = true
 	}
-	if !c.sd.armed || sent.After(c.sd.lastOK) {
-		c.sd.lastOK = sent
+	if !sd.armed || sent.After(sd.lastOK) {
+		sd.lastOK = sent
 	}
-	c.sd.armed = true
-	c.poke()
+	sd.armed = true
+	sd.loop.poke()
 }
 
 // trustedAt reports whether the engine may still take itself for live at
 // now (by time.Now).
-func (c *Coordinator) trustedAt(now time.Time) bool {
-	c.sd.mu.Lock()
-	defer c.sd.mu.Unlock()
-	return !c.sd.armed || now.Sub(c.sd.lastOK) < c.trustWindow()
+func (sd *stepDown) trustedAt(now time.Time) bool {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	return !sd.armed || now.Sub(sd.lastOK) < sd.trustWindow()
 }
 
 // trusted reports whether the engine may act as the holder of its leases
 // now: not stepped down, within its trust window.
-func (c *Coordinator) trusted() bool {
-	return !c.sd.down.Load() && (!c.fleet.shared || c.trustedAt(time.Now()))
+func (sd *stepDown) trusted() bool {
+	return !sd.down.Load() && (!sd.shared || sd.trustedAt(time.Now()))
 }
 
 // SteppedDown is the operator's sentence while the engine has stepped
 // down, "" otherwise. Safe from any goroutine.
-func (c *Coordinator) SteppedDown() string {
-	if !c.sd.down.Load() {
+func (c *Coordinator) SteppedDown() string { return c.sd.sentence() }
+
+func (sd *stepDown) sentence() string {
+	if !sd.down.Load() {
 		return ""
 	}
-	c.sd.mu.Lock()
-	defer c.sd.mu.Unlock()
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
 	return fmt.Sprintf("This engine has stepped down since %s: its heartbeat has not reached the store for %s (the TTL is %s). "+
 		"It places and pushes nothing, and its %d sessions are frozen (SIGSTOP) so that another engine may take their tasks over safely; "+
 		"they go on by themselves once its heartbeat lands again, unless their tasks were taken over.",
-		c.sd.since.Format(time.TimeOnly), time.Since(c.sd.lastOK).Round(time.Second), c.fleet.ttl, len(c.sd.frozen))
+		sd.since.Format(time.TimeOnly), time.Since(sd.lastOK).Round(time.Second), sd.ttl, len(sd.frozen))
 }
 
 // watchTrust is the watchdog: it steps the engine down as soon as its trust
 // runs out, whatever the loop is doing. It returns when ctx ends.
-func (c *Coordinator) watchTrust(ctx context.Context) {
-	every := min(time.Second, c.trustWindow()/10)
+func (sd *stepDown) watchTrust(ctx context.Context) {
+	every := min(time.Second, sd.trustWindow()/10)
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-c.stopped:
+		case <-sd.stopped:
 			return
 		case <-t.C:
-			if !c.sd.down.Load() && !c.trustedAt(time.Now()) {
-				c.freezeAll()
-				c.poke()
+			if !sd.down.Load() && !sd.trustedAt(time.Now()) {
+				sd.freezeAll()
+				sd.loop.poke()
 			}
 		}
 	}
 }
 
 // freezeAll steps down: every live agent of this engine is frozen.
-func (c *Coordinator) freezeAll() {
-	c.sd.mu.Lock()
-	defer c.sd.mu.Unlock()
-	if c.sd.down.Load() {
+func (sd *stepDown) freezeAll() {
+	sd.mu.Lock()
+	defer sd.mu.Unlock()
+	if sd.down.Load() {
 		return
 	}
-	c.sd.frozen = map[task.ID]worker.Handle{}
-	c.live.Range(func(k, v any) bool {
+	sd.frozen = map[task.ID]worker.Handle{}
+	sd.live.Range(func(k, v any) bool {
 		id, h := k.(task.ID), v.(worker.Handle)
 		if freeze(h) == nil {
-			c.sd.frozen[id] = h
+			sd.frozen[id] = h
 		}
 		return true
 	})
-	c.sd.since = time.Now()
-	c.sd.down.Store(true)
+	sd.since = time.Now()
+	sd.down.Store(true)
 }
 
 // Freezer is a session handle that can be frozen and thawed itself (a
@@ -187,62 +211,57 @@ func signalGroup(pid int, sig syscall.Signal) error {
 // checkTrust is the loop's side, every iteration: it says a step-down once,
 // steps down after a lapse the watchdog missed, and stands up once the
 // heartbeat lands again. It reports whether the engine is down.
-func (c *Coordinator) checkTrust(ctx context.Context) bool {
-	if !c.fleet.shared {
+func (sd *stepDown) checkTrust(ctx context.Context) bool {
+	if !sd.shared {
 		return false
 	}
-	c.sd.mu.Lock()
-	lapsed := c.sd.lapsed
-	c.sd.lapsed = false
-	c.sd.mu.Unlock()
+	sd.mu.Lock()
+	lapsed := sd.lapsed
+	sd.lapsed = false
+	sd.mu.Unlock()
 	if lapsed {
-		c.freezeAll() // a no-op when the watchdog did it first
+		sd.freezeAll() // a no-op when the watchdog did it first
 	}
-	if !c.sd.down.Load() {
+	if !sd.down.Load() {
 		return false
 	}
-	if !c.sd.said {
-		c.sd.said = true
-		c.sd.text = c.SteppedDown()
-		c.record(ctx, c.refusalEvent("", "", task.ReasonStoreFailed, c.sd.text))
+	if !sd.said {
+		sd.said = true
+		sd.text = sd.sentence()
+		sd.loop.record(ctx, sd.loop.refusal("", "", task.ReasonStoreFailed, sd.text))
 	}
-	if !c.trustedAt(time.Now()) {
-		if !c.sw.outage && c.sw.path == "" {
-			// Stepped down, nothing else on the loop asks the store:
-			// one read tells an outage (the operator's banner and
-			// PostgreSQL's advice) from a heartbeat that is merely slow.
-			if _, err := c.st.EngineList(ctx); err != nil {
-				c.writeFailed(err)
-			}
-		}
+	if !sd.trustedAt(time.Now()) {
+		// Stepped down: one read tells an outage (the operator's banner
+		// and PostgreSQL's advice) from a heartbeat that is merely slow.
+		sd.probe(ctx)
 		return true
 	}
-	return !c.standUp(ctx)
+	return !sd.standUp(ctx)
 }
 
 // standUp thaws the frozen sessions whose leases are still this engine's
 // and stops the others; it reports false, to try again on the next tick,
 // when the store cannot tell.
-func (c *Coordinator) standUp(ctx context.Context) bool {
-	c.sd.mu.Lock()
-	frozen := c.sd.frozen
-	c.sd.mu.Unlock()
+func (sd *stepDown) standUp(ctx context.Context) bool {
+	sd.mu.Lock()
+	frozen := sd.frozen
+	sd.mu.Unlock()
 	type verdict struct {
 		r     *run
 		token int64
 	}
 	var keep, lost []verdict
 	for id := range frozen {
-		r := c.runs[id]
+		r := sd.run(id)
 		if r == nil {
 			continue
 		}
-		l, err := c.st.LeaseGet(ctx, id)
+		l, err := sd.st.LeaseGet(ctx, id)
 		switch {
-		case err == nil && l.Holder == c.holder && l.Token == r.token:
+		case err == nil && l.Holder == sd.holder && l.Token == r.token:
 			keep = append(keep, verdict{r, r.token})
 		case err == nil || errors.Is(err, store.ErrNotFound):
-			token, terr := c.st.TaskToken(ctx, id)
+			token, terr := sd.st.TaskToken(ctx, id)
 			if terr != nil {
 				return false
 			}
@@ -253,7 +272,7 @@ func (c *Coordinator) standUp(ctx context.Context) bool {
 	}
 	kept := 0
 	for id, h := range frozen {
-		if r := c.runs[id]; r == nil || r.w != h {
+		if r := sd.run(id); r == nil || r.w != h {
 			_ = thaw(h) // ended meanwhile: let it finish its exit
 		}
 	}
@@ -265,15 +284,15 @@ func (c *Coordinator) standUp(ctx context.Context) bool {
 	for _, v := range lost {
 		// Stopped while frozen: a TERM waits, the KILL after the grace
 		// ends it without its ever running again beside the new holder.
-		c.fencedOut(ctx, v.r, v.token)
+		sd.fencedOut(ctx, v.r, v.token)
 	}
-	c.sd.mu.Lock()
-	c.sd.frozen = nil
-	down := time.Since(c.sd.since).Round(time.Second)
-	c.sd.down.Store(false)
-	c.sd.mu.Unlock()
-	c.sd.said, c.sd.text = false, ""
-	c.record(ctx, c.event("", "", task.EvStoreRecovered, fmt.Sprintf(
+	sd.mu.Lock()
+	sd.frozen = nil
+	down := time.Since(sd.since).Round(time.Second)
+	sd.down.Store(false)
+	sd.mu.Unlock()
+	sd.said, sd.text = false, ""
+	sd.loop.record(ctx, sd.loop.event("", "", task.EvStoreRecovered, fmt.Sprintf(
 		"This engine's heartbeat lands again after %s stepped down; placement resumes. %d frozen sessions go on; %d whose tasks another engine took over are stopped.",
 		down, kept, len(lost))))
 	return true

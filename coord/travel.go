@@ -35,7 +35,7 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 	t := c.tasks[r.taskID]
 	dir := r.dir
 	c.gating[r.taskID] = r
-	if !c.trusted() || c.sw.outage {
+	if !c.sd.trusted() || c.sw.outage {
 		// Past its own liveness deadline the engine pushes nothing: the
 		// task may be another engine's by now (stepdown.go). The push
 		// waits, the task still marked as gated, until the engine trusts
@@ -124,20 +124,19 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 // worktree to. A branch of another repository is refused; a remote that
 // cannot be reached is not fatal (note says why, for a fetch-failed
 // refusal): the session starts from what this clone has, and its brief's
-// continuity says where the work stood.
-func (c *Coordinator) fetchTaskBranch(t task.Task) (base, fetched, note string, err error) {
-	remote := c.cfg.Fleet.Remote
+// continuity says where the work stood. r is this clone.
+func fetchTaskBranch(r *repo.Repo, remote string, t task.Task) (base, fetched, note string, err error) {
 	if remote == "" {
 		return "", "", "", nil
 	}
-	fetched, err = c.p.Repo.FetchBranch(remote, t.Branch)
+	fetched, err = r.FetchBranch(remote, t.Branch)
 	if errors.Is(err, repo.ErrForeignBranch) {
 		return "", "", "", &task.Refusal{Reason: task.ReasonBranchForeign, Detail: err.Error()}
 	}
 	if err != nil {
 		return "", "", err.Error(), nil
 	}
-	if fetched != "" && !c.p.Repo.BranchExists(t.Branch) {
+	if fetched != "" && !r.BranchExists(t.Branch) {
 		base = fetched
 	}
 	return base, fetched, "", nil

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -46,23 +48,44 @@ func (m *meter) total() usage.Totals {
 	return out
 }
 
-// startMeter follows r's usage where its harness reports it, from now on:
+// usageBook is each task's usage: the sums of its ended sessions' usage
+// events, with the meters of its live sessions added when read. It lives on
+// the loop; what it sees of the coordinator is the loop (loopView), the
+// store, the environment and prices sessions run with, and two functions:
+// one noting a model that answered, one telling the budget a session's
+// spending.
+type usageBook struct {
+	// byTask is replaced on every change, never modified, so it is shared
+	// with snapshots as it is.
+	byTask map[task.ID]Usage
+
+	loop    loopView
+	st      store.Store
+	environ []string
+	prices  map[string]config.Price
+	// noteModel notes a model that really answered for the task.
+	noteModel func(id task.ID, model string)
+	// ended tells the budget what a session that ended spent.
+	ended func(at time.Time, usd float64, lower bool)
+}
+
+// start follows r's usage where its harness reports it, from now on:
 // for Claude Code, the transcripts of conversations in r's worktree; for
 // Codex and Gemini CLI, their session records of conversations in it; for
 // opencode, its database when the session ends. A harness that reports
 // nothing gets no meter.
-func (c *Coordinator) startMeter(ctx context.Context, r *run) *meter {
+func (b *usageBook) start(ctx context.Context, r *run) *meter {
 	if r.dir == "" {
 		return nil
 	}
-	env := session.ScrubEnv(c.p.Environ, r.spec)
+	env := session.ScrubEnv(b.environ, r.spec)
 	m := &meter{lowerBound: unrecordedBy(r.spec, "")}
-	prices := c.cfg.Prices
+	prices := b.prices
 	emit := func(rec usage.Record) {
 		m.mu.Lock()
 		m.totals.Add(rec, prices)
 		m.mu.Unlock()
-		c.poke() // republish the snapshot with the new figures
+		b.loop.poke() // republish the snapshot with the new figures
 	}
 	var (
 		f   *usage.Follower
@@ -106,7 +129,7 @@ func (c *Coordinator) startMeter(ctx context.Context, r *run) *meter {
 		return nil
 	}
 	if err != nil {
-		c.record(ctx, c.event(r.taskID, r.sessionID, task.EvUsage,
+		b.loop.record(ctx, b.loop.event(r.taskID, r.sessionID, task.EvUsage,
 			fmt.Sprintf("Session %s: usage will not be counted: %v", short(r.sessionID), err)))
 		return nil
 	}
@@ -114,9 +137,9 @@ func (c *Coordinator) startMeter(ctx context.Context, r *run) *meter {
 	return m
 }
 
-// finishUsage stops r's meter after reading what the agent wrote last,
+// finish stops r's meter after reading what the agent wrote last,
 // writes the session's usage to the ledger and adds it to the task's.
-func (c *Coordinator) finishUsage(ctx context.Context, r *run) {
+func (b *usageBook) finish(ctx context.Context, r *run) {
 	m := r.meter
 	if m == nil {
 		return
@@ -130,7 +153,7 @@ func (c *Coordinator) finishUsage(ctx context.Context, r *run) {
 		recs, endErr := m.atEnd(ctx)
 		m.mu.Lock()
 		for _, rec := range recs {
-			m.totals.Add(rec, c.cfg.Prices)
+			m.totals.Add(rec, b.prices)
 		}
 		m.mu.Unlock()
 		err = errors.Join(err, endErr)
@@ -140,44 +163,43 @@ func (c *Coordinator) finishUsage(ctx context.Context, r *run) {
 	if err != nil {
 		text += " Reading its records: " + err.Error()
 	}
-	ev := c.event(r.taskID, r.sessionID, task.EvUsage, text)
+	ev := b.loop.event(r.taskID, r.sessionID, task.EvUsage, text)
 	if m.lowerBound != "" {
 		text += " At least: " + m.lowerBound
 	}
 	ev.Data, _ = json.Marshal(UsageData{SessionID: r.sessionID, Phase: r.phase, Totals: tot, LowerBound: m.lowerBound})
-	c.record(ctx, ev)
-	c.addUsage(r.taskID, r.phase, tot, m.lowerBound)
+	b.loop.record(ctx, ev)
+	b.add(r.taskID, r.phase, tot, m.lowerBound)
 	_, cost := tot.Sum()
-	c.budget.ended(ev.At, cost, m.lowerBound != "")
+	b.ended(ev.At, cost, m.lowerBound != "")
 }
 
-// addUsage adds a session's totals to its task's usage and notes the
+// add adds a session's totals to its task's usage and notes the
 // models that really answered; lower, when set, says why they are a
 // lower bound.
-func (c *Coordinator) addUsage(id task.ID, p task.Phase, tot usage.Totals, lower string) {
-	u := c.usage[id]
+func (b *usageBook) add(id task.ID, p task.Phase, tot usage.Totals, lower string) {
+	u := b.byTask[id]
 	u = u.plus(p, tot, lower)
-	c.usage[id] = u
+	b.byTask[id] = u
 	for _, m := range tot.ModelIDs() {
-		c.noteModel(id, m)
+		b.noteModel(id, m)
 	}
 }
 
-// taskUsage is the task's usage with its live session's so far. The value
-// in c.usage is replaced on every change, never modified, so it is shared
-// with snapshots as it is.
-func (c *Coordinator) taskUsage(id task.ID) Usage {
-	u := c.usage[id]
-	if r := c.runs[id]; r != nil && r.meter != nil {
+// of is the task's usage with its live session's (r, nil for none) so
+// far.
+func (b *usageBook) of(id task.ID, r *run) Usage {
+	u := b.byTask[id]
+	if r != nil && r.meter != nil {
 		u = u.plus(r.phase, r.meter.total(), r.meter.lowerBound)
 	}
 	return u
 }
 
-// loadUsage sums the task's session.usage events from the ledger, so a
+// load sums the task's session.usage events from the ledger, so a
 // restarted console shows what was spent before.
-func (c *Coordinator) loadUsage(ctx context.Context, id task.ID) error {
-	evs, err := c.st.EventList(ctx, store.EventListParams{TaskID: id})
+func (b *usageBook) load(ctx context.Context, id task.ID) error {
+	evs, err := b.st.EventList(ctx, store.EventListParams{TaskID: id})
 	if err != nil {
 		return fmt.Errorf("load usage of %s: %w", id, err)
 	}
@@ -187,7 +209,7 @@ func (c *Coordinator) loadUsage(ctx context.Context, id task.ID) error {
 		}
 		var d UsageData
 		if json.Unmarshal(e.Data, &d) == nil {
-			c.addUsage(id, d.Phase, d.Totals, d.LowerBound)
+			b.add(id, d.Phase, d.Totals, d.LowerBound)
 		}
 	}
 	return nil

@@ -1,0 +1,107 @@
+package coord
+
+import (
+	"context"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// The coordinator's services: each concern that is not the loop's own
+// (the task map, the runs, the channels) is a type of its own, built here
+// from New with the narrow view of the coordinator it needs, and called
+// from the loop.
+
+// newForks builds the trained-bases service (bases.go).
+func newForks(c *Coordinator) *forkService {
+	st, rp, budget := c.st, c.p.Repo, c.cfg.Brief.Budget
+	return newForkService(&forkService{
+		loop:     loopOf(c),
+		st:       c.st,
+		harness:  c.cfg.Harness,
+		vars:     c.p.Vars,
+		environ:  c.p.Environ,
+		worktree: rp.WorktreeAdd,
+		background: func(ctx context.Context, t task.Task, dir string) (string, error) {
+			bg, _, err := renderBrief(ctx, st, rp.Rules(), budget, t, &run{phase: t.Phase, attempt: t.Attempt}, dir)
+			return bg, err
+		},
+		task: func(id task.ID) (task.Task, bool) {
+			t, ok := c.tasks[id]
+			return t, ok
+		},
+		addUsage: c.usage.add,
+		publish:  c.hub.event,
+	}, c.cfg)
+}
+
+// newDisk builds the disk meter (disk.go).
+func newDisk(c *Coordinator) *diskMeter {
+	return &diskMeter{loop: loopOf(c), root: c.p.Repo.Root}
+}
+
+// newUsage builds the usage book (usage.go).
+func newUsage(c *Coordinator) *usageBook {
+	return &usageBook{
+		byTask: map[task.ID]Usage{}, loop: loopOf(c), st: c.st,
+		environ: c.p.Environ, prices: c.cfg.Prices,
+		noteModel: c.noteModel, ended: c.budget.ended,
+	}
+}
+
+// newStepDown builds the step-down watch (stepdown.go), after the fleet's
+// TTL is known.
+func newStepDown(c *Coordinator) *stepDown {
+	return &stepDown{
+		loop: loopOf(c), st: c.st, holder: c.holder,
+		ttl: c.fleet.ttl, shared: c.fleet.shared,
+		live: &c.live, stopped: c.stopped,
+		run: func(id task.ID) *run { return c.runs[id] },
+		probe: func(ctx context.Context) {
+			if c.sw.outage || c.sw.path != "" {
+				return // the store watch is asking it already
+			}
+			if _, err := c.st.EngineList(ctx); err != nil {
+				c.writeFailed(err)
+			}
+		},
+		fencedOut: c.fencedOut,
+	}
+}
+
+// newMergeQueue builds the merge queue (mergequeue.go), after the fleet
+// key is loaded.
+func newMergeQueue(c *Coordinator) *mergeQueue {
+	return &mergeQueue{
+		loop: loopOf(c), tasks: tasksOf(c), st: c.st, repo: c.p.Repo, cfg: c.cfg,
+		key: c.key, shared: c.fleet.shared,
+		fault:         func() string { return c.sw.fault },
+		recordVerdict: c.recordVerdict,
+	}
+}
+
+// newPullRequests builds the pull requests' follower (pullrequest.go).
+func newPullRequests(c *Coordinator) *pullRequests {
+	return &pullRequests{
+		loop: loopOf(c), tasks: tasksOf(c), st: c.st, repo: c.p.Repo, cfg: c.cfg,
+		verdict:        func(id task.ID) *task.Verdict { return c.verdicts[id] },
+		requestChanges: c.reviews.requestChanges,
+	}
+}
+
+// newPrograms builds the cache of installed programs (program.go).
+func newPrograms(c *Coordinator) programs {
+	return programs{now: c.now, harness: c.cfg.Harness, vars: c.p.Vars, environ: c.p.Environ, root: c.p.Repo.Root}
+}
+
+// newNotifier builds the runner of the [notify] command (notify.go).
+func newNotifier(c *Coordinator) notifier {
+	return notifier{
+		loop: loopOf(c), argv: c.cfg.Notify.Command, dir: c.p.Repo.Root, environ: c.p.Environ,
+		title: func(id task.ID) string { return c.tasks[id].Title },
+	}
+}
+
+// newReviews builds the reviewer's side (review.go).
+func newReviews(c *Coordinator) reviews {
+	return reviews{loop: loopOf(c), tasks: tasksOf(c), st: c.st, publish: c.hub.event}
+}
