@@ -11,7 +11,8 @@ import "time"
 // An agent CLI sitting at its prompt, or drawing a spinner while it waits
 // for its model, uses CPU too, up to half a core for opencode's terminal
 // UI on a loaded machine: the session leaves the CLI's own processes out
-// of the time it reports (session.Session.CPU), and WorkShare is set above
+// of the time it reports once a minute has passed since its last input or
+// change of screen (session.OwnGrace), and WorkShare is set above
 // the noise of what remains, so only work that keeps at least a tenth of
 // one core busy counts.
 
