@@ -9,7 +9,9 @@ import (
 // CLI's own process is sometimes working and sometimes only idling. At
 // its idle prompt and behind its spinner while its model request is held,
 // opencode 1.18.33 keeps its own process busy (8 to 17 % of one core on a
-// 2-core machine at load 23, 20 to 50 % measured at other loads), above
+// 2-core machine at load 23; with eight busy loops added, 1 to 3 % at
+// its settled prompt and 18 to 20 % behind a held request; 20 to 50 %
+// measured at other loads), above
 // lease.WorkShare, so a stall renewed its lease to the cap and was never
 // flagged stuck. But building a request is the same process's work, at the
 // same rate: the same machine took 34 s from the brief to the first request
