@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -65,15 +66,9 @@ func TestDemoWithGemini(t *testing.T) {
 // start. The test checks that no install was tried: no npm cache in its
 // HOME and nothing in the config directory's node_modules.
 func TestDemoWithOpenCode(t *testing.T) {
-	// Known failing in CI (both fresh-clone runs of stop 31, and under load
-	// on the commit before): the stalled implement session renews its lease
-	// to the cap instead of being flagged stuck, so the scripted operator
-	// never resubmits and the demo misses its 8-minute deadline. The cause
-	// is not found yet; opencode stays covered by the limit, overload,
-	// queued-correction and one-shot tests. It runs when asked for.
-	if os.Getenv("ORCHESTRA_OPENCODE_DEMO") == "" {
-		t.Skip("set ORCHESTRA_OPENCODE_DEMO=1 to run the opencode demo (known to miss its deadline in CI: its stall renews to the cap)")
-	}
+	// Under heavy load (a 2-core machine at load 30 to 37) it missed its
+	// 8-minute deadline once: every opencode launch took about a minute
+	// to show its prompt. At load 1 to 13 it took 4 to 5.5 minutes.
 	t.Parallel()
 	agentcli.OpenCode.Require(t)
 	demoWithAgent(t, "opencode", func(t *testing.T, s *scenario.Scenario) {
@@ -102,6 +97,7 @@ func demoWithAgent(t *testing.T, name string, after func(*testing.T, *scenario.S
 			_ = s.Close()
 		}
 	})
+	t.Cleanup(func() { logLedgerIfFailed(t, s) })
 	ctx, cancel := context.WithTimeout(t.Context(), 8*time.Minute)
 	defer cancel()
 	var out bytes.Buffer
@@ -189,4 +185,24 @@ func processesUnder(t *testing.T, dir string) []string {
 		}
 	}
 	return out
+}
+
+// logLedgerIfFailed logs the demo task's whole ledger when the test failed,
+// the lease heartbeats the demo's text leaves out included: a renewal's
+// text says what counted as progress (the screen, the worktree, the
+// artifacts or the CPU time its processes used).
+func logLedgerIfFailed(t *testing.T, s *scenario.Scenario) {
+	if !t.Failed() || s.Opened == nil {
+		return
+	}
+	evs, err := s.Opened.Store.EventList(context.Background(), store.EventListParams{TaskID: s.ID})
+	if err != nil {
+		t.Logf("the ledger could not be read: %v", err)
+		return
+	}
+	var b strings.Builder
+	for _, e := range evs {
+		fmt.Fprintf(&b, "%s %s %s %s %s\n", e.At.Format("15:04:05.000"), e.SessionID, e.Kind, e.Reason, e.Text)
+	}
+	t.Logf("the demo task's ledger:\n%s", b.String())
 }

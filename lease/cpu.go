@@ -9,9 +9,12 @@ import "time"
 // of screen, within the same renewal window and cap.
 //
 // An agent CLI sitting at its prompt, or drawing a spinner while it waits
-// for its model, uses some CPU too (a JavaScript runtime's timers, a
-// redraw): WorkShare is set well above that, so only a tree that keeps at
-// least a tenth of one core busy counts as working.
+// for its model, uses CPU too, up to half a core for opencode's terminal
+// UI on a loaded machine: the session leaves the CLI's own processes out
+// of the time it reports once a minute has passed since its last input or
+// change of screen (session.OwnGrace), and WorkShare is set above
+// the noise of what remains, so only work that keeps at least a tenth of
+// one core busy counts.
 
 // WorkShare is the share of one core a session's tree must have used,
 // over the time compared, to count as working.

@@ -2,8 +2,12 @@ package session
 
 import "time"
 
-// CPU returns the CPU time (user and system) the session's process tree
-// has used so far, and whether it could be measured. Where the session
+// CPU returns the CPU time (user and system) the work the session's agent
+// started has used so far, and whether it could be measured: its process
+// tree's, less what the agent CLI's own processes spent on themselves
+// while it idled (see ownProcs: the program, and its tree when its launch
+// was confirmed; their time counts only within OwnGrace of an input or a
+// change of screen). Where the session
 // runs in a cgroup of its own it is the cgroup's cpu.stat usage_usec,
 // which counts every process that ever ran in it; elsewhere it is the sum
 // of the times /proc gives the live processes of the tree (the program's
@@ -17,10 +21,15 @@ func (s *Session) CPU() (time.Duration, bool) {
 		return 0, false
 	default:
 	}
+	d, ok := time.Duration(0), false
 	if s.cg != nil {
-		if d, ok := cgroupCPU(s.cg.dir); ok {
-			return d, true
-		}
+		d, ok = cgroupCPU(s.cg.dir)
 	}
-	return treeCPU(s.cmd.Process.Pid)
+	if !ok {
+		d, ok = treeCPU(s.cmd.Process.Pid)
+	}
+	if !ok {
+		return 0, false
+	}
+	return max(d-s.own.uncounted(s.own.spent(readStat), s.Fingerprint(), s.now()), 0), true
 }

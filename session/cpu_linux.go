@@ -8,10 +8,6 @@ import (
 	"time"
 )
 
-// clockTicks is the unit of the times in /proc/PID/stat (USER_HZ, 100 on
-// every Linux architecture Go supports).
-const clockTicks = 100
-
 // cgroupCPU reads usage_usec from the cgroup dir's cpu.stat (present in
 // every cgroup v2, whether or not the cpu controller is enabled).
 func cgroupCPU(dir string) (time.Duration, bool) {
@@ -35,6 +31,8 @@ func cgroupCPU(dir string) (time.Duration, bool) {
 type procStat struct {
 	pid, ppid, sid int
 	ticks          int64 // utime+stime+cutime+cstime
+	self           int64 // utime+stime: the process's own, its threads'
+	start          int64 // starttime, in ticks since boot
 }
 
 // parseStat reads a /proc/PID/stat line. The command name (field 2) is in
@@ -51,9 +49,9 @@ func parseStat(data []byte) (procStat, bool) {
 		return procStat{}, false
 	}
 	// After the name: state(3) ppid(4) pgrp(5) session(6) ... utime(14)
-	// stime(15) cutime(16) cstime(17).
+	// stime(15) cutime(16) cstime(17) ... starttime(22).
 	f := bytes.Fields(data[end+1:])
-	if len(f) < 15 {
+	if len(f) < 20 {
 		return procStat{}, false
 	}
 	num := func(i int) int64 {
@@ -61,17 +59,39 @@ func parseStat(data []byte) (procStat, bool) {
 		return n
 	}
 	return procStat{pid: pid, ppid: int(num(1)), sid: int(num(3)),
-		ticks: num(11) + num(12) + num(13) + num(14)}, true
+		ticks: num(11) + num(12) + num(13) + num(14), self: num(11) + num(12), start: num(19)}, true
 }
 
-// treeCPU sums the times of leader's tree: the processes of its session
-// (the program starts in a session of its own, so its sid is its pid) and
-// every descendant of those, which a setsid cannot hide from the parent
-// links. One pass over /proc.
+// readStat reads the stat of one process; false once it is gone.
+func readStat(pid int) (procStat, bool) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return procStat{}, false
+	}
+	return parseStat(data)
+}
+
+// treeCPU sums the times of leader's tree (treeStats).
 func treeCPU(leader int) (time.Duration, bool) {
+	stats, ok := treeStats(leader)
+	if !ok {
+		return 0, false
+	}
+	var ticks int64
+	for _, st := range stats {
+		ticks += st.ticks
+	}
+	return time.Duration(ticks) * (time.Second / clockTicks), true
+}
+
+// treeStats returns the stats of leader's tree: the processes of its
+// session (the program starts in a session of its own, so its sid is its
+// pid) and every descendant of those, which a setsid cannot hide from the
+// parent links. One pass over /proc; false when leader is gone.
+func treeStats(leader int) ([]procStat, bool) {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
-		return 0, false
+		return nil, false
 	}
 	stats := make([]procStat, 0, len(ents))
 	for _, e := range ents {
@@ -95,7 +115,7 @@ func treeCPU(leader int) (time.Duration, bool) {
 		}
 	}
 	if !found {
-		return 0, false
+		return nil, false
 	}
 	// Descendants that left the session: follow parent links until no
 	// process is added (a tree is a few levels deep).
@@ -108,11 +128,11 @@ func treeCPU(leader int) (time.Duration, bool) {
 			}
 		}
 	}
-	var ticks int64
+	tree := stats[:0]
 	for _, st := range stats {
 		if in[st.pid] {
-			ticks += st.ticks
+			tree = append(tree, st)
 		}
 	}
-	return time.Duration(ticks) * (time.Second / clockTicks), true
+	return tree, true
 }

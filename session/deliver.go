@@ -121,6 +121,7 @@ func (s *Session) send(b []byte, user bool) error {
 		s.inMu.Lock()
 		s.lastInput, s.lastInputVer = b, s.term.Version()
 		s.inMu.Unlock()
+		s.own.active(s.now()) // input gives the CLI work of its own (see OwnGrace)
 	}
 	if !s.in.push(b) {
 		return fmt.Errorf("harness %q is exiting; input not sent", s.spec.Name)

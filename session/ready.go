@@ -75,6 +75,9 @@ func (s *Session) WaitReady(ctx context.Context) error {
 		case <-changed:
 		case <-quiet.C:
 			if matched && s.Fingerprint() == settled {
+				// The CLI at its prompt, before any work was asked of
+				// it: its processes are its own (see ownProcs).
+				s.markOwn()
 				return nil
 			}
 		case <-s.done:

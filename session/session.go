@@ -111,6 +111,9 @@ type Session struct {
 	treeErr                  error
 	// cg is the session's cgroup, nil where the machine offers none.
 	cg *cgroup
+	// own are the agent CLI's own processes, whose time on themselves
+	// CPU leaves out.
+	own ownProcs
 }
 
 // Start launches the spec's program in a new pty, in a session and process
@@ -206,6 +209,7 @@ func Start(p Params) (*Session, error) {
 		return nil, fmt.Errorf("start harness %q (%s): %w", spec.Name, path, err)
 	}
 	s.lastOutput.Store(now().UnixNano())
+	s.markProgram() // its tree as it stands at the ready prompt follows (WaitReady)
 	if p.Banner != "" {
 		// Before the read loop starts, so it is first whatever the
 		// program prints.
