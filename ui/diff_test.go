@@ -225,8 +225,13 @@ func TestDiffCommentAndRequestChanges(t *testing.T) {
 	b.send(detailMsg{id: id, d: d})
 	require.Contains(t, ansi.Strip(b.view()), "outdated (calc.go:5 changed)")
 
-	require.Equal(t, modeNormal, b.m.mode, "sending the comment leaves browse mode")
+	require.Equal(t, modeDiff, b.m.mode, "sending the comment goes back to browsing, for the next one")
+	b.press("c")
+	require.Equal(t, modeCorrect, b.m.mode)
 	b.press("enter")
+	require.Contains(t, ansi.Strip(b.view()), "the comment is empty")
+	b.press("esc")
+	require.Equal(t, modeDiff, b.m.mode, "esc on a comment goes back to browsing too")
 	for i := 0; i < 100 && b.m.dv.rows[b.m.dv.cur].comment == ""; i++ {
 		b.press("j")
 	}

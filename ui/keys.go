@@ -95,10 +95,12 @@ type helpGroup struct {
 	keys  []key.Binding
 }
 
-// confirmation is a pending y/n question and what yes does.
+// confirmation is a pending y/n question, what yes does, and what the
+// status says when the answer is no: what was left undone.
 type confirmation struct {
-	prompt string
-	yes    func() tea.Cmd
+	prompt   string
+	declined string
+	yes      func() tea.Cmd
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -289,7 +291,7 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 			return nil
 		}
 		prompt := fmt.Sprintf("Expire the lease of %s %q now? Its session is stopped and the task requeued with a continuity brief; the attempt counts. y/n", id.Short(), tv.Task.Title)
-		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdExpire, TaskID: id}) })
+		m.ask(prompt, "not expired: "+id.Short()+" keeps its lease", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdExpire, TaskID: id}) })
 	case key.Matches(msg, k.park):
 		if tv.Task.State == task.StateParked {
 			return m.do(coord.Command{Kind: coord.CmdUnpark, TaskID: id})
@@ -299,7 +301,7 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 		}
 		// Parking a running task stops its session: ask first.
 		prompt := fmt.Sprintf("Park %s %q? Its session is stopped and the task waits until p unparks it (its worktree is kept). y/n", id.Short(), tv.Task.Title)
-		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id}) })
+		m.ask(prompt, "not parked: "+id.Short()+" keeps running", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id}) })
 	case key.Matches(msg, k.approve):
 		return m.do(coord.Command{Kind: coord.CmdApprove, TaskID: id})
 	case key.Matches(msg, k.retry):
@@ -312,10 +314,10 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 			return nil
 		}
 		prompt := fmt.Sprintf("Merge task %s's branch %s into the checked-out branch? y/n", id.Short(), tv.Task.Branch)
-		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdMerge, TaskID: id}) })
+		m.ask(prompt, "not merged: "+id.Short()+"'s branch is left as it is", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdMerge, TaskID: id}) })
 	case key.Matches(msg, k.cancel):
 		prompt := fmt.Sprintf("Cancel task %s %q? Its session is stopped; the work in its worktree is kept. y/n", id.Short(), tv.Task.Title)
-		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdCancel, TaskID: id}) })
+		m.ask(prompt, "not cancelled: "+id.Short()+" goes on", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdCancel, TaskID: id}) })
 	}
 	return nil
 }
@@ -350,8 +352,8 @@ func containsTask(tvs []coord.TaskView, id task.ID) bool {
 	return false
 }
 
-func (m *Model) ask(prompt string, yes func() tea.Cmd) {
-	m.confirm = confirmation{prompt: prompt, yes: yes}
+func (m *Model) ask(prompt, declined string, yes func() tea.Cmd) {
+	m.confirm = confirmation{prompt: prompt, declined: declined, yes: yes}
 	m.mode = modeConfirm
 }
 
@@ -367,7 +369,7 @@ func (m *Model) askQuit() tea.Cmd {
 		noun, them, their, tasks = "session is", "it", "its", "task"
 	}
 	m.ask(fmt.Sprintf("%d %s running; quitting stops %s and requeues %s %s (%s work in the worktree is kept). Quit? y/n", n, noun, them, their, tasks, their),
-		func() tea.Cmd { return tea.Quit })
+		"not quit: the console stays", func() tea.Cmd { return tea.Quit })
 	return nil
 }
 
@@ -379,9 +381,10 @@ func (m *Model) confirmKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.mode = modeNormal
 		return yes()
 	case "n", "N", "esc", "q", "ctrl+c":
+		declined := m.confirm.declined
 		m.confirm = confirmation{}
 		m.mode = modeNormal
-		m.setStatus("cancelled: not done", true)
+		m.setStatus(declined, true)
 	default:
 		// A stray key neither answers nor is lost in silence.
 		m.setStatus(msg.String()+" does not answer: y to go ahead, n or esc to cancel", true)
@@ -440,20 +443,34 @@ func (m *Model) scrollKey(msg tea.KeyPressMsg) tea.Cmd {
 	return nil
 }
 
+// correctLeavesTo is the mode the correction input returns to: a comment
+// was opened from the diff's browse mode, which goes on where it was, for
+// the next comment.
+func correctLeavesTo(anchor *store.Anchor) mode {
+	if anchor != nil {
+		return modeDiff
+	}
+	return modeNormal
+}
+
 func (m *Model) correctKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch msg.String() {
 	case "esc":
-		m.mode = modeNormal
+		m.mode = correctLeavesTo(m.dv.anchor)
 		m.correct.Blur()
 		m.dv.anchor = nil
 		return nil
 	case "enter":
 		text := m.correct.Value()
 		if text == "" {
-			m.setStatus("the correction is empty; type it or press esc", false)
+			what := "correction"
+			if m.dv.anchor != nil {
+				what = "comment"
+			}
+			m.setStatus("the "+what+" is empty; type it or press esc", false)
 			return nil
 		}
-		m.mode = modeNormal
+		m.mode = correctLeavesTo(m.dv.anchor)
 		m.correct.Blur()
 		anchor := m.dv.anchor
 		m.dv.anchor = nil

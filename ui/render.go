@@ -112,18 +112,14 @@ func (m *Model) renderBottomPanel(w int) []string {
 	switch m.mode {
 	case modeCorrect:
 		tv, _ := m.selected()
+		// The hint line below says enter sends and esc cancels.
+		label, note := "CORRECT "+tv.Task.ID.Short(), "a human decision: it reaches the live agent once and outranks the plan in every later brief"
 		if a := m.dv.anchor; a != nil {
-			return []string{
-				m.st.sep.Render(strings.Repeat("─", w)),
-				fit(m.st.prompt.Render("COMMENT "+tv.Task.ID.Short()+" on "+ansiSafe(a.Where()))+m.st.dim.Render(" · a human decision at this line: it reaches the live agent once and goes into every later brief · enter sends · esc cancels"), w),
-				fit(m.correct.View(), w),
-			}
+			label, note = "COMMENT "+tv.Task.ID.Short()+" on "+ansiSafe(a.Where()), "a human decision at this line: it reaches the live agent once and goes into every later brief"
 		}
-		return []string{
-			m.st.sep.Render(strings.Repeat("─", w)),
-			fit(m.st.prompt.Render("CORRECT "+tv.Task.ID.Short())+m.st.dim.Render(" · a human decision: it reaches the live agent once and outranks the plan in every later brief · enter sends · esc cancels"), w),
-			fit(m.correct.View(), w),
-		}
+		out := []string{m.st.sep.Render(strings.Repeat("─", w))}
+		out = append(out, promptLines(m.st, label, note, w)...)
+		return append(out, fit(m.correct.View(), w))
 	case modeSearch:
 		return []string{
 			m.st.sep.Render(strings.Repeat("─", w)),
@@ -137,6 +133,20 @@ func (m *Model) renderBottomPanel(w int) []string {
 		return out
 	}
 	return nil
+}
+
+// promptLines is an input's label and what it does, wrapped to w rather
+// than cut: the label in the prompt's style, the note dim.
+func promptLines(st styles, label, note string, w int) []string {
+	lines := wrap(label+" · "+note, w)
+	for i, l := range lines {
+		if i == 0 && strings.HasPrefix(l, label) {
+			lines[i] = fit(st.prompt.Render(label)+st.dim.Render(strings.TrimPrefix(l, label)), w)
+		} else {
+			lines[i] = fit(st.dim.Render(l), w)
+		}
+	}
+	return lines
 }
 
 // renderStatus is the transient message on the left and the mode on the
@@ -200,12 +210,26 @@ func (m *Model) renderHints(w int) string {
 		// terminal (help and quit excepted).
 		// The selected task's own keys come early: they are what the
 		// operator most likely wants next.
-		first := []string{"j/k select", "enter focus"}
+		first := []string{"j/k select"}
+		if tv, ok := m.selected(); ok && isLive(tv) {
+			// Offered only where it works: on a task with no live
+			// session it says "nothing to focus".
+			first = append(first, "enter focus")
+		}
 		if m.tab == tabDiff {
 			first = diffTabHints()
 		}
+		grid := "g grid"
+		if m.grid {
+			// The way back, early, so a narrow terminal keeps it.
+			first, grid = append(first, "g list"), ""
+		}
 		hints = append(first, m.taskHints()...)
-		hints = append(hints, "c correct", "n new", "tab tabs", "g grid", "f filter", "? help", "q quit")
+		hints = append(hints, "c correct", "n new", "tab tabs")
+		if grid != "" {
+			hints = append(hints, grid)
+		}
+		hints = append(hints, "f filter", "? help", "q quit")
 	}
 	// Hints that do not fit give way from the middle: the last ones
 	// (help and quit in normal mode) always show, since help lists the

@@ -25,7 +25,7 @@ func (m *Model) askStop() tea.Cmd {
 	}
 	stop := m.opt.StopEngine
 	m.ask(fmt.Sprintf("Stop the engine and %d running %s? Their tasks requeue without losing an attempt. y/n", n, noun),
-		func() tea.Cmd {
+		"not stopped: the engine and its agents go on", func() tea.Cmd {
 			m.setStatus("stopping the engine and every agent…", false)
 			return func() tea.Msg {
 				ctx, cancel := context.WithTimeout(context.Background(), stopWait)
