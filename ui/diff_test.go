@@ -245,3 +245,20 @@ func TestDiffCommentAndRequestChanges(t *testing.T) {
 	require.Equal(t, coord.CmdRequestChanges, c.Kind)
 	require.Equal(t, id, c.TaskID)
 }
+
+// A task whose branch git cannot read here shows the note alone, not an
+// empty "branch · →" with 0 files changed.
+func TestDiffTabWithNothingToReadShowsTheNote(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	everyState(e)
+	id := taskIn(e, task.StateAwaitingReview)
+	const note = "branch orchestra/x was removed by prune (its work was merged, or dropped by `prune --all`)"
+	e.diffs = map[task.ID]map[diff.Scope]diff.Result{id: {diff.ScopeBranch: {Scope: diff.ScopeBranch, Files: []diff.File{}, Note: note}}}
+	b := setupEngine(t, e).size(120, 40).selectState(task.StateAwaitingReview).press("5")
+	plain := ansi.Strip(b.view())
+	require.Contains(t, plain, "was removed by prune (its work was merged, or", "the note, wrapped to the tab")
+	require.Contains(t, plain, "dropped by `prune --all`)")
+	require.NotContains(t, plain, "0 files changed")
+	require.NotContains(t, plain, " → ")
+}

@@ -60,6 +60,14 @@ func (m *Model) rebuildDiff() {
 		return
 	}
 	r := dv.res
+	if r.Base == "" && r.Head == "" && r.Note != "" {
+		// git had nothing to read (no branch yet, or none here): the note
+		// is the whole story, not "branch · →" and 0 files changed.
+		for _, l := range wrap(ansiSafe(r.Note), w) {
+			text(m.st.warn.Render(l))
+		}
+		return
+	}
 	cm := m.newCommentSet()
 	scope := "branch"
 	other := "v shows the last session's change"
@@ -72,7 +80,9 @@ func (m *Model) rebuildDiff() {
 		m.st.ok.Render("+"+strconv.Itoa(r.Added())), m.st.bad.Render("−"+strconv.Itoa(r.Removed()))) +
 		m.st.dim.Render("  · "+other))
 	if r.Note != "" {
-		text(m.st.warn.Render(ansiSafe(r.Note)))
+		for _, l := range wrap(ansiSafe(r.Note), w) {
+			text(m.st.warn.Render(l))
+		}
 	}
 	nameW := 0
 	for _, f := range r.Files {

@@ -325,10 +325,17 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 func (m *Model) setTab(t tab) tea.Cmd {
 	m.tab = t
 	m.refreshTabs()
-	if t == tabDiff {
-		return tea.Batch(m.fetchDiff(), m.syncPaneSizes())
+	var leave tea.Cmd
+	if m.grid {
+		// The grid shows no tabs: a tab key leaves it for that tab, rather
+		// than switching one nobody sees (whose keys, the Diff tab's
+		// enter, would then act unseen).
+		leave = m.toggleGrid()
 	}
-	return m.syncPaneSizes()
+	if t == tabDiff {
+		return tea.Batch(leave, m.fetchDiff(), m.syncPaneSizes())
+	}
+	return tea.Batch(leave, m.syncPaneSizes())
 }
 
 func (m *Model) activeViewport() *viewport.Model {
