@@ -250,6 +250,9 @@ func (m *Model) diffActionKey(msg tea.KeyPressMsg) tea.Cmd {
 		dv.anchor = &a
 		m.mode = modeCorrect
 		m.correct.Reset()
+		// The comment's input sits over the bottom of the tab: keep the
+		// line it is about above it.
+		dv.show(max(m.layout().contentH-len(m.renderBottomPanel(m.width)), 1))
 		return m.correct.Focus()
 	case "d":
 		if row.comment == "" {

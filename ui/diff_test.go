@@ -262,3 +262,30 @@ func TestDiffTabWithNothingToReadShowsTheNote(t *testing.T) {
 	require.NotContains(t, plain, "0 files changed")
 	require.NotContains(t, plain, " → ")
 }
+
+// At 80x24 the comment's input covers the bottom of the Diff tab: the line
+// the comment is about stays on screen above it.
+func TestCommentInputKeepsItsLineInView(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	withDiff(e)
+	b := setupEngine(t, e).size(80, 24).selectState(task.StateAwaitingReview).press("5", "enter")
+	h := b.m.layout().contentH
+	// The cursor on the tab's last row, on a line of code.
+	for i := 0; i < 200; i++ {
+		dv := b.m.dv
+		if dv.cur == dv.top+h-1 && dv.rows[dv.cur].kind == rowLine {
+			break
+		}
+		b.press("j")
+	}
+	dv := b.m.dv
+	require.Equal(t, dv.top+h-1, dv.cur, "the cursor reached the tab's last row")
+	line := dv.res.Files[dv.rows[dv.cur].file].Hunks[dv.rows[dv.cur].hunk].Lines[dv.rows[dv.cur].line].Text
+	b.press("c")
+	require.Equal(t, modeCorrect, b.m.mode)
+	plain := ansi.Strip(b.view())
+	at := strings.Index(plain, "COMMENT ")
+	require.Positive(t, at)
+	require.Contains(t, plain[:at], strings.TrimSpace(line), "the commented line is above the input:\n%s", plain)
+}
