@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"charm.land/bubbles/v2/key"
@@ -316,6 +317,11 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 		prompt := fmt.Sprintf("Merge task %s's branch %s into the checked-out branch? y/n", id.Short(), tv.Task.Branch)
 		m.ask(prompt, "not merged: "+id.Short()+"'s branch is left as it is", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdMerge, TaskID: id}) })
 	case key.Matches(msg, k.cancel):
+		if !slices.Contains(task.Allowed(tv.Task.State), task.ActCancel) {
+			// Asking would only lead to a refusal.
+			m.setStatus(fmt.Sprintf("nothing to cancel: %s is %s", id.Short(), tv.Task.State), false)
+			return nil
+		}
 		prompt := fmt.Sprintf("Cancel task %s %q? Its session is stopped; the work in its worktree is kept. y/n", id.Short(), tv.Task.Title)
 		m.ask(prompt, "not cancelled: "+id.Short()+" goes on", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdCancel, TaskID: id}) })
 	}

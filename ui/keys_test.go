@@ -140,6 +140,10 @@ func TestDestructiveKeysAskFirst(t *testing.T) {
 		tv, _ := b.m.selected()
 		require.Contains(t, ansi.Strip(b.view()), declined+tv.Task.ID.Short(), "n says what was left undone, and on which task")
 	}
+	// D on a merged task says there is nothing to cancel, and asks nothing.
+	b0 := setup(t, everyState).size(120, 40).selectState(task.StateCompleted).press("D")
+	require.Equal(t, modeNormal, b0.m.mode)
+	require.Contains(t, ansi.Strip(b0.view()), "nothing to cancel: ")
 	// On a task with no session, x says there is nothing to expire.
 	b := setup(t, everyState).size(120, 40).selectState(task.StateCompleted).press("x")
 	require.Equal(t, modeNormal, b.m.mode)

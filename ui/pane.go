@@ -148,7 +148,16 @@ func (m *Model) renderLive(tv coord.TaskView, ok bool, w, h int) []string {
 		if ls := m.lastScreen(tv.Task.ID); ls != nil && h > 1 {
 			return lastScreenLines(m.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session ended ("+sessionEnd(ls)+") on this screen"), ls, w, h)
 		}
-		return block([]string{m.st.dim.Render(msg)}, w, h)
+		lines := []string{m.st.dim.Render(msg)}
+		if f := limitFlag(tv, m.now()); f != "" {
+			// The header cuts the flag to a line; here it is whole (a
+			// program to install, the reason it waits).
+			lines = append(lines, "")
+			for _, l := range wrap("⚑ "+ansiSafe(f), w) {
+				lines = append(lines, m.st.warn.Render(l))
+			}
+		}
+		return block(lines, w, h)
 	}
 	if m.mode == modeScroll {
 		return m.scrollLines(tv.Task.ID, w, h)
