@@ -264,6 +264,13 @@ func (m *Model) diffActionKey(msg tea.KeyPressMsg) tea.Cmd {
 		tv, ok := m.selected()
 		return m.actionKey(msg, tv, ok)
 	}
+	k := m.keys
+	if key.Matches(msg, k.tab1, k.tab2, k.tab3, k.tab4, k.tab5, k.nextTab, k.prevTab) {
+		// Another tab: browsing ends and the tab shows, rather than the
+		// key doing nothing (after a comment the operator is still here).
+		m.mode = modeNormal
+		return m.normalKey(msg)
+	}
 	return nil
 }
 

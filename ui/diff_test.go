@@ -289,3 +289,17 @@ func TestCommentInputKeepsItsLineInView(t *testing.T) {
 	require.Positive(t, at)
 	require.Contains(t, plain[:at], strings.TrimSpace(line), "the commented line is above the input:\n%s", plain)
 }
+
+// A tab key while browsing the diff shows that tab (it did nothing): after
+// a comment and C the operator is still browsing, and the README's next
+// step is a, then 4 for the Events tab.
+func TestTabKeyLeavesDiffBrowsing(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	withDiff(e)
+	b := setupEngine(t, e).size(120, 40).selectState(task.StateAwaitingReview).press("5", "enter")
+	require.Equal(t, modeDiff, b.m.mode)
+	b.press("4")
+	require.Equal(t, modeNormal, b.m.mode)
+	require.Equal(t, tabEvents, b.m.tab)
+}
