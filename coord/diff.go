@@ -55,6 +55,9 @@ func (c *Coordinator) Diff(ctx context.Context, id task.ID, q DiffQuery) (diff.R
 	}
 	if head == "" {
 		res.Note = fmt.Sprintf("branch %s is not in this clone yet (nothing committed on it, or not pushed)", t.Branch)
+		if pruned, err := branchPruned(ctx, c.st, id); err == nil && pruned {
+			res.Note = fmt.Sprintf("branch %s was removed by prune (its work was merged, or dropped by `prune --all`)", t.Branch)
+		}
 		return res, nil
 	}
 	land, err := r.CurrentBranch()
@@ -179,4 +182,19 @@ func pickSession(sessions []store.Session, id string) (s store.Session, next *st
 func isDir(p string) bool {
 	fi, err := os.Stat(p)
 	return err == nil && fi.IsDir()
+}
+
+// branchPruned reports whether prune removed the task's branch: a diff of a
+// merged task whose branch is gone says so, not that it was never pushed.
+func branchPruned(ctx context.Context, st store.Store, id task.ID) (bool, error) {
+	evs, err := st.EventList(ctx, store.EventListParams{TaskID: id})
+	if err != nil {
+		return false, err
+	}
+	for _, ev := range evs {
+		if ev.Kind == task.EvBranchPruned {
+			return true, nil
+		}
+	}
+	return false, nil
 }

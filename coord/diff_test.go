@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -53,4 +54,31 @@ func TestDiffOfATaskThatChangedTwoFiles(t *testing.T) {
 	require.Equal(t, diff.ScopeSession, sres.Scope)
 	require.NotEmpty(t, sres.Session)
 	require.Len(t, sres.Files, 2, "the only session made the whole change: %+v", sres)
+}
+
+// A task whose branch prune removed says so on its Diff tab, rather than
+// that the branch was never pushed.
+func TestDiffOfAPrunedTaskSaysSo(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
+		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
+	}}, nil)
+	id := greenTask(t, b)
+	ctx := context.Background()
+	tk, err := b.st.TaskGet(ctx, id)
+	require.NoError(t, err)
+	gitOut(t, b.root, "worktree", "remove", "--force", filepath.Join(b.root, ".orchestra", "worktrees", string(id)))
+	gitOut(t, b.root, "branch", "-D", tk.Branch)
+	res, err := b.c.Diff(ctx, id, DiffQuery{})
+	require.NoError(t, err)
+	require.Contains(t, res.Note, "is not in this clone yet", "a branch gone without prune")
+
+	// As prune records it (cmd/orchestra-tui/finish.go).
+	now := time.Now()
+	require.NoError(t, b.st.EventAppend(ctx, task.Event{ID: task.NewULID(now), TaskID: id, Kind: task.EvBranchPruned, At: now,
+		Text: "Pruned: worktree and branch removed."}))
+	res, err = b.c.Diff(ctx, id, DiffQuery{})
+	require.NoError(t, err)
+	require.Equal(t, "branch "+tk.Branch+" was removed by prune (its work was merged, or dropped by `prune --all`)", res.Note)
+	require.Empty(t, res.Files)
 }

@@ -80,12 +80,22 @@ func (f fixture) addTask(t testing.TB, title, pipeline string) {
 // the exit status off the screen.
 func (f fixture) console(t testing.TB, args ...string) *tmuxTerm {
 	t.Helper()
+	return f.consoleSized(t, termCols, termRows, args...)
+}
+
+// consoleSized is console in a terminal of w x h from the start. The
+// console is asked to quit before its server goes, so it stops its agents
+// before the test's directories go.
+func (f fixture) consoleSized(t testing.TB, w, h int, args ...string) *tmuxTerm {
+	t.Helper()
 	cmdline := "cd " + shellQuote(f.root) + " && " + shellQuote(f.bin) + " --in-process"
 	for _, a := range args {
 		cmdline += " " + shellQuote(a)
 	}
 	cmdline += `; echo "console exited with status $?"; exec sleep 3600`
-	return startTerm(t, cmdline, "COLORTERM=truecolor", "USER=operator")
+	tm := startTermSized(t, w, h, cmdline, "COLORTERM=truecolor", "USER=operator")
+	t.Cleanup(func() { _ = tm.try("send-keys", "-t", "main", "q", "y") })
+	return tm
 }
 
 // TestConsoleCorrectionResubmitQuit drives the real console the way an
@@ -112,10 +122,7 @@ func TestConsoleCorrectionResubmitQuit(t *testing.T) {
 
 	// A correction, typed into the input that c opens.
 	const correction = "keep Add pure, no globals"
-	tm.keys("c")
-	tm.waitText(5*time.Second, "correction: ")
-	tm.typeText(correction)
-	tm.keys("Enter")
+	tm.answer("c", correction, 5*time.Second, "correction: ")
 	tm.waitText(10*time.Second, "received human decision: "+correction, "delivered to session")
 
 	// The agent ignored its brief: the pane goes still, the console flags it
@@ -158,3 +165,15 @@ func TestConsoleCorrectionResubmitQuit(t *testing.T) {
 	require.Equal(t, "implement", rows[0].Phase)
 	require.Equal(t, string(task.StateQueued), rows[0].State, "quitting requeues the running task")
 }
+
+// layoutPlain, layoutGrid and layoutZoom tell the console's layouts apart
+// by their screens: one pane beside the list, the grid, one pane zoomed.
+func layoutPlain(s string) bool {
+	return !strings.Contains(s, "· GRID") && !strings.Contains(s, "ZOOM · ")
+}
+
+func layoutGrid(s string) bool {
+	return strings.Contains(s, "· GRID") && !strings.Contains(s, "ZOOM · ")
+}
+
+func layoutZoom(s string) bool { return strings.Contains(s, "ZOOM · ") }

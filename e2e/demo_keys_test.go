@@ -77,7 +77,7 @@ func TestDemoSurvivesACuriousUser(t *testing.T) {
 				quit(t, tm)
 			}
 			s = tm.waitText(2*time.Minute, "demo exited with status")
-			full := tm.run("capture-pane", "-p", "-t", "main", "-S", "-200")
+			full := tm.screenWithHistory(200)
 			if strings.Contains(s, "demo exited with status 130") {
 				if !quitEarly {
 					t.Fatalf("interrupted without q:\n%s", full)
@@ -115,19 +115,4 @@ func quit(t *testing.T, tm *tmuxTerm) {
 		// Neither a question nor the end: that q closed the help screen.
 	}
 	t.Fatalf("q did not quit the demo:\n%s", tm.screen())
-}
-
-// waitScreenOK is waitScreen that reports a timeout instead of failing.
-func (tm *tmuxTerm) waitScreenOK(d time.Duration, ok func(string) bool) bool {
-	tm.t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if ok(tm.screen()) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(lookInterval) // a glance at the screen; the deadline bounds the wait
-	}
 }

@@ -29,7 +29,13 @@ import (
 // the console the pane's own process, so the test can signal it.
 func (f fixture) attachTerm(t *testing.T) *tmuxTerm {
 	t.Helper()
-	return startTerm(t, "cd "+shellQuote(f.root)+" && exec "+shellQuote(f.bin), "COLORTERM=truecolor", "USER=operator")
+	return f.attachTermSized(t, termCols, termRows)
+}
+
+// attachTermSized is attachTerm in a terminal of w x h.
+func (f fixture) attachTermSized(t *testing.T, w, h int) *tmuxTerm {
+	t.Helper()
+	return startTermSized(t, w, h, "cd "+shellQuote(f.root)+" && exec "+shellQuote(f.bin), "COLORTERM=truecolor", "USER=operator")
 }
 
 // attachTermStays is attachTerm with the pane kept after the console exits,
@@ -245,10 +251,7 @@ func TestTwoConsolesSeeTheSameRun(t *testing.T) {
 	two.waitText(30*time.Second, "implement · running", "Thinking…")
 
 	const correction = "keep Add pure, no globals"
-	one.keys("c")
-	one.waitText(5*time.Second, "correction: ")
-	one.typeText(correction)
-	one.keys("Enter")
+	one.answer("c", correction, 5*time.Second, "correction: ")
 	one.waitText(10*time.Second, "received human decision: "+correction)
 	two.waitText(10*time.Second, "received human decision: "+correction)
 	two.keys("4")

@@ -95,10 +95,7 @@ func TestFirstHourScreenshots(t *testing.T) {
 	// 5. A comment on a line, then C: back to implement with it.
 	tm.keys("Enter")
 	diffCursorTo(tm, "return a + b")
-	tm.keys("c")
-	tm.waitText(10*time.Second, "COMMENT ", " on calc.go:5")
-	tm.typeText("keep Add a plain function")
-	tm.keys("Enter")
+	tm.answer("c", "keep Add a plain function", 10*time.Second, "COMMENT ", " on calc.go:5")
 	tm.waitScreen("the comment under its line", 10*time.Second, func(s string) bool {
 		return strings.Contains(lineWith(s, "◆ operator"), "keep Add a plain function")
 	})

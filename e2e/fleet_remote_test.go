@@ -76,10 +76,7 @@ func TestFleetRemoteConsoleDrawsAnotherEnginesPane(t *testing.T) {
 	require.Contains(t, string(logA), "drawing the panes of the engine on machine-b", "machine-a relays machine-b's pane")
 
 	const correction = "through machine-a: keep Add pure"
-	tm.keys("c")
-	tm.waitText(5*time.Second, "correction: ")
-	tm.typeText(correction)
-	tm.keys("Enter")
+	tm.answer("c", correction, 5*time.Second, "correction: ")
 	tm.waitText(30*time.Second, "received human decision: "+correction)
 
 	// Commands on the session go to the engine that holds it: the lease

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,16 +10,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
 )
-
-// attachSized is attachTerm in a terminal of w x h.
-func (f fixture) attachSized(t *testing.T, w, h int) *tmuxTerm {
-	t.Helper()
-	tm := &tmuxTerm{t: t, tmux: needTmux(t), socket: "orch-e2e-" + randomName()}
-	tm.run("new-session", "-d", "-s", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
-		"-e", "COLORTERM=truecolor", "-e", "USER=operator", "cd "+shellQuote(f.root)+" && exec "+shellQuote(f.bin))
-	t.Cleanup(func() { tm.run("kill-server") })
-	return tm
-}
 
 const otherSized = "sized by another console"
 
@@ -39,7 +28,7 @@ func TestTwoConsolesSizePanesByTheLatest(t *testing.T) {
 		f.orch(t, "add", "--title", title, "--goal", "know the terminal",
 			"--verify", "true", "--harness", "probe", "--pipeline", "implement")
 	}
-	big := f.attachSized(t, 200, 50)
+	big := f.attachTermSized(t, 200, 50)
 	big.waitText(90*time.Second, "2 live")
 	selectTask(big, "probe one")
 	big.keys("g")
@@ -47,7 +36,7 @@ func TestTwoConsolesSizePanesByTheLatest(t *testing.T) {
 		return strings.Count(s, "PROBE READY SIZE ") == 2 && strings.Contains(s, "· GRID") && !strings.Contains(s, otherSized)
 	})
 
-	small := f.attachSized(t, 120, 40)
+	small := f.attachTermSized(t, 120, 40)
 	small.waitText(90*time.Second, "2 live")
 	selectTask(small, "probe one")
 	small.keys("g")

@@ -4,9 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -113,46 +111,9 @@ func castSize(t *testing.T, path string) string {
 	return size
 }
 
-// sizedConsole is fixture.console in a terminal of w x h from the start.
-func sizedConsole(t *testing.T, f fixture, w, h int) *tmuxTerm {
-	t.Helper()
-	tm := &tmuxTerm{t: t, tmux: needTmux(t), socket: "orch-e2e-" + randomName()}
-	cmdline := "cd " + shellQuote(f.root) + " && " + shellQuote(f.bin) + " --in-process" +
-		`; echo "console exited with status $?"; exec sleep 3600`
-	tm.run("new-session", "-d", "-s", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h),
-		"-e", "COLORTERM=truecolor", "-e", "USER=operator", cmdline)
-	t.Cleanup(func() {
-		// Quit first, so the console stops its agents before the test's
-		// directories go.
-		_ = exec.Command(tm.tmux, "-L", tm.socket, "send-keys", "-t", "main", "q", "y").Run()
-		_ = exec.Command(tm.tmux, "-L", tm.socket, "kill-server").Run()
-	})
-	return tm
-}
-
-// resizeTo resizes the terminal and waits until tmux reports the size.
-func resizeTo(t *testing.T, tm *tmuxTerm, w, h int) {
-	t.Helper()
-	want := fmt.Sprintf("%dx%d", w, h)
-	deadline := time.Now().Add(30 * time.Second)
-	tick := time.NewTicker(lookInterval) // tmux has no signal for a resize applied: look again
-	defer tick.Stop()
-	for {
-		tm.run("resize-window", "-t", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
-		got := strings.TrimSpace(tm.run("display-message", "-p", "-t", "main", "#{window_width}x#{window_height}"))
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("tmux window is %s, want %s", got, want)
-		}
-		<-tick.C
-	}
-}
-
 // The agent's pty has exactly the size of the pane that shows it, in a
 // 100x30 and a 200x50 console, after every layout change: launch, the
-// terminal resized, another tab and back, grid, zoom and back. A probe in
+// terminal resized, another tab and back, layoutGrid, zoom and back. A probe in
 // the session reads its size with stty on every SIGWINCH and draws a box of
 // that size; the box must end on the pane's bottom-right corner, which is
 // the body's (the pane is the rightmost and lowest part of the body), and
@@ -166,9 +127,8 @@ func TestPtyHasThePaneSize(t *testing.T) {
 			f := newFixture(t, agent.Script{}, probeHarness(log))
 			f.orch(t, "add", "--title", "probe", "--goal", "know the terminal", "--verify", "true",
 				"--harness", "probe", "--pipeline", "implement")
-			tm := f.console(t)
 			w, h := size[0], size[1]
-			tm.run("resize-window", "-t", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
+			tm := f.consoleSized(t, w, h)
 
 			// check waits until the box ends at (right, bottom) and is
 			// whole, then checks the probe's own size and the recording.
@@ -195,26 +155,23 @@ func TestPtyHasThePaneSize(t *testing.T) {
 			}
 			// The pane is the lowest, rightmost part of the body, which
 			// ends above the status and hint lines.
-			plain := func(s string) bool { return !strings.Contains(s, "· GRID") && !strings.Contains(s, "ZOOM · ") }
-			grid := func(s string) bool { return strings.Contains(s, "· GRID") && !strings.Contains(s, "ZOOM · ") }
-			zoom := func(s string) bool { return strings.Contains(s, "ZOOM · ") }
-			check("launch", plain, w-1, h-3)
-			resizeTo(t, tm, w-13, h-5)
-			check("terminal resized", plain, w-14, h-8)
-			resizeTo(t, tm, w, h)
-			check("terminal resized back", plain, w-1, h-3)
+			check("launch", layoutPlain, w-1, h-3)
+			tm.resize(w-13, h-5)
+			check("terminal resized", layoutPlain, w-14, h-8)
+			tm.resize(w, h)
+			check("terminal resized back", layoutPlain, w-1, h-3)
 			tm.keys("2")
 			tm.waitText(10*time.Second, "Current phase")
 			tm.keys("1")
-			check("another tab and back", func(s string) bool { return plain(s) && !strings.Contains(s, "Current phase") }, w-1, h-3)
+			check("another tab and back", func(s string) bool { return layoutPlain(s) && !strings.Contains(s, "Current phase") }, w-1, h-3)
 			tm.keys("g")
-			check("grid", grid, w-1, h-3)
+			check("grid", layoutGrid, w-1, h-3)
 			tm.keys("z")
-			check("zoom", zoom, w-1, h-2)
+			check("zoom", layoutZoom, w-1, h-2)
 			tm.keys("C-]")
-			check("zoom left", grid, w-1, h-3)
+			check("zoom left", layoutGrid, w-1, h-3)
 			tm.keys("g")
-			check("grid left", plain, w-1, h-3)
+			check("grid left", layoutPlain, w-1, h-3)
 		})
 	}
 }
@@ -256,7 +213,7 @@ func TestClaudePtyHasThePaneSize(t *testing.T) {
 				"--harness", "claude", "--pipeline", "implement"))
 			require.NoError(t, modelstub.SeedHome(home, filepath.Join(f.root, ".orchestra", "worktrees", id)))
 			w, h := size[0], size[1]
-			tm := sizedConsole(t, f, w, h)
+			tm := f.consoleSized(t, w, h)
 			tm.waitText(90*time.Second, "2 live")
 			claudeCast := func() string {
 				casts, err := filepath.Glob(filepath.Join(f.root, ".orchestra", "runs", id, "*.cast"))

@@ -54,16 +54,13 @@ func TestBriefLineWholeAfterGridAndZoom(t *testing.T) {
 				f.orch(t, "add", "--title", title, "--goal", "look around", "--verify", "true",
 					"--harness", "shell", "--pipeline", "implement")
 			}
-			tm := sizedConsole(t, f, size[0], size[1])
+			tm := f.consoleSized(t, size[0], size[1])
 			whole := func(step string, layout func(string) bool) {
 				t.Helper()
 				tm.waitScreen(step+": the brief line whole", 90*time.Second, func(s string) bool {
 					return layout(s) && wholeLine(s, briefLine)
 				})
 			}
-			plain := func(s string) bool { return !strings.Contains(s, "· GRID") && !strings.Contains(s, "ZOOM · ") }
-			grid := func(s string) bool { return strings.Contains(s, "· GRID") && !strings.Contains(s, "ZOOM · ") }
-			zoom := func(s string) bool { return strings.Contains(s, "ZOOM · ") }
 			// Narrowing can push the line's first row into the pane's
 			// history, as in tmux: scroll mode from the top shows the
 			// history and the screen as one text.
@@ -74,18 +71,18 @@ func TestBriefLineWholeAfterGridAndZoom(t *testing.T) {
 				tm.keys("g")
 				whole(step+", the pane's history from the top", func(s string) bool { return strings.Contains(s, "SCROLL · ") })
 				tm.keys("Escape")
-				tm.waitScreen("scroll mode left", 30*time.Second, func(s string) bool { return plain(s) && !strings.Contains(s, "SCROLL · ") })
+				tm.waitScreen("scroll mode left", 30*time.Second, func(s string) bool { return layoutPlain(s) && !strings.Contains(s, "SCROLL · ") })
 			}
 			tm.waitText(90*time.Second, "this pane)") // its pane is live
 			inHistory("launch")
 			tm.keys("g")
-			tm.waitScreen("the grid", 30*time.Second, grid)
+			tm.waitScreen("the grid", 30*time.Second, layoutGrid)
 			tm.keys("z")
-			whole("zoomed from the grid", zoom)
+			whole("zoomed from the grid", layoutZoom)
 			tm.keys("C-]")
-			tm.waitScreen("back in the grid", 30*time.Second, grid)
+			tm.waitScreen("back in the grid", 30*time.Second, layoutGrid)
 			tm.keys("g")
-			tm.waitScreen("the single pane again", 30*time.Second, plain)
+			tm.waitScreen("the single pane again", 30*time.Second, layoutPlain)
 			inHistory("back from the grid")
 		})
 	}

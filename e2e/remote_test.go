@@ -93,17 +93,14 @@ PermitRootLogin prohibit-password
 
 	// Wait until sshd answers a login, bounded: it has no readiness signal
 	// but its port.
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, err := exec.Command("ssh", "-F", s.config, "-o", "BatchMode=yes", "127.0.0.1", "true").CombinedOutput()
-		if err == nil {
-			return s
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("sshd did not let the test key in: %v\n%s\nsshd: %s", err, out, log.String())
-		}
-		time.Sleep(lookInterval)
+	var out []byte
+	if !poll(30*time.Second, func() bool {
+		out, err = exec.Command("ssh", "-F", s.config, "-o", "BatchMode=yes", "127.0.0.1", "true").CombinedOutput()
+		return err == nil
+	}) {
+		t.Fatalf("sshd did not let the test key in: %v\n%s\nsshd: %s", err, out, log.String())
 	}
+	return s
 }
 
 // TestRemoteConsoleOverSSH attaches a console to a repository's engine
@@ -133,10 +130,7 @@ func TestRemoteConsoleOverSSH(t *testing.T) {
 	tm.waitText(launch, "Remote task", "plan · running", strings.TrimSpace(agent.ReadyMarker))
 
 	const correction = "over ssh: keep Add pure"
-	tm.keys("c")
-	tm.waitText(5*time.Second, "correction: ")
-	tm.typeText(correction)
-	tm.keys("Enter")
+	tm.answer("c", correction, 5*time.Second, "correction: ")
 	tm.waitText(20*time.Second, "received human decision: "+correction, "delivered to session")
 
 	tm.keys("q")

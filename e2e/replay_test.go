@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,12 +35,47 @@ func TestReplayInTheConsole(t *testing.T) {
 	// into the brief, and the agent would wait for a typed one for ever.
 	tm.waitText(90*time.Second, "● Phase implement, attempt 1")
 	const correction = "keep Add pure"
-	tm.keys("c")
-	tm.waitText(5*time.Second, "correction: ")
-	tm.typeText(correction)
-	tm.keys("Enter")
+	tm.answer("c", correction, 5*time.Second, "correction: ")
 	tm.waitText(120*time.Second, "1 awaiting review")
 
+	s := replayToCorrection(t, tm, correction)
+
+	// The same moment from the files alone: the correction's ledger event
+	// on the recording's clock, and the recording replayed to it.
+	var sessionID string
+	var at time.Time
+	for _, r := range f.ledger(t) {
+		if r.Kind == task.EvDecisionDelivered {
+			sessionID, at = r.Session, *r.At
+		}
+	}
+	require.NotEmpty(t, sessionID)
+	want, offset := castScreenAt(t, f.root, sessionID, at)
+	require.True(t, containsBlock(s, want), "the replayed pane is the recording at %.3f s:\nwant\n%s\nscreen\n%s", offset, strings.Join(want, "\n"), s)
+
+	// The view at the other sizes the console is used at.
+	for _, size := range [][2]int{{80, 24}, {200, 50}, {100, 30}} {
+		w, h := size[0], size[1]
+		tm.resize(w, h)
+		got := tm.waitScreen(fmt.Sprintf("the replay redrawn at %dx%d", w, h), 10*time.Second, func(s string) bool {
+			lines := strings.Split(s, "\n")
+			return len(lines) >= h && strings.Contains(lines[h-2], "REPLAY · esc to leave") && strings.Contains(s, "◆ correction")
+		})
+		t.Logf("the replay at %dx%d:\n%s", w, h, got)
+		for _, l := range strings.Split(strings.TrimRight(got, "\n"), "\n") {
+			require.LessOrEqual(t, ansi.StringWidth(l), w, "a line overflows at %dx%d:\n%s", w, h, got)
+		}
+	}
+	tm.keys("q")
+	tm.waitScreen("the replay left", 10*time.Second, func(s string) bool { return !strings.Contains(s, "REPLAY") })
+}
+
+// replayToCorrection presses w on the selected task, waits for its
+// replay to play to the end, and goes back mark by mark with [ to the
+// correction's mark, whose line names it with its text; it returns that
+// screen.
+func replayToCorrection(t *testing.T, tm *tmuxTerm, correction string) string {
+	t.Helper()
 	tm.keys("w")
 	// It plays as it opens; the session is short, so it ends soon, and
 	// [ goes back mark by mark.
@@ -55,18 +91,15 @@ func TestReplayInTheConsole(t *testing.T) {
 	require.Contains(t, s, "◆ correction", "[ reaches the correction's mark:\n%s", s)
 	require.Contains(t, s, "correction at ", "the mark's line names it")
 	require.Contains(t, s, correction, "with the decision's text")
+	return s
+}
 
-	// The same moment from the files alone: the correction's ledger event
-	// on the recording's clock, and the recording replayed to it.
-	var sessionID string
-	var at time.Time
-	for _, r := range f.ledger(t) {
-		if r.Kind == task.EvDecisionDelivered {
-			sessionID, at = r.Session, *r.At
-		}
-	}
-	require.NotEmpty(t, sessionID)
-	casts, err := filepath.Glob(filepath.Join(f.root, ".orchestra", "runs", "*", sessionID+".cast"))
+// castScreenAt is the screen of session's recording in the clone at root
+// replayed by the emulator alone up to at on the recording's clock, as
+// rows, and at as seconds into the recording.
+func castScreenAt(t *testing.T, root, sessionID string, at time.Time) ([]string, float64) {
+	t.Helper()
+	casts, err := filepath.Glob(filepath.Join(root, ".orchestra", "runs", "*", sessionID+".cast"))
 	require.NoError(t, err)
 	require.Len(t, casts, 1)
 	file, err := os.Open(casts[0])
@@ -84,24 +117,7 @@ func TestReplayInTheConsole(t *testing.T) {
 		}
 	}
 	require.NoError(t, cs.Err())
-	want := strings.Split(term.Text(), "\n")
-	require.True(t, containsBlock(s, want), "the replayed pane is the recording at %.3f s:\nwant\n%s\nscreen\n%s", offset, term.Text(), s)
-
-	// The view at the other sizes the console is used at.
-	for _, size := range [][2]string{{"80", "24"}, {"200", "50"}, {"100", "30"}} {
-		tm.run("resize-window", "-t", "main", "-x", size[0], "-y", size[1])
-		h := atoi(t, size[1])
-		got := tm.waitScreen("the replay redrawn at "+size[0]+"x"+size[1], 10*time.Second, func(s string) bool {
-			lines := strings.Split(s, "\n")
-			return len(lines) >= h && strings.Contains(lines[h-2], "REPLAY · esc to leave") && strings.Contains(s, "◆ correction")
-		})
-		t.Logf("the replay at %sx%s:\n%s", size[0], size[1], got)
-		for _, l := range strings.Split(strings.TrimRight(got, "\n"), "\n") {
-			require.LessOrEqual(t, ansi.StringWidth(l), atoi(t, size[0]), "a line overflows at %sx%s:\n%s", size[0], size[1], got)
-		}
-	}
-	tm.keys("q")
-	tm.waitScreen("the replay left", 10*time.Second, func(s string) bool { return !strings.Contains(s, "REPLAY") })
+	return strings.Split(term.Text(), "\n"), offset
 }
 
 // containsBlock reports whether rows (trailing blanks dropped) stand on
@@ -143,13 +159,4 @@ func containsBlock(screen string, rows []string) bool {
 		}
 	}
 	return false
-}
-
-func atoi(t *testing.T, s string) int {
-	n := 0
-	for _, c := range s {
-		require.True(t, c >= '0' && c <= '9')
-		n = n*10 + int(c-'0')
-	}
-	return n
 }

@@ -94,7 +94,7 @@ func TestReviewInTheConsole(t *testing.T) {
 		counts := regexp.MustCompile(`M ` + regexp.QuoteMeta(fc.path) + ` +\+` + strconv.Itoa(add) + ` −` + strconv.Itoa(del) + `\b`)
 		require.Regexp(t, counts, s, "the Diff tab lists %s with +%d −%d:\n%s", fc.path, add, del, s)
 	}
-	colours := tm.run("capture-pane", "-p", "-e", "-t", "main")
+	colours := tm.colourScreen()
 	added := colouredLineWith(colours, "return a + b")
 	removed := colouredLineWith(colours, "return a - b")
 	require.Regexp(t, sgrBackground, added, "the added line is drawn on a background colour:\n%q", added)
@@ -103,7 +103,7 @@ func TestReviewInTheConsole(t *testing.T) {
 	require.NotEqual(t, sgrBackground.FindString(added), sgrBackground.FindString(removed), "added and removed lines differ in colour")
 
 	// At 200x50 the old side stands beside the new one.
-	tm.run("resize-window", "-t", "main", "-x", "200", "-y", "50")
+	tm.resize(200, 50)
 	tm.waitScreen("the sides next to each other", 30*time.Second, func(s string) bool {
 		pair := lineWith(s, "return a - b")
 		i, j := strings.Index(pair, "return a - b"), strings.Index(pair, "return a + b")
@@ -113,10 +113,7 @@ func TestReviewInTheConsole(t *testing.T) {
 	// A comment on the fixed line, then request changes.
 	tm.keys("Enter")
 	diffCursorTo(tm, "return a + b")
-	tm.keys("c")
-	tm.waitText(10*time.Second, "COMMENT "+id.Short()+" on calc.go:5")
-	tm.typeText(reviewComment)
-	tm.keys("Enter")
+	tm.answer("c", reviewComment, 10*time.Second, "COMMENT "+id.Short()+" on calc.go:5")
 	tm.waitScreen("the comment under its line", 10*time.Second, func(s string) bool {
 		return strings.Contains(lineWith(s, "◆ operator"), reviewComment)
 	})
@@ -256,16 +253,9 @@ func (f fixture) ledger(t *testing.T) []headless.Record {
 // waitEvents reads the ledger until ok holds for it.
 func (f fixture) waitEvents(t *testing.T, d time.Duration, what string, ok func([]headless.Record) bool) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		evs := f.ledger(t)
-		if ok(evs) {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s; the ledger:\n%s", d, what, strings.Join(brief(evs), "\n"))
-		}
-		time.Sleep(lookInterval)
+	var evs []headless.Record
+	if !poll(d, func() bool { evs = f.ledger(t); return ok(evs) }) {
+		t.Fatalf("waited %s for %s; the ledger:\n%s", d, what, strings.Join(brief(evs), "\n"))
 	}
 }
 
@@ -316,14 +306,7 @@ func count(rs []headless.Record, k task.Kind) int {
 // waitFile waits until path exists.
 func waitFile(t *testing.T, path string, d time.Duration) {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for {
-		if _, err := os.Stat(path); err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("waited %s for %s", d, path)
-		}
-		time.Sleep(lookInterval)
+	if !poll(d, func() bool { _, err := os.Stat(path); return err == nil }) {
+		t.Fatalf("waited %s for %s", d, path)
 	}
 }

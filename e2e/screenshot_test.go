@@ -92,10 +92,7 @@ func TestScreenshots(t *testing.T) {
 	tm.waitText(90*time.Second, "Fix Add and Mul")
 	selectTask(tm, "Fix Add and Mul")
 	tm.waitText(90*time.Second, "plan · running", strings.TrimSpace(agent.ReadyMarker))
-	tm.keys("c")
-	tm.waitText(5*time.Second, "correction: ")
-	tm.typeText("keep the public API as it is; Mul(0, x) must be 0")
-	tm.keys("Enter")
+	tm.answer("c", "keep the public API as it is; Mul(0, x) must be 0", 5*time.Second, "correction: ")
 	tm.waitText(10*time.Second, "received human decision")
 	tm.keys("r")
 	tm.waitText(30*time.Second, "implement · running", "Thinking…")
@@ -204,18 +201,13 @@ func capture(t *testing.T, tm *tmuxTerm, raw, dir, name string) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".txt"), []byte(screen), 0o644))
 	// tmux copies the stream to the file through a pipe of its own, so
 	// the file may lag the screen a moment: look again until it caught up.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ans := replay(t, raw)
-		if slices.Equal(plainLines(screen), plainLines(ansi.Strip(ans))) {
-			require.NoError(t, os.WriteFile(filepath.Join(dir, name+".ans"), []byte(ans+"\n"), 0o644))
-			return
-		}
-		if time.Now().After(deadline) {
-			require.Equal(t, plainLines(screen), plainLines(ansi.Strip(ans)), "the replayed stream shows what tmux shows")
-		}
-		time.Sleep(lookInterval)
-	}
+	var ans string
+	caught := poll(10*time.Second, func() bool {
+		ans = replay(t, raw)
+		return slices.Equal(plainLines(screen), plainLines(ansi.Strip(ans)))
+	})
+	require.True(t, caught, "the replayed stream shows what tmux shows:\nwant\n%s\ngot\n%s", screen, ansi.Strip(ans))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name+".ans"), []byte(ans+"\n"), 0o644))
 }
 
 // replay writes the console's byte stream so far into a terminal emulator

@@ -106,8 +106,14 @@ type tmuxTerm struct {
 // shell command cmdline, and kills its server when the test ends.
 func startTerm(t testing.TB, cmdline string, env ...string) *tmuxTerm {
 	t.Helper()
+	return startTermSized(t, termCols, termRows, cmdline, env...)
+}
+
+// startTermSized is startTerm in a terminal of w x h from the start.
+func startTermSized(t testing.TB, w, h int, cmdline string, env ...string) *tmuxTerm {
+	t.Helper()
 	tm := &tmuxTerm{t: t, tmux: needTmux(t), socket: "orch-e2e-" + randomName()}
-	args := []string{"new-session", "-d", "-s", "main", "-x", strconv.Itoa(termCols), "-y", strconv.Itoa(termRows)}
+	args := []string{"new-session", "-d", "-s", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h)}
 	for _, kv := range env {
 		args = append(args, "-e", kv)
 	}
@@ -115,7 +121,7 @@ func startTerm(t testing.TB, cmdline string, env ...string) *tmuxTerm {
 	tm.run(args...)
 	t.Cleanup(func() {
 		// The server may already be gone; that is the state we want.
-		_ = exec.Command(tm.tmux, "-L", tm.socket, "kill-server").Run()
+		_ = tm.try("kill-server")
 	})
 	return tm
 }
@@ -130,10 +136,18 @@ func randomName() string {
 // the machine's tmux.conf (key bindings, sizes) out of the test.
 func (tm *tmuxTerm) run(args ...string) string {
 	tm.t.Helper()
-	full := append([]string{"-L", tm.socket, "-f", os.DevNull}, args...)
-	out, err := exec.Command(tm.tmux, full...).CombinedOutput()
+	out, err := tm.command(args...).CombinedOutput()
 	require.NoError(tm.t, err, "tmux %s: %s", strings.Join(args, " "), out)
 	return string(out)
+}
+
+// try is run for a cleanup, where the server may already have gone.
+func (tm *tmuxTerm) try(args ...string) error {
+	return tm.command(args...).Run()
+}
+
+func (tm *tmuxTerm) command(args ...string) *exec.Cmd {
+	return exec.Command(tm.tmux, append([]string{"-L", tm.socket, "-f", os.DevNull}, args...)...)
 }
 
 // keys presses keys by tmux name (Enter, Tab, C-c) or as single characters.
@@ -148,10 +162,49 @@ func (tm *tmuxTerm) typeText(s string) {
 	tm.run("send-keys", "-t", "main", "-l", s)
 }
 
+// answer presses key, waits up to d until the screen shows every one of
+// prompts (the line the key opened), types text into it and presses
+// Enter: a correction, a comment, any one-line input of the console.
+func (tm *tmuxTerm) answer(key, text string, d time.Duration, prompts ...string) {
+	tm.t.Helper()
+	tm.keys(key)
+	tm.waitText(d, prompts...)
+	tm.typeText(text)
+	tm.keys("Enter")
+}
+
 // screen is the visible screen as plain text.
 func (tm *tmuxTerm) screen() string {
 	tm.t.Helper()
 	return tm.run("capture-pane", "-p", "-t", "main")
+}
+
+// colourScreen is the visible screen with its colours as SGR sequences.
+func (tm *tmuxTerm) colourScreen() string {
+	tm.t.Helper()
+	return tm.run("capture-pane", "-p", "-e", "-t", "main")
+}
+
+// screenWithHistory is the screen as plain text, with up to lines of the
+// history above it.
+func (tm *tmuxTerm) screenWithHistory(lines int) string {
+	tm.t.Helper()
+	return tm.run("capture-pane", "-p", "-t", "main", "-S", strconv.Itoa(-lines))
+}
+
+// resize resizes the terminal and waits until tmux reports the new size.
+func (tm *tmuxTerm) resize(w, h int) {
+	tm.t.Helper()
+	want := fmt.Sprintf("%dx%d", w, h)
+	var got string
+	// tmux has no signal for a resize applied: look again.
+	if !poll(30*time.Second, func() bool {
+		tm.run("resize-window", "-t", "main", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h))
+		got = strings.TrimSpace(tm.run("display-message", "-p", "-t", "main", "#{window_width}x#{window_height}"))
+		return got == want
+	}) {
+		tm.t.Fatalf("tmux window is %s, want %s", got, want)
+	}
 }
 
 // panePID is the process id of the program the pane runs.
@@ -163,24 +216,40 @@ func (tm *tmuxTerm) panePID() int {
 	return pid
 }
 
+// poll calls done every lookInterval until it reports true, and reports
+// whether it did within d. Every wait of these tests on something outside
+// the test process (a screen, a file, the ledger) is one poll.
+func poll(d time.Duration, done func() bool) bool {
+	deadline := time.Now().Add(d)
+	tick := time.NewTicker(lookInterval)
+	defer tick.Stop()
+	for {
+		if done() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		<-tick.C
+	}
+}
+
 // waitScreen looks at the screen every lookInterval until ok holds for it
 // and returns that screen; past the deadline it fails the test showing the
 // last screen seen and what it was waiting for.
 func (tm *tmuxTerm) waitScreen(what string, d time.Duration, ok func(string) bool) string {
 	tm.t.Helper()
-	deadline := time.Now().Add(d)
-	tick := time.NewTicker(lookInterval)
-	defer tick.Stop()
-	for {
-		s := tm.screen()
-		if ok(s) {
-			return s
-		}
-		if time.Now().After(deadline) {
-			tm.t.Fatalf("waited %s for %s; the screen was:\n%s", d, what, s)
-		}
-		<-tick.C
+	var s string
+	if !poll(d, func() bool { s = tm.screen(); return ok(s) }) {
+		tm.t.Fatalf("waited %s for %s; the screen was:\n%s", d, what, s)
 	}
+	return s
+}
+
+// waitScreenOK is waitScreen that reports a timeout instead of failing.
+func (tm *tmuxTerm) waitScreenOK(d time.Duration, ok func(string) bool) bool {
+	tm.t.Helper()
+	return poll(d, func() bool { return ok(tm.screen()) })
 }
 
 // waitText waits until the screen contains every one of texts.

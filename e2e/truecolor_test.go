@@ -113,7 +113,7 @@ func TestTruecolorInsideTmux(t *testing.T) {
 	t.Parallel()
 	ref := startTerm(t, "/bin/sh -c "+shellQuote(gradScript))
 	ref.waitText(30*time.Second, "GRAD READY")
-	want := gradCells(t, ref.run("capture-pane", "-p", "-e", "-t", "main"), termCols, termRows)
+	want := gradCells(t, ref.colourScreen(), termCols, termRows)
 	require.NotNil(t, want[0].Style.Bg, "tmux keeps the gradient's colours")
 
 	for _, tc := range []struct {
@@ -127,7 +127,7 @@ func TestTruecolorInsideTmux(t *testing.T) {
 				"--harness", "grad", "--pipeline", "implement")
 			tm := f.console(t)
 			tm.waitText(90*time.Second, "GRAD READY")
-			got := gradCells(t, tm.run("capture-pane", "-p", "-e", "-t", "main"), termCols, termRows)
+			got := gradCells(t, tm.colourScreen(), termCols, termRows)
 			n := differing(want, got)
 			if tc.same {
 				require.Zero(t, n, "differing cells of %d", len(want))

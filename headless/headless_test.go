@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -60,4 +61,15 @@ func TestJSONLinesParseOneByOne(t *testing.T) {
 	var first Record
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &first))
 	require.JSONEq(t, `{"pid":4242}`, string(first.Data))
+}
+
+// A run that ends with a task held at rest says why on its verdict line:
+// the program it waits for, which no event of the run may have printed.
+func TestVerdictLineSaysWhyATaskIsHeld(t *testing.T) {
+	t.Parallel()
+	var b bytes.Buffer
+	flag := `Waiting for its program: The program "claude" of harness claude is not on the PATH`
+	s := coord.Snapshot{Tasks: []coord.TaskView{{Task: task.Task{ID: tid, State: task.StateQueued, Phase: task.PhaseFrame}, Flag: flag}}}
+	require.Equal(t, 1, Summary(&b, New(nil, Real), s))
+	require.Equal(t, string(tid)+" verdict                          · no verdict yet (queued, phase frame) ⚑ "+flag+"\n", b.String())
 }

@@ -134,7 +134,13 @@ func summary(w io.Writer, p *Printer, s coord.Snapshot) int {
 			name := p.name(p.tasks, string(tv.Task.ID), "T")
 			fmt.Fprintf(w, "%-4s %-32s %s (%s, phase %s)\n", name, "verdict", Printable(line), tv.Task.State, Printable(string(tv.Task.Phase)))
 		default:
-			fmt.Fprintf(w, "%s %-32s %s (%s, phase %s)\n", tv.Task.ID, "verdict", Printable(line), tv.Task.State, Printable(string(tv.Task.Phase)))
+			// A task held at rest says why (a program to install, a slot
+			// to add): the run ends with it, and this line is the last word.
+			why := ""
+			if tv.Flag != "" && !green {
+				why = " ⚑ " + Printable(tv.Flag)
+			}
+			fmt.Fprintf(w, "%s %-32s %s (%s, phase %s)%s\n", tv.Task.ID, "verdict", Printable(line), tv.Task.State, Printable(string(tv.Task.Phase)), why)
 		}
 	}
 	return status

@@ -83,9 +83,9 @@ func TestConfirmationAnswersOnlyYesOrNo(t *testing.T) {
 	require.True(t, ran)
 	require.Empty(t, c.prompt, "answered: the question is gone")
 
-	c = confirmation{prompt: "go? y/n", yes: func() tea.Cmd { ran = false; return nil }}
+	c = confirmation{prompt: "go? y/n", declined: "not gone: it stays", yes: func() tea.Cmd { ran = false; return nil }}
 	yes, answered, status = c.answer("esc")
 	require.Nil(t, yes)
 	require.True(t, answered)
-	require.Equal(t, "cancelled: not done", status)
+	require.Equal(t, "not gone: it stays", status, "no says what was left undone")
 }

@@ -268,6 +268,9 @@ func (m *Model) diffActionKey(msg tea.KeyPressMsg) tea.Cmd {
 		m.correct.anchor = &a
 		m.mode = modeCorrect
 		m.correct.in.Reset()
+		// The comment's input sits over the bottom of the tab: keep the
+		// line it is about above it.
+		dv.show(max(m.layout().contentH-len(m.correct.panel(m.st, dv.id, m.width)), 1))
 		return m.correct.in.Focus()
 	case "d":
 		if row.comment == "" {
@@ -278,6 +281,13 @@ func (m *Model) diffActionKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "a", "C":
 		tv, ok := m.selected()
 		return m.actionKey(msg, tv, ok)
+	}
+	k := m.keys
+	if key.Matches(msg, k.tab1, k.tab2, k.tab3, k.tab4, k.tab5, k.nextTab, k.prevTab) {
+		// Another tab: browsing ends and the tab shows, rather than the
+		// key doing nothing (after a comment the operator is still here).
+		m.mode = modeNormal
+		return m.normalKey(msg)
 	}
 	return nil
 }

@@ -225,8 +225,13 @@ func TestDiffCommentAndRequestChanges(t *testing.T) {
 	b.send(detailMsg{id: id, d: d})
 	require.Contains(t, ansi.Strip(b.view()), "outdated (calc.go:5 changed)")
 
-	require.Equal(t, modeNormal, b.m.mode, "sending the comment leaves browse mode")
+	require.Equal(t, modeDiff, b.m.mode, "sending the comment goes back to browsing, for the next one")
+	b.press("c")
+	require.Equal(t, modeCorrect, b.m.mode)
 	b.press("enter")
+	require.Contains(t, ansi.Strip(b.view()), "the comment is empty")
+	b.press("esc")
+	require.Equal(t, modeDiff, b.m.mode, "esc on a comment goes back to browsing too")
 	for i := 0; i < 100 && b.m.dv.rows[b.m.dv.cur].comment == ""; i++ {
 		b.press("j")
 	}
@@ -239,4 +244,62 @@ func TestDiffCommentAndRequestChanges(t *testing.T) {
 	c = e.sentCommands()[len(e.sentCommands())-1]
 	require.Equal(t, coord.CmdRequestChanges, c.Kind)
 	require.Equal(t, id, c.TaskID)
+}
+
+// A task whose branch git cannot read here shows the note alone, not an
+// empty "branch · →" with 0 files changed.
+func TestDiffTabWithNothingToReadShowsTheNote(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	everyState(e)
+	id := taskIn(e, task.StateAwaitingReview)
+	const note = "branch orchestra/x was removed by prune (its work was merged, or dropped by `prune --all`)"
+	e.diffs = map[task.ID]map[diff.Scope]diff.Result{id: {diff.ScopeBranch: {Scope: diff.ScopeBranch, Files: []diff.File{}, Note: note}}}
+	b := setupEngine(t, e).size(120, 40).selectState(task.StateAwaitingReview).press("5")
+	plain := ansi.Strip(b.view())
+	require.Contains(t, plain, "was removed by prune (its work was merged, or", "the note, wrapped to the tab")
+	require.Contains(t, plain, "dropped by `prune --all`)")
+	require.NotContains(t, plain, "0 files changed")
+	require.NotContains(t, plain, " → ")
+}
+
+// At 80x24 the comment's input covers the bottom of the Diff tab: the line
+// the comment is about stays on screen above it.
+func TestCommentInputKeepsItsLineInView(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	withDiff(e)
+	b := setupEngine(t, e).size(80, 24).selectState(task.StateAwaitingReview).press("5", "enter")
+	h := b.m.layout().contentH
+	// The cursor on the tab's last row, on a line of code.
+	for i := 0; i < 200; i++ {
+		dv := b.m.dv
+		if dv.cur == dv.top+h-1 && dv.rows[dv.cur].kind == rowLine {
+			break
+		}
+		b.press("j")
+	}
+	dv := b.m.dv
+	require.Equal(t, dv.top+h-1, dv.cur, "the cursor reached the tab's last row")
+	line := dv.res.Files[dv.rows[dv.cur].file].Hunks[dv.rows[dv.cur].hunk].Lines[dv.rows[dv.cur].line].Text
+	b.press("c")
+	require.Equal(t, modeCorrect, b.m.mode)
+	plain := ansi.Strip(b.view())
+	at := strings.Index(plain, "COMMENT ")
+	require.Positive(t, at)
+	require.Contains(t, plain[:at], strings.TrimSpace(line), "the commented line is above the input:\n%s", plain)
+}
+
+// A tab key while browsing the diff shows that tab (it did nothing): after
+// a comment and C the operator is still browsing, and the README's next
+// step is a, then 4 for the Events tab.
+func TestTabKeyLeavesDiffBrowsing(t *testing.T) {
+	t.Parallel()
+	e := newStubEngine(testNow)
+	withDiff(e)
+	b := setupEngine(t, e).size(120, 40).selectState(task.StateAwaitingReview).press("5", "enter")
+	require.Equal(t, modeDiff, b.m.mode)
+	b.press("4")
+	require.Equal(t, modeNormal, b.m.mode)
+	require.Equal(t, tabEvents, b.m.tab)
 }

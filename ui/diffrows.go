@@ -79,6 +79,14 @@ func (dv *diffView) rebuild(st styles, a diffArea, decisions []store.Decision) {
 		return
 	}
 	r := dv.res
+	if r.Base == "" && r.Head == "" && r.Note != "" {
+		// git had nothing to read (no branch yet, or none here): the note
+		// is the whole story, not "branch · →" and 0 files changed.
+		for _, l := range wrap(ansiSafe(r.Note), w) {
+			text(st.warn.Render(l))
+		}
+		return
+	}
 	cm := newCommentSet(dv, st, decisions)
 	scope := "branch"
 	other := "v shows the last session's change"
@@ -91,7 +99,9 @@ func (dv *diffView) rebuild(st styles, a diffArea, decisions []store.Decision) {
 		st.ok.Render("+"+strconv.Itoa(r.Added())), st.bad.Render("−"+strconv.Itoa(r.Removed()))) +
 		st.dim.Render("  · "+other))
 	if r.Note != "" {
-		text(st.warn.Render(ansiSafe(r.Note)))
+		for _, l := range wrap(ansiSafe(r.Note), w) {
+			text(st.warn.Render(l))
+		}
 	}
 	nameW := 0
 	for _, f := range r.Files {

@@ -2,6 +2,7 @@ package ui
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -97,10 +98,12 @@ type helpGroup struct {
 	keys  []key.Binding
 }
 
-// confirmation is a pending y/n question and what yes does.
+// confirmation is a pending y/n question, what yes does, and what the
+// status says when the answer is no: what was left undone.
 type confirmation struct {
-	prompt string
-	yes    func() tea.Cmd
+	prompt   string
+	declined string
+	yes      func() tea.Cmd
 }
 
 func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
@@ -134,7 +137,7 @@ func (m *Model) handleKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 		if r.leave {
-			m.mode = modeNormal
+			m.mode = r.mode
 		}
 		if r.text != "" {
 			return m.do(coord.Command{Kind: coord.CmdCorrect, TaskID: m.selID, Text: r.text, Anchor: r.anchor})
@@ -302,7 +305,7 @@ func (m *Model) normalKey(msg tea.KeyPressMsg) tea.Cmd {
 		if m.opt.StopEngine == nil {
 			return m.askQuit() // in-process, quitting is what stops the engine and its agents
 		}
-		m.ask(stopQuestion(liveCount(m.snap.Tasks)), func() tea.Cmd {
+		m.ask(stopQuestion(liveCount(m.snap.Tasks)), "not stopped: the engine and its agents go on", func() tea.Cmd {
 			m.setStatus("stopping the engine and every agent…", false)
 			return stopEngine(m.opt.StopEngine)
 		})
@@ -340,7 +343,7 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 			return nil
 		}
 		prompt := fmt.Sprintf("Expire the lease of %s %q now? Its session is stopped and the task requeued with a continuity brief; the attempt counts. y/n", id.Short(), tv.Task.Title)
-		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdExpire, TaskID: id}) })
+		m.ask(prompt, "not expired: "+id.Short()+" keeps its lease", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdExpire, TaskID: id}) })
 	case key.Matches(msg, k.park):
 		if tv.Task.State == task.StateParked {
 			return m.do(coord.Command{Kind: coord.CmdUnpark, TaskID: id})
@@ -350,7 +353,7 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 		}
 		// Parking a running task stops its session: ask first.
 		prompt := fmt.Sprintf("Park %s %q? Its session is stopped and the task waits until p unparks it (its worktree is kept). y/n", id.Short(), tv.Task.Title)
-		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id}) })
+		m.ask(prompt, "not parked: "+id.Short()+" keeps running", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdPark, TaskID: id}) })
 	case key.Matches(msg, k.approve):
 		return m.do(coord.Command{Kind: coord.CmdApprove, TaskID: id})
 	case key.Matches(msg, k.retry):
@@ -363,10 +366,15 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 			return nil
 		}
 		prompt := fmt.Sprintf("Merge task %s's branch %s into the checked-out branch? y/n", id.Short(), tv.Task.Branch)
-		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdMerge, TaskID: id}) })
+		m.ask(prompt, "not merged: "+id.Short()+"'s branch is left as it is", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdMerge, TaskID: id}) })
 	case key.Matches(msg, k.cancel):
+		if !slices.Contains(task.Allowed(tv.Task.State), task.ActCancel) {
+			// Asking would only lead to a refusal.
+			m.setStatus(fmt.Sprintf("nothing to cancel: %s is %s", id.Short(), tv.Task.State), false)
+			return nil
+		}
 		prompt := fmt.Sprintf("Cancel task %s %q? Its session is stopped; the work in its worktree is kept. y/n", id.Short(), tv.Task.Title)
-		m.ask(prompt, func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdCancel, TaskID: id}) })
+		m.ask(prompt, "not cancelled: "+id.Short()+" goes on", func() tea.Cmd { return m.do(coord.Command{Kind: coord.CmdCancel, TaskID: id}) })
 	}
 	return nil
 }
@@ -374,10 +382,17 @@ func (m *Model) actionKey(msg tea.KeyPressMsg, tv coord.TaskView, ok bool) tea.C
 func (m *Model) setTab(t tab) tea.Cmd {
 	m.tab = t
 	m.refreshTabs()
-	if t == tabDiff {
-		return tea.Batch(m.fetchDiff(), m.syncPaneSizes())
+	var leave tea.Cmd
+	if m.grid {
+		// The grid shows no tabs: a tab key leaves it for that tab, rather
+		// than switching one nobody sees (whose keys, the Diff tab's
+		// enter, would then act unseen).
+		leave = m.toggleGrid()
 	}
-	return m.syncPaneSizes()
+	if t == tabDiff {
+		return tea.Batch(leave, m.fetchDiff(), m.syncPaneSizes())
+	}
+	return tea.Batch(leave, m.syncPaneSizes())
 }
 
 // viewport is the scrollable viewport of tab t (the Brief's for a tab
@@ -403,8 +418,8 @@ func containsTask(tvs []coord.TaskView, id task.ID) bool {
 	return false
 }
 
-func (m *Model) ask(prompt string, yes func() tea.Cmd) {
-	m.confirm = confirmation{prompt: prompt, yes: yes}
+func (m *Model) ask(prompt, declined string, yes func() tea.Cmd) {
+	m.confirm = confirmation{prompt: prompt, declined: declined, yes: yes}
 	m.mode = modeConfirm
 }
 
@@ -420,7 +435,7 @@ func (m *Model) askQuit() tea.Cmd {
 		noun, them, their, tasks = "session is", "it", "its", "task"
 	}
 	m.ask(fmt.Sprintf("%d %s running; quitting stops %s and requeues %s %s (%s work in the worktree is kept). Quit? y/n", n, noun, them, their, tasks, their),
-		func() tea.Cmd { return tea.Quit })
+		"not quit: the console stays", func() tea.Cmd { return tea.Quit })
 	return nil
 }
 
@@ -433,8 +448,9 @@ func (c *confirmation) answer(k string) (yes func() tea.Cmd, answered bool, stat
 		*c = confirmation{}
 		return yes, true, ""
 	case "n", "N", "esc", "q", "ctrl+c":
+		declined := c.declined
 		*c = confirmation{}
-		return nil, true, "cancelled: not done"
+		return nil, true, declined
 	}
 	// A stray key neither answers nor is lost in silence.
 	return nil, false, k + " does not answer: y to go ahead, n or esc to cancel"
@@ -488,32 +504,48 @@ type correction struct {
 	anchor *store.Anchor // the line a comment is on; nil for a correction
 }
 
-// correctResult is what a key did to the correction: leave closes it,
-// with text to send on anchor (none for esc); problem says why enter sent
-// nothing.
+// correctResult is what a key did to the correction: leave closes it
+// (back to mode), with text to send on anchor (none for esc); problem
+// says why enter sent nothing.
 type correctResult struct {
 	leave   bool
+	mode    mode
 	text    string
 	anchor  *store.Anchor
 	problem string
+}
+
+// correctLeavesTo is the mode the correction input returns to: a comment
+// was opened from the diff's browse mode, which goes on where it was, for
+// the next comment.
+func correctLeavesTo(anchor *store.Anchor) mode {
+	if anchor != nil {
+		return modeDiff
+	}
+	return modeNormal
 }
 
 // key takes a key typed into the correction.
 func (c *correction) key(msg tea.KeyPressMsg) (tea.Cmd, correctResult) {
 	switch msg.String() {
 	case "esc":
+		back := correctLeavesTo(c.anchor)
 		c.in.Blur()
 		c.anchor = nil
-		return nil, correctResult{leave: true}
+		return nil, correctResult{leave: true, mode: back}
 	case "enter":
 		text := c.in.Value()
 		if text == "" {
-			return nil, correctResult{problem: "the correction is empty; type it or press esc"}
+			what := "correction"
+			if c.anchor != nil {
+				what = "comment"
+			}
+			return nil, correctResult{problem: "the " + what + " is empty; type it or press esc"}
 		}
 		c.in.Blur()
 		anchor := c.anchor
 		c.anchor = nil
-		return nil, correctResult{leave: true, text: text, anchor: anchor}
+		return nil, correctResult{leave: true, mode: correctLeavesTo(anchor), text: text, anchor: anchor}
 	}
 	var cmd tea.Cmd
 	c.in, cmd = c.in.Update(msg)
@@ -523,18 +555,28 @@ func (c *correction) key(msg tea.KeyPressMsg) (tea.Cmd, correctResult) {
 // panel is the correction over the bottom of the body, w wide, for the
 // task id.
 func (c *correction) panel(st styles, id task.ID, w int) []string {
+	// The hint line below says enter sends and esc cancels.
+	label, note := "CORRECT "+id.Short(), "a human decision: it reaches the live agent once and outranks the plan in every later brief"
 	if a := c.anchor; a != nil {
-		return []string{
-			st.sep.Render(strings.Repeat("─", w)),
-			fit(st.prompt.Render("COMMENT "+id.Short()+" on "+ansiSafe(a.Where()))+st.dim.Render(" · a human decision at this line: it reaches the live agent once and goes into every later brief · enter sends · esc cancels"), w),
-			fit(c.in.View(), w),
+		label, note = "COMMENT "+id.Short()+" on "+ansiSafe(a.Where()), "a human decision at this line: it reaches the live agent once and goes into every later brief"
+	}
+	out := []string{st.sep.Render(strings.Repeat("─", w))}
+	out = append(out, promptLines(st, label, note, w)...)
+	return append(out, fit(c.in.View(), w))
+}
+
+// promptLines is an input's label and what it does, wrapped to w rather
+// than cut: the label in the prompt's style, the note dim.
+func promptLines(st styles, label, note string, w int) []string {
+	lines := wrap(label+" · "+note, w)
+	for i, l := range lines {
+		if i == 0 && strings.HasPrefix(l, label) {
+			lines[i] = fit(st.prompt.Render(label)+st.dim.Render(strings.TrimPrefix(l, label)), w)
+		} else {
+			lines[i] = fit(st.dim.Render(l), w)
 		}
 	}
-	return []string{
-		st.sep.Render(strings.Repeat("─", w)),
-		fit(st.prompt.Render("CORRECT "+id.Short())+st.dim.Render(" · a human decision: it reaches the live agent once and outranks the plan in every later brief · enter sends · esc cancels"), w),
-		fit(c.in.View(), w),
-	}
+	return lines
 }
 
 // panel is the question over the bottom of the body, w wide.

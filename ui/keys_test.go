@@ -127,7 +127,7 @@ func TestActionKeysSendCommands(t *testing.T) {
 // Every key that stops a session asks first, and n leaves it running.
 func TestDestructiveKeysAskFirst(t *testing.T) {
 	t.Parallel()
-	for _, k := range []string{"x", "p", "D"} {
+	for k, declined := range map[string]string{"x": "not expired: ", "p": "not parked: ", "D": "not cancelled: "} {
 		b := setup(t, everyState).size(80, 24).selectState(task.StateRunning)
 		b.press(k)
 		require.Equal(t, modeConfirm, b.m.mode, "%s asks first", k)
@@ -137,8 +137,13 @@ func TestDestructiveKeysAskFirst(t *testing.T) {
 		require.Contains(t, ansi.Strip(b.view()), "j does not answer", "a stray key says so")
 		b.press("n")
 		require.Empty(t, b.eng.sentCommands(), "n to %s sends nothing", k)
-		require.Contains(t, ansi.Strip(b.view()), "cancelled: not done")
+		tv, _ := b.m.selected()
+		require.Contains(t, ansi.Strip(b.view()), declined+tv.Task.ID.Short(), "n says what was left undone, and on which task")
 	}
+	// D on a merged task says there is nothing to cancel, and asks nothing.
+	b0 := setup(t, everyState).size(120, 40).selectState(task.StateCompleted).press("D")
+	require.Equal(t, modeNormal, b0.m.mode)
+	require.Contains(t, ansi.Strip(b0.view()), "nothing to cancel: ")
 	// On a task with no session, x says there is nothing to expire.
 	b := setup(t, everyState).size(120, 40).selectState(task.StateCompleted).press("x")
 	require.Equal(t, modeNormal, b.m.mode)

@@ -43,6 +43,15 @@ func TestHomeEndGGAndG(t *testing.T) {
 	// g alone: the grid toggles when the wait ends.
 	b.press("g")
 	require.False(t, b.m.grid)
+
+	// The grid shows no tabs: a tab key leaves it for that tab, and the
+	// Diff tab's enter browses a diff on the screen, not under the grid.
+	b.press("g")
+	require.True(t, b.m.grid)
+	b.press("5")
+	require.False(t, b.m.grid, "5 leaves the grid for the Diff tab")
+	require.Equal(t, tabDiff, b.m.tab)
+	require.NotContains(t, ansi.Strip(b.view()), "· GRID")
 }
 
 // / narrows the list as the operator types, enter keeps it, esc clears it;

@@ -158,7 +158,7 @@ func New(e coord.Engine, o Options) *Model {
 		st:     newStyles(),
 		tick:   tea.Tick,
 	}
-	m.panes = newPaneGrid(m.st, e.Pane)
+	m.panes = newPaneGrid(m.st, e.Pane, func() time.Time { return m.now() })
 	// The tabs read the console's clock, which tests may set after New.
 	m.tabs = newDetailTabs(m.st, func() time.Time { return m.now() })
 	m.keys = newKeyMap(o.LeaveFocusKey)

@@ -47,10 +47,11 @@ type paneGrid struct {
 	resizer   *resizer
 	paneCache map[task.ID]paneCacheEntry
 	scrollOff int // lines above the bottom in scroll mode
+	now       func() time.Time
 }
 
-func newPaneGrid(st styles, pane func(task.ID) (session.View, bool)) paneGrid {
-	return paneGrid{st: st, pane: pane, paneSizes: map[task.ID]paneSize{}, paneTook: map[task.ID]resizeDoneMsg{},
+func newPaneGrid(st styles, pane func(task.ID) (session.View, bool), now func() time.Time) paneGrid {
+	return paneGrid{st: st, pane: pane, now: now, paneSizes: map[task.ID]paneSize{}, paneTook: map[task.ID]resizeDoneMsg{},
 		resizer: newResizer(), paneCache: map[task.ID]paneCacheEntry{}}
 }
 
@@ -174,7 +175,16 @@ func (pg *paneGrid) live(tv coord.TaskView, ok bool, ls *coord.LastScreen, scrol
 		if ls != nil && h > 1 {
 			return lastScreenLines(pg.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session ended ("+sessionEnd(ls)+") on this screen"), ls, w, h)
 		}
-		return block([]string{pg.st.dim.Render(msg)}, w, h)
+		lines := []string{pg.st.dim.Render(msg)}
+		if f := limitFlag(tv, pg.now()); f != "" {
+			// The header cuts the flag to a line; here it is whole (a
+			// program to install, the reason it waits).
+			lines = append(lines, "")
+			for _, l := range wrap("⚑ "+ansiSafe(f), w) {
+				lines = append(lines, pg.st.warn.Render(l))
+			}
+		}
+		return block(lines, w, h)
 	}
 	if scrolling {
 		return pg.scroll(tv.Task.ID, w, h)

@@ -135,6 +135,7 @@ type footer struct {
 	ok      bool
 	spinner string
 	resume  bool // the new-task form resumes a task from a file
+	grid    bool // the pane grid shows: g goes back to the list
 	// task is the selected task (taskOK: there is one), whose state
 	// decides the hints that act on it.
 	task   coord.TaskView
@@ -144,7 +145,7 @@ type footer struct {
 // footer is the footer of this frame.
 func (m *Model) footer() footer {
 	f := footer{st: m.st, mode: m.mode, tab: m.tab, leaveKey: m.opt.LeaveFocusKey,
-		text: m.status, ok: m.statusOK, resume: m.form.resume}
+		text: m.status, ok: m.statusOK, resume: m.form.resume, grid: m.grid}
 	if m.pending > 0 && !m.opt.NoAnim {
 		f.spinner = spinFrames[m.spin%len(spinFrames)]
 	}
@@ -213,12 +214,26 @@ func (f footer) hints(w int) string {
 		// terminal (help and quit excepted).
 		// The selected task's own keys come early: they are what the
 		// operator most likely wants next.
-		first := []string{"j/k select", "enter focus"}
+		first := []string{"j/k select"}
+		if f.taskOK && isLive(f.task) {
+			// Offered only where it works: on a task with no live
+			// session it says "nothing to focus".
+			first = append(first, "enter focus")
+		}
 		if f.tab == tabDiff {
 			first = diffTabHints()
 		}
+		grid := "g grid"
+		if f.grid {
+			// The way back, early, so a narrow terminal keeps it.
+			first, grid = append(first, "g list"), ""
+		}
 		hints = append(first, taskHints(f.task, f.taskOK)...)
-		hints = append(hints, "c correct", "n new", "tab tabs", "g grid", "f filter", "? help", "q quit")
+		hints = append(hints, "c correct", "n new", "tab tabs")
+		if grid != "" {
+			hints = append(hints, grid)
+		}
+		hints = append(hints, "f filter", "? help", "q quit")
 	}
 	// Hints that do not fit give way from the middle: the last ones
 	// (help and quit in normal mode) always show, since help lists the
