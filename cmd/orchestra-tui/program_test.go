@@ -12,9 +12,10 @@ import (
 )
 
 // With no claude on PATH, add warns, naming the program and what to
-// install, and still adds the task; a headless run leases nothing, says
-// once that the task waits for claude, and charges no attempt. Not
-// parallel: it sets PATH, to one that holds git and nothing else.
+// install, and still adds the task; a headless run leases nothing, refuses
+// once (its verdict line says why the task waits for claude), and charges
+// no attempt. Not parallel: it sets PATH, to one that holds git and
+// nothing else.
 func TestAddAndRunWithTheHarnessProgramMissing(t *testing.T) {
 	git, err := exec.LookPath("git")
 	require.NoError(t, err)
@@ -31,7 +32,11 @@ func TestAddAndRunWithTheHarnessProgramMissing(t *testing.T) {
 	code, stdout, stderr = cli(t, "run", "--headless", "-C", root)
 	require.Equal(t, 1, code, "no green verdict: %s%s", stdout, stderr)
 	out := stdout + stderr
-	require.Equal(t, 1, strings.Count(out, `The program "claude" of harness claude is not on the PATH`), out)
+	// Said once as the refusal, and once more by the verdict line, which
+	// says why the task is held.
+	require.Equal(t, 1, strings.Count(out, "refusal:program-missing"), out)
+	require.Equal(t, 2, strings.Count(out, `The program "claude" of harness claude is not on the PATH`), out)
+	require.Contains(t, out, `⚑ Waiting for its program: The program "claude"`, out)
 	require.NotContains(t, out, "leased", out)
 
 	code, stdout, stderr = cli(t, "status", "-C", root, "--json")
