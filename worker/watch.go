@@ -143,6 +143,12 @@ func (r *Run) sampleLoop(ctx context.Context) {
 	var meter CPUMeter
 	var cpuAt, busyAt time.Time
 	limits := 0 // the limit messages the screen showed at the last sample
+	// limitScreen is the screen the limits were last counted on; none
+	// before the brief is in. A limit that showed while the brief was
+	// being typed (a CLI that took the brief, called its provider and
+	// was refused before the submit check gave up) is counted on the
+	// first sample after, though that screen never changes again.
+	limitScreen, limitCounted := "", false
 	for {
 		var ack chan struct{}
 		select {
@@ -191,8 +197,9 @@ func (r *Run) sampleLoop(ctx context.Context) {
 		if s.Advanced(prev) {
 			r.progressAt.Store(now.UnixNano())
 		}
-		if r.briefedAt.Load() != 0 && s.Screen != lastScreen && !r.finished.Load() {
+		if r.briefedAt.Load() != 0 && (!limitCounted || s.Screen != limitScreen) && !r.finished.Load() {
 			limits = r.noteLimit(limits, now)
+			limitScreen, limitCounted = s.Screen, true
 		}
 		if busy {
 			busyAt = now

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -196,5 +197,32 @@ func TestAStillScreenIsStuckAfterStuckAfter(t *testing.T) {
 		sr.sess.draw("thinking again")
 		unstuck, _ := sr.nextKind(t, Unstuck)
 		require.LessOrEqual(t, unstuck.At.Sub(stuck.At), time.Second, "seen on the next sample")
+	})
+}
+
+// A limit that shows while the brief is typed is reported, though the
+// screen never changes after: the CLI took the brief, called its
+// provider and was refused, and its empty prompt ("Resend your message")
+// made the submit check give up. Before, the limit was counted only on a
+// screen change after the brief, so the session sat out its stuck time
+// and lost its attempt (Claude Code 2.1, CI of 2026-12-02).
+func TestALimitShownWhileTheBriefIsTypedIsReported(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		sr := startStub(t, func(p *Params) {
+			p.StuckAfter = 3 * time.Minute
+			p.Spec.Limits = []session.LimitSign{{Kind: session.LimitRate, Match: `API Error: Request rejected \(429\)`}}
+		})
+		sr.sess.accept = func(text string) error {
+			sr.sess.draw("● API Error: Request rejected (429) · This request would exceed your account's rate limit.\n❯ Resend your message to try again")
+			time.Sleep(8 * time.Second) // the submit key's re-sends, sampled meanwhile
+			return task.Refuse(task.ReasonInputNotAccepted, "The screen still shows the input waiting.")
+		}
+		sr.Send(Input{Kind: InputBrief, Text: "the brief"})
+		limited, before := sr.nextKind(t, Limited)
+		require.Equal(t, session.LimitRate, limited.Limit.Kind)
+		for _, rep := range before {
+			require.NotEqual(t, Stuck, rep.Kind, "the limit is seen on the sample after the brief, not after the stuck time")
+		}
 	})
 }
