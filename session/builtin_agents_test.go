@@ -144,6 +144,8 @@ func TestClaudeQueuedPattern(t *testing.T) {
 			rule + "❯\u00a0Press up to edit queued messages\n" + rule + footer, true},
 		{"2.1.197, the correction queued", "✻ Photosynthesizing… (9s · ↓ 43 tokens)\n\n\n  ❯ HUMAN DECISION (overrides the plan): Keep it.\n" +
 			rule + "❯\u00a0Press up to edit queued messages\n" + rule + footer, true},
+		{"2.1.332, the brief taken and refused with a 429", "● API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again\n  later.\n\n" +
+			rule + "❯\u00a0Resend your message to try again\n" + rule + "  ⏵⏵ accept edits on (shift+tab to cycle)\n", true},
 		{"a correction still in the box", "✢ Undulating…\n\n" + rule + "❯\u00a0HUMAN DECISION (overrides the plan): Keep it.\n" + rule + footer, false},
 	} {
 		require.True(t, pending.MatchString(c.screen), c.name)

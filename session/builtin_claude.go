@@ -19,9 +19,13 @@ var claudeSetEnv = map[string]string{
 // the lower rule.
 const claudePending = `(?m)^─{3,}[^\n]*\n❯[ \x{a0}](?:[^\s\x{a0}T]|T[^r\n]|Tr[^y\n]|Try[^ \n])[^\n]*\n(?:  [^\n]*\n)*─{3,}`
 
-// claudeQueued matches Claude Code's prompt box showing its hint for
-// queued messages: the box is empty, what was typed waits in its queue.
-const claudeQueued = `(?m)^❯[ \x{a0}]Press up to edit queued messages`
+// claudeQueued matches Claude Code's prompt box showing one of its hints
+// in an empty box, so the input was taken: for queued messages (what was
+// typed waits in its queue), and after an API error ("Resend your message
+// to try again", "Once fixed, resend your message": 2.1.332's hints; the
+// CLI took the brief, called its provider and was refused, and the submit
+// key re-sent into that box would only resend a refused turn).
+const claudeQueued = `(?m)^❯[ \x{a0}](?:Press up to edit queued messages|Resend your message to try again|Once fixed, resend your message)`
 
 // claudeDialogs are the screens Claude Code stops at before its prompt,
 // each matched on text found in 2.1.332's own binary; the API key and the
