@@ -199,7 +199,7 @@ func (cl *Client) read() {
 			cl.fan.Event(ev)
 		case opPane:
 			var p paneFrame
-			if p, err = readPane(f.Body); err != nil {
+			if err = wire.ReadBody(f.Body, &p); err != nil {
 				return
 			}
 			cl.paneFrame(p)

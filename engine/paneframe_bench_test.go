@@ -85,7 +85,7 @@ func (p *framePath) push(b testing.TB) {
 		f = p.w.delta(f)
 	}
 	var err error
-	p.buf, err = pushPane(p.enc, &f, p.buf)
+	p.buf, err = p.enc.PushBody(opPane, &f, p.buf)
 	require.NoError(b, err)
 	p.wireBytes += int64(p.out.Len())
 }
@@ -95,8 +95,8 @@ func (p *framePath) push(b testing.TB) {
 func (p *framePath) take(b testing.TB) {
 	fr, err := p.dec.Recv()
 	require.NoError(b, err)
-	pf, err := readPane(fr.Body)
-	require.NoError(b, err)
+	var pf paneFrame
+	require.NoError(b, wire.ReadBody(fr.Body, &pf))
 	p.cl.paneFrame(pf)
 	v, _ := p.cl.Pane(benchPane)
 	p.rows = v.(session.RowWriter).AppendRows(p.rows[:0], 0, benchRows, benchCols)

@@ -286,7 +286,7 @@ func (w *watcher) flushPanes() error {
 			f = w.delta(f)
 		}
 		var err error
-		if w.buf, err = pushPane(w.c, &f, w.buf); err != nil {
+		if w.buf, err = w.c.PushBody(opPane, &f, w.buf); err != nil {
 			return err
 		}
 	}

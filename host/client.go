@@ -145,7 +145,8 @@ func (cl *Client) read() {
 			cl.calls.Reply(f)
 		case opChanged:
 			if cl.push {
-				if r, err := readRowsReply(f.Body); err == nil {
+				var r rowsReply
+				if wire.ReadBody(f.Body, &r) == nil {
 					cl.view.pushed(r)
 				}
 				cl.signal()
@@ -492,8 +493,8 @@ func (v *view) freshRows(ctx context.Context, wantText bool) error {
 		if err != nil {
 			return err
 		}
-		r, err := readRowsReply(b)
-		if err != nil {
+		var r rowsReply
+		if err := wire.ReadBody(b, &r); err != nil {
 			return err
 		}
 		lines, ok := applyRows(v.lines, r)

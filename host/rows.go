@@ -78,7 +78,7 @@ type rowSender struct {
 	seq   uint64
 	lines []string
 	cache session.RowCache
-	buf   []byte // the last push's body, reused
+	buf   []byte // the last push's message, reused
 }
 
 // reply reads v's screen and answers q. The version is read first: if the
@@ -107,13 +107,9 @@ func (rs *rowSender) push(c *wire.Conn, v session.View, text, whole bool) (uint6
 		q.Have = 0
 	}
 	r := rs.replyLocked(v, q, true)
-	rs.buf = rs.buf[:0]
-	b, err := appendRowsReply(rs.buf, &r)
-	if err != nil {
-		return r.Version, err
-	}
-	rs.buf = b
-	return r.Version, c.PushRaw(opChanged, 0, b)
+	var err error
+	rs.buf, err = c.PushBody(opChanged, &r, rs.buf)
+	return r.Version, err
 }
 
 // replyLocked answers q, with a shift when shift (pushed rows).

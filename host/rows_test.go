@@ -141,8 +141,8 @@ func TestOnlyPushedRowsCarryAShift(t *testing.T) {
 		if err != nil {
 			break
 		}
-		r, err := readRowsReply(f.Body)
-		require.NoError(t, err)
+		var r rowsReply
+		require.NoError(t, wire.ReadBody(f.Body, &r))
 		pushes = append(pushes, r)
 	}
 	require.Len(t, pushes, 2)
