@@ -44,8 +44,8 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, rep worker.Repo
 		detail := "Sealing " + task.ArtifactPath(r.phase) + ": " + err.Error()
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
 		r.addError(reason.Sentence() + " " + detail)
-		c.stopThen(ctx, r, store.SessionKilled, detail, func() {
-			c.requeue(ctx, r, reason, detail, true)
+		c.life.stopThen(ctx, r, store.SessionKilled, detail, func() {
+			c.life.requeue(ctx, r, reason, detail, true)
 		})
 		return
 	}
@@ -57,7 +57,7 @@ func (c *Coordinator) phaseFinished(ctx context.Context, r *run, rep worker.Repo
 	if rep.AfterExit {
 		ended = fmt.Sprintf("Phase %s finished; its artifact was sealed. The agent had exited with code %d after writing it.", r.phase, rep.ExitCode)
 	}
-	c.stopThen(ctx, r, store.SessionExited, ended, func() {
+	c.life.stopThen(ctx, r, store.SessionExited, ended, func() {
 		if !gate {
 			c.advance(ctx, r, next)
 			return
@@ -75,7 +75,7 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 		// command is not run, and the refusal is no fault of the agent's.
 		ref := signatureRefusal(err)
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, ref.Reason, ref.Detail))
-		c.requeue(ctx, r, ref.Reason, ref.Error(), false)
+		c.life.requeue(ctx, r, ref.Reason, ref.Error(), false)
 		return
 	}
 	c.recordFor(ctx, r.token, c.event(r.taskID, r.sessionID, task.EvVerifyStarted, "Verify gate: running "+task.PlainLine(t.Verify)))
@@ -120,7 +120,7 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 				return
 			}
 			if r.phase == task.PhaseReview && reviewAsksChanges(artifact) && t.Pipeline.Has(task.PhaseImplement) {
-				c.deadEnd(ctx, r, "Review asked for changes: "+reviewIssues(artifact))
+				c.life.deadEnd(ctx, r, "Review asked for changes: "+reviewIssues(artifact))
 				c.backTo(ctx, r, task.PhaseImplement, "the review asked for changes")
 				return
 			}
@@ -137,13 +137,13 @@ func (c *Coordinator) runGate(ctx context.Context, r *run, artifact []byte, next
 // gateFailed records the dead end and sends the task back: a failing review
 // gate goes back to implement; a failing implement gate retries implement.
 func (c *Coordinator) gateFailed(ctx context.Context, r *run, v verify.Verdict) {
-	c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s left the tests failing: %s", r.attempt, r.phase, v.Line()))
+	c.life.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s left the tests failing: %s", r.attempt, r.phase, v.Line()))
 	t := c.tasks[r.taskID]
 	if r.phase == task.PhaseReview && t.Pipeline.Has(task.PhaseImplement) {
 		c.backTo(ctx, r, task.PhaseImplement, "the verify gate failed at review")
 		return
 	}
-	c.requeue(ctx, r, task.ReasonVerifyFailing, v.Line(), true)
+	c.life.requeue(ctx, r, task.ReasonVerifyFailing, v.Line(), true)
 }
 
 // recordVerdict stores a verdict and its event and keeps it for the UI. A
@@ -188,7 +188,7 @@ func (c *Coordinator) recordVerdict(ctx context.Context, id task.ID, sessionID s
 func (c *Coordinator) advance(ctx context.Context, r *run, next task.Phase) {
 	c.pushPhase(ctx, r, func() {
 		ev := c.event(r.taskID, r.sessionID, task.EvPhaseAdvanced, fmt.Sprintf("Phase %s accepted; next: %s.", r.phase, next))
-		c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+		c.life.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
 			n.Phase, n.Attempt, n.Reason = next, 0, ""
 		}, ev)
 	})
@@ -198,7 +198,7 @@ func (c *Coordinator) advance(ctx context.Context, r *run, next task.Phase) {
 func (c *Coordinator) backTo(ctx context.Context, r *run, p task.Phase, why string) {
 	ev := c.event(r.taskID, r.sessionID, task.EvTaskRequeued, fmt.Sprintf("Back to phase %s: %s.", p, why))
 	ev.Reason = task.ReasonVerifyFailing
-	c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+	c.life.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
 		n.Phase, n.Attempt, n.Reason = p, 0, why
 	}, ev)
 }
@@ -228,7 +228,7 @@ func (c *Coordinator) finalize(ctx context.Context, r *run, v verify.Verdict) {
 			delete(c.gating, r.taskID)
 			if err != nil {
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonCommitFailed, err.Error()))
-				c.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
+				c.life.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
 				return
 			}
 			text := "Verify gate green; waiting for human approval. " + v.Line()
@@ -239,7 +239,7 @@ func (c *Coordinator) finalize(ctx context.Context, r *run, v verify.Verdict) {
 			// task waits for a human (travel.go).
 			c.pushPhase(ctx, r, func() {
 				ev := c.event(r.taskID, r.sessionID, task.EvTaskAwaiting, text)
-				c.move(ctx, r.taskID, r.token, task.ActAwait, nil, ev)
+				c.life.move(ctx, r.taskID, r.token, task.ActAwait, nil, ev)
 			})
 		}
 	})
@@ -275,6 +275,6 @@ func worktreeReplaced(ctx context.Context, c *Coordinator, r *run, err error) {
 	delete(c.gating, r.taskID)
 	text := fmt.Sprintf("Session %s's phase %s ends: %v. Nothing was run or committed there.", short(r.sessionID), r.phase, err)
 	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonWorktreeFailed, text))
-	c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s: %v", r.attempt, r.phase, err))
-	c.requeue(ctx, r, task.ReasonWorktreeFailed, text, true)
+	c.life.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s: %v", r.attempt, r.phase, err))
+	c.life.requeue(ctx, r, task.ReasonWorktreeFailed, text, true)
 }

@@ -155,7 +155,7 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		res.Message = "parked; unpark to queue it again"
 	case CmdUnpark:
 		unparkedFromBudget(c, t)
-		if !c.move(ctx, id, 0, task.ActUnpark, func(n *task.Task) { n.Reason = "" }, c.event(id, "", task.EvTaskUnparked, "Unparked by "+authorOf(cmd)+".")) {
+		if !c.life.move(ctx, id, 0, task.ActUnpark, func(n *task.Task) { n.Reason = "" }, c.event(id, "", task.EvTaskUnparked, "Unparked by "+authorOf(cmd)+".")) {
 			return cmdReply{err: fmt.Errorf("cannot unpark task %s: it is %s", id.Short(), t.State)}
 		}
 		res.Message = "unparked; queued"
@@ -192,14 +192,14 @@ func (c *Coordinator) stopAndMove(ctx context.Context, t task.Task, r *run, a ta
 		edit = func(n *task.Task) { n.Attempt-- }
 		text += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
 	}
-	if !c.move(ctx, t.ID, token, a, edit, c.event(t.ID, sessionID, kind, text)) {
+	if !c.life.move(ctx, t.ID, token, a, edit, c.event(t.ID, sessionID, kind, text)) {
 		return false
 	}
 	// A verify gate still running belongs to the session just ended: its
 	// result must not move the task when it comes back.
 	delete(c.gating, t.ID)
 	if r != nil && !r.stopping {
-		c.stopThen(ctx, r, store.SessionKilled, text, nil)
+		c.life.stopThen(ctx, r, store.SessionKilled, text, nil)
 	}
 	return true
 }

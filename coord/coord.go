@@ -135,6 +135,8 @@ type Coordinator struct {
 	// forks is the trained-bases service: the registry, the bases the
 	// snapshot shows, keep-warm (bases.go).
 	forks *forkService
+	// life moves tasks and ends runs (lifecycle.go).
+	life *lifecycle
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -290,6 +292,7 @@ func New(p Params) (*Coordinator, error) {
 	}
 	c.usage = newUsage(c)
 	c.sd = newStepDown(c)
+	c.life = newLifecycle(c)
 	c.forks = newForks(c)
 	c.disk = newDisk(c)
 	key, err := loadSigner(cfg.Fleet.Key)
@@ -706,7 +709,7 @@ func (c *Coordinator) shutdown() {
 		if r.w == nil {
 			continue
 		}
-		base := c.continuityBase(r, why)
+		base := c.life.continuityBase(r, why)
 		wg.Add(1)
 		go func(r *run) {
 			defer wg.Done()
@@ -720,7 +723,7 @@ func (c *Coordinator) shutdown() {
 					return
 				}
 			}
-			cont := c.captureContinuity(r, base)
+			cont := c.life.captureContinuity(r, base)
 			mu.Lock()
 			conts[r] = &cont
 			mu.Unlock()
@@ -753,9 +756,9 @@ func (c *Coordinator) shutdown() {
 		if r.w != nil {
 			code = r.w.ExitCode()
 		}
-		c.endRunWith(ctx, r, store.SessionKilled, code, conts[r], why)
+		c.life.endRunWith(ctx, r, store.SessionKilled, code, conts[r], why)
 		if c.tasks[r.taskID].State.Live() {
-			c.requeue(ctx, r, task.ReasonLeaseOrphaned, "The console stopped; the task will relaunch on the next start.", false)
+			c.life.requeue(ctx, r, task.ReasonLeaseOrphaned, "The console stopped; the task will relaunch on the next start.", false)
 		}
 	}
 	c.settle()

@@ -63,5 +63,5 @@ func (c *Coordinator) recordFingerprint(ctx context.Context, r *run, lp launchPr
 	if lp.launch.Hash == "" {
 		return
 	}
-	c.updateSession(ctx, r, func(s *store.Session) { s.Fingerprint = lp.launch.JSON() })
+	c.life.updateSession(ctx, r, func(s *store.Session) { s.Fingerprint = lp.launch.JSON() })
 }

@@ -214,7 +214,7 @@ func (c *Coordinator) retry(ctx context.Context, t task.Task, cmd Command) cmdRe
 		return cmdReply{err: fmt.Errorf("retry task %s: %w", t.ID.Short(), err)}
 	}
 	ev := c.event(t.ID, "", task.EvTaskRetried, retryText(t, authorOf(cmd), c.cfg.Lease.MaxAttempts, len(des)))
-	if !c.move(ctx, t.ID, 0, task.ActRetry, retryEdit, ev) {
+	if !c.life.move(ctx, t.ID, 0, task.ActRetry, retryEdit, ev) {
 		return cmdReply{err: fmt.Errorf("cannot retry task %s: it is %s", t.ID.Short(), c.tasks[t.ID].State)}
 	}
 	return cmdReply{res: Result{TaskID: t.ID, Message: fmt.Sprintf("queued again for phase %s with a fresh attempt budget", t.Phase)}}
@@ -243,7 +243,7 @@ func (c *Coordinator) approve(ctx context.Context, t task.Task, cmd Command) cmd
 			}
 			sentence := info.Sentence(id)
 			ev := c.event(id, "", task.EvTaskCompleted, "Approved by "+authorOf(cmd)+". "+sentence)
-			if !c.move(ctx, id, 0, task.ActApprove, nil, ev) {
+			if !c.life.move(ctx, id, 0, task.ActApprove, nil, ev) {
 				later <- cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), c.tasks[id].State)}
 				return
 			}
@@ -295,7 +295,7 @@ func (c *Coordinator) merge(ctx context.Context, t task.Task) cmdReply {
 			}
 			// The task says it is merged now; recorded as an event
 			// only when something else moved it meanwhile.
-			if c.tasks[t.ID].State != task.StateCompleted || !c.move(ctx, t.ID, 0, task.ActLand, nil, ev) {
+			if c.tasks[t.ID].State != task.StateCompleted || !c.life.move(ctx, t.ID, 0, task.ActLand, nil, ev) {
 				c.record(ctx, ev)
 			}
 			later <- cmdReply{res: Result{TaskID: t.ID, Message: ev.Text}}

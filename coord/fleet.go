@@ -158,7 +158,7 @@ func (c *Coordinator) rereadTask(ctx context.Context, id task.ID) {
 			// An operator parked or cancelled the task through another
 			// engine: that engine moved it and cannot stop this session.
 			why := fmt.Sprintf("The task was %s through another engine; this engine's session is stopped.", t.State)
-			c.stopThen(ctx, r, store.SessionKilled, why, func() { c.reloadTask(ctx, id) })
+			c.life.stopThen(ctx, r, store.SessionKilled, why, func() { c.life.reloadTask(ctx, id) })
 		}
 		return
 	}
@@ -216,8 +216,8 @@ func (c *Coordinator) fencedOut(ctx context.Context, r *run, token int64) {
 	}
 	why := fmt.Sprintf("Another engine took the task over (lease token %d replaced %d); this engine's session is stopped and writes nothing more.", token, r.token)
 	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, why))
-	c.stopThen(ctx, r, store.SessionKilled, why, func() {
-		c.reloadTask(ctx, r.taskID)
+	c.life.stopThen(ctx, r, store.SessionKilled, why, func() {
+		c.life.reloadTask(ctx, r.taskID)
 		c.foreign[r.taskID] = true
 	})
 }
@@ -261,7 +261,7 @@ func (c *Coordinator) rescue(ctx context.Context) {
 		why := holderGone(l.Holder, engines, c.fleet.host, c.fleet.root, now, c.fleet.ttl)
 		err = c.orphanWhy(ctx, t, l.Token, why)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotFound) {
-			c.reloadTask(ctx, t.ID) // another engine rescued it first
+			c.life.reloadTask(ctx, t.ID) // another engine rescued it first
 			continue
 		}
 		if err != nil {

@@ -101,11 +101,11 @@ func (c *Coordinator) expire(ctx context.Context, r *run, reason task.Reason, te
 	ev.Reason = reason
 	c.record(ctx, ev)
 	r.addError(reason.Sentence())
-	c.stopThen(ctx, r, store.SessionKilled, reason.Sentence(), func() {
+	c.life.stopThen(ctx, r, store.SessionKilled, reason.Sentence(), func() {
 		if reason == task.ReasonLeaseExpired {
-			c.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s made no progress and lost its lease (%s).", r.attempt, r.phase, text))
+			c.life.deadEnd(ctx, r, fmt.Sprintf("Attempt %d of %s made no progress and lost its lease (%s).", r.attempt, r.phase, text))
 		}
-		c.requeue(ctx, r, reason, reason.Sentence(), reason == task.ReasonLeaseExpired)
+		c.life.requeue(ctx, r, reason, reason.Sentence(), reason == task.ReasonLeaseExpired)
 	})
 }
 

@@ -250,9 +250,9 @@ func limitExit(ctx context.Context, c *Coordinator, r *run, code int) bool {
 	r.stopping = true
 	detail := fmt.Sprintf("Session %s exited with code %d while waiting for its provider's %s; the phase runs again after the reset with its continuity, and the attempt is not charged.",
 		short(r.sessionID), code, h.kind)
-	cont := c.captureContinuity(r, c.continuityBase(r, detail))
-	c.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
-	c.requeue(ctx, r, task.ReasonProviderLimit, detail, false)
+	cont := c.life.captureContinuity(r, c.life.continuityBase(r, detail))
+	c.life.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
+	c.life.requeue(ctx, r, task.ReasonProviderLimit, detail, false)
 	return true
 }
 
@@ -269,7 +269,7 @@ func handoffOnLimit(ctx context.Context, c *Coordinator, r *run, to string, h *l
 	ev := c.event(r.taskID, r.sessionID, task.EvSessionLimited, detail)
 	ev.Reason = task.ReasonProviderLimit
 	c.record(ctx, ev)
-	c.stopThen(ctx, r, store.SessionKilled, detail, func() {
+	c.life.stopThen(ctx, r, store.SessionKilled, detail, func() {
 		t := c.tasks[r.taskID]
 		if !t.State.Live() {
 			return
@@ -277,7 +277,7 @@ func handoffOnLimit(ctx context.Context, c *Coordinator, r *run, to string, h *l
 		rq := c.event(r.taskID, r.sessionID, task.EvTaskRequeued,
 			fmt.Sprintf("Requeued for phase %s on harness %s after attempt %d: %s", t.Phase, to, t.Attempt, detail))
 		rq.Reason = task.ReasonProviderLimit
-		c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+		c.life.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
 			n.Reason = string(task.ReasonProviderLimit)
 			if n.Attempt > 0 {
 				n.Attempt--

@@ -84,6 +84,6 @@ func tasksOf(c *Coordinator) tasksView {
 	return tasksView{
 		get:  func(id task.ID) task.Task { return c.tasks[id] },
 		ids:  c.ids,
-		move: c.move,
+		move: c.life.move,
 	}
 }

@@ -102,7 +102,7 @@ func (c *Coordinator) place(ctx context.Context) (changed bool) {
 			continue // every suitable slot is busy
 		}
 		if t.Attempt+1 > c.cfg.Lease.MaxAttempts {
-			c.fail(ctx, t, 0, task.ReasonAttemptsExhausted,
+			c.life.fail(ctx, t, 0, task.ReasonAttemptsExhausted,
 				fmt.Sprintf("Phase %s ran %d times without finishing.", t.Phase, t.Attempt))
 			changed = true
 			continue
@@ -215,7 +215,7 @@ func (c *Coordinator) claim(ctx context.Context, cands []task.ID, s *slot) (task
 	}
 	if err != nil {
 		c.record(ctx, c.refusalEvent(cands[0], "", task.ReasonIllegalTransition, "Lease grant failed: "+err.Error()))
-		c.reloadTask(ctx, cands[0])
+		c.life.reloadTask(ctx, cands[0])
 		return "", false
 	}
 	t := res.Task
@@ -387,13 +387,13 @@ func (c *Coordinator) launchFailed(ctx context.Context, r *run, err error) {
 	}
 	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, ref.Reason, detail))
 	r.addError(ref.Error())
-	c.endRun(ctx, r, store.SessionKilled, ref.Error())
-	c.requeue(ctx, r, ref.Reason, ref.Error(), !infra)
+	c.life.endRun(ctx, r, store.SessionKilled, ref.Error())
+	c.life.requeue(ctx, r, ref.Reason, ref.Error(), !infra)
 }
 
-func (c *Coordinator) reloadTask(ctx context.Context, id task.ID) {
-	if t, err := c.st.TaskGet(ctx, id); err == nil {
-		c.tasks[id] = t
+func (lc *lifecycle) reloadTask(ctx context.Context, id task.ID) {
+	if t, err := lc.st.TaskGet(ctx, id); err == nil {
+		lc.tasks[id] = t
 	}
 }
 

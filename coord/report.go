@@ -61,8 +61,8 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		r.stopping = true
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason, rep.Refusal.Detail))
 		r.addError(rep.Refusal.Error())
-		c.stopThen(ctx, r, store.SessionKilled, rep.Refusal.Error(), func() {
-			c.requeue(ctx, r, rep.Refusal.Reason, rep.Refusal.Error(), true)
+		c.life.stopThen(ctx, r, store.SessionKilled, rep.Refusal.Error(), func() {
+			c.life.requeue(ctx, r, rep.Refusal.Reason, rep.Refusal.Error(), true)
 		})
 	case worker.InputDelivered:
 		switch rep.Input {
@@ -127,7 +127,7 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 		// Delivered at launch (as an argument or the brief file); the
 		// session already has it.
 		r.briefed = true
-		c.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
+		c.life.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
 		how := "as its last argument"
 		if r.spec.Delivery == session.DeliveryFile {
 			how = "in " + task.BriefPath
@@ -160,13 +160,13 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 				for _, in := range held {
 					in.Done <- fmt.Errorf("the brief could not be rendered: %w", err)
 				}
-				c.stopThen(ctx, r, store.SessionKilled, detail, func() {
-					c.requeue(ctx, r, task.ReasonDeliveryFailed, detail, true)
+				c.life.stopThen(ctx, r, store.SessionKilled, detail, func() {
+					c.life.requeue(ctx, r, task.ReasonDeliveryFailed, detail, true)
 				})
 				return
 			}
 			r.brief = text
-			c.updateSession(ctx, r, func(s *store.Session) { s.Brief = text })
+			c.life.updateSession(ctx, r, func(s *store.Session) { s.Brief = text })
 			w.Send(worker.Input{Kind: worker.InputBrief, Text: text})
 			inBrief := map[string]bool{}
 			for _, id := range ids {
@@ -191,7 +191,7 @@ func (c *Coordinator) confirm(ctx context.Context, r *run, text string) bool {
 	res, err := c.st.TaskTransition(ctx, store.Confirm(r.taskID, r.token, c.now(), ev))
 	if err != nil {
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, err.Error()))
-		c.reloadTask(ctx, r.taskID)
+		c.life.reloadTask(ctx, r.taskID)
 		return false
 	}
 	c.tasks[r.taskID] = res.Task
@@ -202,7 +202,7 @@ func (c *Coordinator) confirm(ctx context.Context, r *run, text string) bool {
 	// the lease held it, launchingRenewal), and a session confirmed just
 	// before its lease ran out must not lose it before its first step.
 	c.rebaseLease(ctx, r)
-	c.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
+	c.life.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
 	return true
 }
 
@@ -216,14 +216,14 @@ func (c *Coordinator) confirmBySeal(ctx context.Context, r *run) bool {
 	if c.confirm(ctx, r, fmt.Sprintf("Session %s is confirmed by its artifact: it finished phase %s before its ready marker settled.", short(r.sessionID), r.phase)) {
 		if r.brief != "" {
 			r.briefed = true
-			c.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
+			c.life.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
 		}
 		return true
 	}
 	detail := fmt.Sprintf("Session %s finished phase %s, but its confirmation could not be recorded.", short(r.sessionID), r.phase)
 	r.addError(detail)
-	c.stopThen(ctx, r, store.SessionKilled, detail, func() {
-		c.requeue(ctx, r, task.ReasonStaleLeaseToken, detail, true)
+	c.life.stopThen(ctx, r, store.SessionKilled, detail, func() {
+		c.life.requeue(ctx, r, task.ReasonStaleLeaseToken, detail, true)
 	})
 	return false
 }
@@ -257,34 +257,34 @@ func (c *Coordinator) exited(ctx context.Context, r *run, code int, why *task.Re
 		d := c.infraRetry.fail(r.taskID, c.now())
 		detail += fmt.Sprintf(" Relaunched in %s with no attempt counted.", d)
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
-		cont := c.captureContinuity(r, c.continuityBase(r, detail))
-		c.endRunWith(ctx, r, store.SessionKilled, code, &cont, detail)
-		c.requeue(ctx, r, reason, detail, false)
+		cont := c.life.captureContinuity(r, c.life.continuityBase(r, detail))
+		c.life.endRunWith(ctx, r, store.SessionKilled, code, &cont, detail)
+		c.life.requeue(ctx, r, reason, detail, false)
 		return
 	}
 	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
 	r.addError(detail)
-	cont := c.captureContinuity(r, c.continuityBase(r, detail))
-	c.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
-	c.deadEnd(ctx, r, dead)
-	c.requeue(ctx, r, reason, detail, true)
+	cont := c.life.captureContinuity(r, c.life.continuityBase(r, detail))
+	c.life.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
+	c.life.deadEnd(ctx, r, dead)
+	c.life.requeue(ctx, r, reason, detail, true)
 }
 
-func (c *Coordinator) updateSession(ctx context.Context, r *run, f func(*store.Session)) {
-	again := func() { c.updateSession(ctx, r, f) }
-	s, err := c.st.SessionGet(ctx, r.sessionID)
+func (lc *lifecycle) updateSession(ctx context.Context, r *run, f func(*store.Session)) {
+	again := func() { lc.updateSession(ctx, r, f) }
+	s, err := lc.st.SessionGet(ctx, r.sessionID)
 	if err != nil {
 		if !errors.Is(err, store.ErrNotFound) {
-			holdSessionWrite(c, err, again)
+			lc.holdWrite(err, again)
 		}
 		return
 	}
 	f(&s)
 	s.Fence = r.token
-	if err := c.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
+	if err := lc.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
 		return // another engine holds the task: its rescue marked the row
-	} else if err != nil && !holdSessionWrite(c, err, again) {
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
+	} else if err != nil && !lc.holdWrite(err, again) {
+		lc.loop.record(ctx, lc.loop.refusal(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
 	}
 }
 

@@ -105,3 +105,12 @@ func newNotifier(c *Coordinator) notifier {
 func newReviews(c *Coordinator) reviews {
 	return reviews{loop: loopOf(c), tasks: tasksOf(c), st: c.st, publish: c.hub.event}
 }
+
+// newLifecycle builds the run lifecycle (lifecycle.go).
+func newLifecycle(c *Coordinator) *lifecycle {
+	return &lifecycle{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, stopGrace: c.p.StopGrace, hub: &c.hub, usage: c.usage,
+		tasks: c.tasks, runs: c.runs, verdicts: c.verdicts, live: &c.live,
+		holdWrite: func(err error, again func()) bool { return holdSessionWrite(c, err, again) },
+	}
+}

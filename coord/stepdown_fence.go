@@ -50,7 +50,7 @@ func (c *Coordinator) staleVerdict(ctx context.Context, id task.ID, sessionID st
 	why := fmt.Sprintf("The verify gate's verdict (%s) under lease token %d was refused: another engine holds the task now, so this engine records nothing of it and moves nothing (%v).",
 		v.Line(), token, err)
 	c.record(ctx, c.refusalEvent(id, sessionID, task.ReasonStaleLeaseToken, why))
-	c.reloadTask(ctx, id)
+	c.life.reloadTask(ctx, id)
 	if c.tasks[id].State.Live() {
 		c.foreign[id] = true
 	}

@@ -111,7 +111,7 @@ func (c *Coordinator) checkStranded(ctx context.Context) {
 		ev := c.event(id, "", task.EvTaskRequeued,
 			fmt.Sprintf("Requeued: the task was %s with no session and no verify gate behind it.", t.State))
 		ev.Reason = task.ReasonLeaseOrphaned
-		if !c.move(ctx, id, token, task.ActRequeue, func(n *task.Task) {
+		if !c.life.move(ctx, id, token, task.ActRequeue, func(n *task.Task) {
 			n.Reason = string(task.ReasonLeaseOrphaned)
 			if n.Attempt > 0 {
 				n.Attempt-- // the console lost it, not the agent

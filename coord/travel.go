@@ -90,7 +90,7 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 					why = fmt.Sprintf("Phase %s's commit %s was not pushed: %v; another engine holds the task.", r.phase, repo.Abbrev(sha), pushErr)
 				}
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, why))
-				c.reloadTask(ctx, r.taskID)
+				c.life.reloadTask(ctx, r.taskID)
 				if c.tasks[r.taskID].State.Live() {
 					c.foreign[r.taskID] = true
 				}
@@ -101,7 +101,7 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 			}
 			if err != nil {
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonCommitFailed, err.Error()))
-				c.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
+				c.life.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
 				return
 			}
 			if pushErr != nil {
