@@ -114,7 +114,7 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		if r == nil || r.w == nil || !r.confirmed {
 			return cmdReply{err: fmt.Errorf("task %s has no live, confirmed session to resubmit", id.Short())}
 		}
-		c.resubmit(ctx, r, authorOf(cmd))
+		c.leases.resubmit(ctx, r, authorOf(cmd))
 		res.SessionID, res.Message = r.sessionID, "resubmitted session "+short(r.sessionID)
 	case CmdExtend:
 		if r == nil {
@@ -141,7 +141,7 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 		case r == nil:
 			return cmdReply{err: fmt.Errorf("task %s holds no lease to expire: it is %s", id.Short(), t.State)}
 		}
-		c.expire(ctx, r, task.ReasonLeaseExpiredByHand, "Expired by "+authorOf(cmd)+".")
+		c.leases.expire(ctx, r, task.ReasonLeaseExpiredByHand, "Expired by "+authorOf(cmd)+".")
 		res.Message = "lease expired; the task is requeued"
 	case CmdCancel:
 		if !c.stopAndMove(ctx, t, r, task.ActCancel, task.EvTaskCancelled, "Cancelled by "+authorOf(cmd)+".") {

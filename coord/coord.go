@@ -137,6 +137,8 @@ type Coordinator struct {
 	forks *forkService
 	// life moves tasks and ends runs (lifecycle.go).
 	life *lifecycle
+	// leases keeps the runs' leases (leases.go).
+	leases *leaseService
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -293,6 +295,7 @@ func New(p Params) (*Coordinator, error) {
 	c.usage = newUsage(c)
 	c.sd = newStepDown(c)
 	c.life = newLifecycle(c)
+	c.leases = newLeases(c)
 	c.forks = newForks(c)
 	c.disk = newDisk(c)
 	key, err := loadSigner(cfg.Fleet.Key)
@@ -458,7 +461,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			if c.quietTick(work) {
 				continue
 			}
-			c.tickLeases(work)
+			c.leases.tickLeases(work)
 		}
 		if c.sd.checkTrust(work) {
 			c.publish()

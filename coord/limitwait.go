@@ -196,7 +196,7 @@ func resumeAtReset(ctx context.Context, c *Coordinator, r *run) {
 			h.until.Format(time.TimeOnly), resumeWhat(r.spec), short(r.sessionID))
 	}
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionLimitReset, text))
-	c.rebaseLease(ctx, r)
+	c.leases.rebaseLease(ctx, r)
 }
 
 // limitGone ends the wait of a session whose CLI retries by itself once
@@ -213,7 +213,7 @@ func limitGone(ctx context.Context, c *Coordinator, r *run) {
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionLimitReset,
 		fmt.Sprintf("Session %s retries by itself, and its retry went through (its %s message is gone); the session goes on, and nothing is typed.",
 			short(r.sessionID), h.kind)))
-	c.rebaseLease(ctx, r)
+	c.leases.rebaseLease(ctx, r)
 }
 
 // resumeWhat says what resumeAtReset types for spec.

@@ -295,7 +295,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 			c.sizes.goLive(&c.live, next.ID, w)
 			watchPane(&c.hub, r)
 			r.launched = c.now()
-			c.rebaseLease(ctx, r)
+			c.leases.rebaseLease(ctx, r)
 			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
 				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
 					short(r.sessionID), h, w.Pid(), r.phase, r.attempt, fp.note()))
@@ -438,14 +438,14 @@ func launchedData(w worker.Handle) json.RawMessage {
 // work, so the baseline is taken after it (the worker stores a sample
 // holding the echo before it reports the delivery), and an agent that
 // never prints anything loses its lease one lease length after its brief.
-func (c *Coordinator) rebaseLease(ctx context.Context, r *run) {
-	now := c.now()
+func (ls *leaseService) rebaseLease(ctx context.Context, r *run) {
+	now := ls.loop.now()
 	l := r.lease
-	l.Deadline = now.Add(c.policy.Length)
+	l.Deadline = now.Add(ls.policy.Length)
 	l.Baseline = r.w.Sample()
 	l.LastProgressAt = now
-	if err := renewLease(ctx, c.st, c.tasks, c.now(), l); err != nil {
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, "Starting the lease clock: "+err.Error()))
+	if err := renewLease(ctx, ls.st, ls.tasks, ls.loop.now(), l); err != nil {
+		ls.loop.record(ctx, ls.loop.refusal(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, "Starting the lease clock: "+err.Error()))
 		return
 	}
 	r.lease = l

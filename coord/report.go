@@ -68,7 +68,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		switch rep.Input {
 		case worker.InputBrief:
 			r.briefed = true
-			c.rebaseLease(ctx, r)
+			c.leases.rebaseLease(ctx, r)
 			c.record(ctx, c.event(r.taskID, r.sessionID, task.EvBriefDelivered,
 				fmt.Sprintf("Brief delivered to session %s (%d bytes).", short(r.sessionID), len(r.brief))))
 		case worker.InputRefusal:
@@ -80,7 +80,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		// shows, and a resubmit is the operator's next move.
 		if rep.Input == worker.InputBrief {
 			r.briefed = true
-			c.rebaseLease(ctx, r)
+			c.leases.rebaseLease(ctx, r)
 		}
 		r.addError(rep.Refusal.Error())
 		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,
@@ -103,7 +103,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 			fmt.Sprintf("Session %s has shown the same screen for %s.", short(r.sessionID), rep.Idle.Round(1e9))))
 		if c.cfg.Stuck.AutoResubmit > 0 {
 			if r.resubmits < c.cfg.Stuck.AutoResubmit {
-				c.resubmit(ctx, r, "auto")
+				c.leases.resubmit(ctx, r, "auto")
 			} else if r.resubmits == c.cfg.Stuck.AutoResubmit {
 				r.resubmits++
 				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonResubmitCap, ""))
@@ -201,7 +201,7 @@ func (c *Coordinator) confirm(ctx context.Context, r *run, text string) bool {
 	// bounded by launch_timeout, not by the lease (a launch that outlasted
 	// the lease held it, launchingRenewal), and a session confirmed just
 	// before its lease ran out must not lose it before its first step.
-	c.rebaseLease(ctx, r)
+	c.leases.rebaseLease(ctx, r)
 	c.life.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
 	return true
 }

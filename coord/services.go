@@ -114,3 +114,12 @@ func newLifecycle(c *Coordinator) *lifecycle {
 		holdWrite: func(err error, again func()) bool { return holdSessionWrite(c, err, again) },
 	}
 }
+
+// newLeases builds the lease service (leases.go), after the lifecycle.
+func newLeases(c *Coordinator) *leaseService {
+	return &leaseService{
+		loop: loopOf(c), st: c.st, policy: c.policy, hub: &c.hub, life: c.life,
+		tasks: c.tasks, runs: c.runs,
+		resumeAtReset: func(ctx context.Context, r *run) { resumeAtReset(ctx, c, r) },
+	}
+}
