@@ -139,6 +139,8 @@ type Coordinator struct {
 	life *lifecycle
 	// leases keeps the runs' leases (leases.go).
 	leases *leaseService
+	// gate ends a phase: verify, verdicts, push, advance (advance.go).
+	gate *gate
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -303,6 +305,7 @@ func New(p Params) (*Coordinator, error) {
 		return nil, err
 	}
 	c.key = key
+	c.gate = newGate(c)
 	c.mq = newMergeQueue(c)
 	c.reviews = newReviews(c)
 	c.pr = newPullRequests(c)

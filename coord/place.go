@@ -268,7 +268,7 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 		}
 		return func() {
 			if baseline != nil && c.io.Err() == nil {
-				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ", r.token)
+				c.gate.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ", r.token)
 			}
 			if c.runs[next.ID] != r || r.stopping {
 				if w != nil {

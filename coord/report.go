@@ -93,7 +93,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		if !r.confirmed && !c.confirmBySeal(ctx, r) {
 			return
 		}
-		c.phaseFinished(ctx, r, rep)
+		c.gate.phaseFinished(ctx, r, rep)
 	case worker.Stuck:
 		if r.limit != nil {
 			return // it waits for its provider, not stuck

@@ -75,7 +75,7 @@ func newMergeQueue(c *Coordinator) *mergeQueue {
 		loop: loopOf(c), tasks: tasksOf(c), st: c.st, repo: c.p.Repo, cfg: c.cfg,
 		key: c.key, shared: c.fleet.shared,
 		fault:         func() string { return c.sw.fault },
-		recordVerdict: c.recordVerdict,
+		recordVerdict: c.gate.recordVerdict,
 	}
 }
 
@@ -121,5 +121,17 @@ func newLeases(c *Coordinator) *leaseService {
 		loop: loopOf(c), st: c.st, policy: c.policy, hub: &c.hub, life: c.life,
 		tasks: c.tasks, runs: c.runs,
 		resumeAtReset: func(ctx context.Context, r *run) { resumeAtReset(ctx, c, r) },
+	}
+}
+
+// newGate builds a phase's end (advance.go), after the lifecycle and the
+// step-down watch, and once the key is loaded.
+func newGate(c *Coordinator) *gate {
+	return &gate{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, repo: c.p.Repo, key: c.key, holder: c.holder, owner: c.owner,
+		hub: &c.hub, life: c.life, sd: c.sd, sw: &c.sw,
+		tasks: c.tasks, gating: c.gating, verdicts: c.verdicts, foreign: c.foreign,
+		writeFailed:   c.writeFailed,
+		holdUntilBack: func(step func()) { holdUntilBack(c, step) },
 	}
 }
