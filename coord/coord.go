@@ -141,6 +141,8 @@ type Coordinator struct {
 	leases *leaseService
 	// gate ends a phase: verify, verdicts, push, advance (advance.go).
 	gate *gate
+	// reporter takes the workers' reports (report.go).
+	reporter *reporter
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -165,9 +167,6 @@ type Coordinator struct {
 	// io is Run's context: cancelled at shutdown, it aborts preparations
 	// and verify runs. The loop's writes use a context without it.
 	io context.Context
-	// onEarlyReport, when set (tests), is called on the loop with a report
-	// that arrived before its run's launch was applied.
-	onEarlyReport func(worker.Report)
 }
 
 type slot struct {
@@ -306,6 +305,7 @@ func New(p Params) (*Coordinator, error) {
 	}
 	c.key = key
 	c.gate = newGate(c)
+	c.reporter = newReporter(c)
 	c.mq = newMergeQueue(c)
 	c.reviews = newReviews(c)
 	c.pr = newPullRequests(c)
@@ -419,7 +419,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				c.shutdown()
 				return nil
 			}
-			c.handleReport(work, rep)
+			c.reporter.handleReport(work, rep)
 		case req := <-c.cmds:
 			if ctx.Err() != nil {
 				req.reply <- cmdReply{err: ErrStopped}

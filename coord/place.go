@@ -300,12 +300,12 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
 					short(r.sessionID), h, w.Pid(), r.phase, r.attempt, fp.note()))
 			ev.Data = launchedData(w)
-			c.recordFingerprint(ctx, r, fp)
+			c.reporter.recordFingerprint(ctx, r, fp)
 			c.record(ctx, ev)
 			early := r.early
 			r.early = nil
 			for _, rep := range early {
-				c.handleReport(ctx, rep)
+				c.reporter.handleReport(ctx, rep)
 			}
 		}
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
 // The coordinator's services: each concern that is not the loop's own
@@ -133,5 +134,18 @@ func newGate(c *Coordinator) *gate {
 		tasks: c.tasks, gating: c.gating, verdicts: c.verdicts, foreign: c.foreign,
 		writeFailed:   c.writeFailed,
 		holdUntilBack: func(step func()) { holdUntilBack(c, step) },
+	}
+}
+
+// newReporter builds the reports' side (report.go), after the lifecycle,
+// the leases and the gate.
+func newReporter(c *Coordinator) *reporter {
+	return &reporter{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, repo: c.p.Repo, hub: &c.hub,
+		life: c.life, leases: c.leases, gate: c.gate,
+		tasks: c.tasks, runs: c.runs, infraRetry: &c.infraRetry,
+		noteLimit: func(ctx context.Context, r *run, rep worker.Report) { noteLimit(ctx, c, r, rep) },
+		limitGone: func(ctx context.Context, r *run) { limitGone(ctx, c, r) },
+		limitExit: func(ctx context.Context, r *run, code int) bool { return limitExit(ctx, c, r, code) },
 	}
 }
