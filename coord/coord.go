@@ -143,6 +143,8 @@ type Coordinator struct {
 	gate *gate
 	// reporter takes the workers' reports (report.go).
 	reporter *reporter
+	// commands carries out the operator's commands (command.go).
+	commands *commands
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -311,6 +313,7 @@ func New(p Params) (*Coordinator, error) {
 	c.pr = newPullRequests(c)
 	c.programs = newPrograms(c)
 	c.notified = newNotifier(c)
+	c.commands = newCommands(c)
 	return c, nil
 }
 
@@ -426,7 +429,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				c.shutdown()
 				return nil
 			}
-			rep := c.handleCommand(work, req.cmd)
+			rep := c.commands.handleCommand(work, req.cmd)
 			// The reply waits for the snapshot that shows the command's
 			// effect (reply is buffered), so a caller that reads the
 			// snapshot when Do returns sees it.

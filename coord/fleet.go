@@ -139,7 +139,7 @@ func (c *Coordinator) deliverForeign(ctx context.Context, id task.ID) {
 		if d.At.Before(r.started) || r.inBrief[d.ID] {
 			continue
 		}
-		c.deliverDecision(ctx, r, d)
+		c.commands.deliverDecision(ctx, r, d)
 	}
 }
 

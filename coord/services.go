@@ -149,3 +149,18 @@ func newReporter(c *Coordinator) *reporter {
 		limitExit: func(ctx context.Context, r *run, code int) bool { return limitExit(ctx, c, r, code) },
 	}
 }
+
+// newCommands builds the operator's commands (command.go), last: it hands
+// work to most of the others.
+func newCommands(c *Coordinator) *commands {
+	return &commands{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, repo: c.p.Repo, key: c.key, hub: &c.hub,
+		life: c.life, leases: c.leases, usage: c.usage, mq: c.mq, pr: c.pr, reviews: &c.reviews,
+		shared: c.fleet.shared,
+		tasks:  c.tasks, runs: c.runs, gating: c.gating, verdicts: c.verdicts, foreign: c.foreign,
+		ids: c.ids, hostOf: c.hostOf, noteModel: c.noteModel,
+		unparkedFromBudget: func(t task.Task) { unparkedFromBudget(c, t) },
+		place:              c.place,
+		publish:            c.publish,
+	}
+}
