@@ -166,7 +166,7 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 		// up, or by the one that died before it could type it) has no
 		// delivery yet: it is typed now, once (the store keeps one
 		// delivery per decision and session).
-		c.deliverForeign(ctx, t.ID)
+		c.fleetSvc.deliverForeign(ctx, t.ID)
 	}
 	return true
 }

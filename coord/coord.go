@@ -145,6 +145,8 @@ type Coordinator struct {
 	reporter *reporter
 	// commands carries out the operator's commands (command.go).
 	commands *commands
+	// fleetSvc is what sharing the store with other engines takes (fleet.go).
+	fleetSvc *fleetService
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -282,7 +284,6 @@ func New(p Params) (*Coordinator, error) {
 	if c.fleet.ttl <= 0 {
 		c.fleet.ttl = EngineTTL
 	}
-	c.hub.tap = c.tapEvent
 	c.hub.seqs = func(ids []string) map[string]int64 {
 		if c.sw.outage {
 			return nil // not in the ledger yet: held until the store answers
@@ -296,11 +297,13 @@ func New(p Params) (*Coordinator, error) {
 		return m
 	}
 	c.usage = newUsage(c)
-	c.sd = newStepDown(c)
 	c.life = newLifecycle(c)
 	c.leases = newLeases(c)
 	c.forks = newForks(c)
 	c.disk = newDisk(c)
+	c.fleetSvc = newFleetService(c)
+	c.hub.tap = c.fleetSvc.tapEvent
+	c.sd = newStepDown(c)
 	key, err := loadSigner(cfg.Fleet.Key)
 	if err != nil {
 		return nil, err
@@ -370,7 +373,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	c.key.upgrade(ctx, loopOf(c), c.st, c.ids(), c.tasks)
 	for _, step := range []func() error{
 		func() error { return c.reconcile(ctx) },
-		func() error { return c.checkStore(ctx) },
+		func() error { return c.fleetSvc.checkStore(ctx) },
 	} {
 		if err := retry.do(ctx, step); err != nil {
 			return err
@@ -452,7 +455,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				changes = nil
 				continue
 			}
-			c.refresh(work)
+			c.fleetSvc.refresh(work)
 		case <-tick.C:
 			c.watchStore(work)
 			if c.sd.checkTrust(work) {
@@ -462,7 +465,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				continue
 			}
 			if c.fleet.shared {
-				c.rescue(work)
+				c.fleetSvc.rescue(work)
 			}
 			if c.quietTick(work) {
 				continue
@@ -479,7 +482,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		c.place(work)
 		c.mq.tick(work)
 		c.pr.tick(work)
-		c.checkStranded(work)
+		c.fleetSvc.checkStranded(work)
 		c.publish()
 	}
 }
@@ -624,7 +627,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 			held[l.TaskID] = true
 			c.foreign[l.TaskID] = true
 			c.fleet.engines = engines
-			c.noteHolder(ctx, l.TaskID, l.Holder)
+			c.fleetSvc.noteHolder(ctx, l.TaskID, l.Holder)
 			continue // another console on this repository holds it
 		}
 		t, ok := c.tasks[l.TaskID]
@@ -635,7 +638,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 			held[l.TaskID] = true
 			continue
 		}
-		if err := c.orphanWhy(ctx, t, l.Token, holderGone(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl)); err != nil {
+		if err := c.fleetSvc.orphanWhy(ctx, t, l.Token, holderGone(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl)); err != nil {
 			return err
 		}
 	}
@@ -644,7 +647,7 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	for _, t := range c.sortedTasks() {
 		if t.State.Live() && !held[t.ID] {
 			if _, err := c.st.LeaseGet(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
-				if err := c.orphan(ctx, t, 0, "unknown"); err != nil {
+				if err := c.fleetSvc.orphan(ctx, t, 0, "unknown"); err != nil {
 					return err
 				}
 			}
@@ -653,14 +656,14 @@ func (c *Coordinator) reconcile(ctx context.Context) error {
 	return nil
 }
 
-func (c *Coordinator) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
-	return c.orphanWhy(ctx, t, token, fmt.Sprintf("The %s is gone.", holderText(holder)))
+func (fs *fleetService) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
+	return fs.orphanWhy(ctx, t, token, fmt.Sprintf("The %s is gone.", holderText(holder)))
 }
 
 // orphanWhy requeues a task whose holder is gone, why saying how it was
 // judged gone; its live sessions are marked killed, each with a continuity
 // record that says so when it has none (a holder that died captured none).
-func (c *Coordinator) orphanWhy(ctx context.Context, t task.Task, token int64, why string) error {
+func (fs *fleetService) orphanWhy(ctx context.Context, t task.Task, token int64, why string) error {
 	if t.State.Live() {
 		detail := why
 		// The engine or the machine stopped, not the agent: the attempt
@@ -669,30 +672,30 @@ func (c *Coordinator) orphanWhy(ctx context.Context, t task.Task, token int64, w
 		if t.Attempt > 0 {
 			detail += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
 		}
-		ev := c.refusalEvent(t.ID, "", task.ReasonLeaseOrphaned, detail)
-		res, err := c.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, c.now(), ev))
+		ev := fs.loop.refusal(t.ID, "", task.ReasonLeaseOrphaned, detail)
+		res, err := fs.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, fs.loop.now(), ev))
 		if err != nil {
 			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
 		}
-		c.tasks[t.ID] = res.Task
-		c.hub.event(ev)
+		fs.tasks[t.ID] = res.Task
+		fs.hub.event(ev)
 	} else if token > 0 {
-		if err := c.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
+		if err := fs.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("delete orphaned lease of %s: %w", t.ID, err)
 		}
 	}
-	ss, err := c.st.SessionList(ctx, t.ID)
+	ss, err := fs.st.SessionList(ctx, t.ID)
 	if err != nil {
 		return err
 	}
 	for _, s := range ss {
 		if s.Status == store.SessionLaunching || s.Status == store.SessionConfirmed {
 			s.Status = store.SessionKilled
-			s.EndedAt = c.now()
+			s.EndedAt = fs.loop.now()
 			if s.Continuity == "" {
 				s.Continuity = lostContinuity(s, why)
 			}
-			if err := c.st.SessionUpdate(ctx, s); err != nil {
+			if err := fs.st.SessionUpdate(ctx, s); err != nil {
 				return err
 			}
 		}

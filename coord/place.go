@@ -209,7 +209,7 @@ func (c *Coordinator) claim(ctx context.Context, cands []task.ID, s *slot) (task
 		}))
 	if errors.Is(err, store.ErrNotFound) {
 		for _, id := range cands {
-			c.rereadTask(ctx, id)
+			c.fleetSvc.rereadTask(ctx, id)
 		}
 		return "", false
 	}

@@ -3,6 +3,7 @@ package coord
 import (
 	"context"
 
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker"
 )
@@ -65,7 +66,7 @@ func newStepDown(c *Coordinator) *stepDown {
 				c.writeFailed(err)
 			}
 		},
-		fencedOut: c.fencedOut,
+		fencedOut: c.fleetSvc.fencedOut,
 	}
 }
 
@@ -158,9 +159,25 @@ func newCommands(c *Coordinator) *commands {
 		life: c.life, leases: c.leases, usage: c.usage, mq: c.mq, pr: c.pr, reviews: &c.reviews,
 		shared: c.fleet.shared,
 		tasks:  c.tasks, runs: c.runs, gating: c.gating, verdicts: c.verdicts, foreign: c.foreign,
-		ids: c.ids, hostOf: c.hostOf, noteModel: c.noteModel,
+		ids: c.ids, hostOf: c.fleetSvc.hostOf, noteModel: c.noteModel,
 		unparkedFromBudget: func(t task.Task) { unparkedFromBudget(c, t) },
 		place:              c.place,
 		publish:            c.publish,
+	}
+}
+
+// newFleetService builds the fleet's side (fleet.go), after the lifecycle
+// and the disk meter. Decisions for a live session go to the commands,
+// built last.
+func newFleetService(c *Coordinator) *fleetService {
+	return &fleetService{
+		loop: loopOf(c), st: c.st, holder: c.holder, hub: &c.hub, life: c.life, disk: c.disk, notified: &c.notified,
+		fleet: &c.fleet, tasks: c.tasks, runs: c.runs, gating: c.gating, foreign: c.foreign, strandTried: c.strandTried,
+		sortedTasks: c.sortedTasks, noteModel: c.noteModel,
+		deliverDecision: func(ctx context.Context, r *run, d store.Decision) (chan error, bool) {
+			return c.commands.deliverDecision(ctx, r, d)
+		},
+		writeFailed:    c.writeFailed,
+		takeoverPaused: c.takeoverPaused,
 	}
 }
