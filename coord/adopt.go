@@ -82,7 +82,7 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 		return false
 	}
 	h := harnessOf(t)
-	sl, _ := c.slotFor(t)
+	sl, _ := c.placer.slotFor(t)
 	if sl == nil {
 		for _, x := range c.slots {
 			if x.Harness == h {

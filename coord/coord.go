@@ -147,6 +147,10 @@ type Coordinator struct {
 	commands *commands
 	// fleetSvc is what sharing the store with other engines takes (fleet.go).
 	fleetSvc *fleetService
+	// placer leases queued tasks to slots; launcher starts their attempts
+	// (place.go).
+	placer   *placer
+	launcher *launcher
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -311,6 +315,8 @@ func New(p Params) (*Coordinator, error) {
 	c.key = key
 	c.gate = newGate(c)
 	c.reporter = newReporter(c)
+	c.launcher = newLauncher(c)
+	c.placer = newPlacer(c)
 	c.mq = newMergeQueue(c)
 	c.reviews = newReviews(c)
 	c.pr = newPullRequests(c)
@@ -412,7 +418,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if c.fleet.shared {
 		go c.sd.watchTrust(ctx)
 	}
-	c.place(work)
+	c.placer.place(work)
 	for {
 		// select picks at random among ready cases, so one taken after
 		// cancellation is dropped and shutdown settles every task instead.
@@ -437,7 +443,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			// effect (reply is buffered), so a caller that reads the
 			// snapshot when Do returns sees it.
 			c.forks.tick(work)
-			c.place(work)
+			c.placer.place(work)
 			c.mq.tick(work)
 			c.pr.tick(work)
 			c.publish()
@@ -479,7 +485,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		resumeHeld(c, work)
 		c.forks.tick(work)
 		checkTaskBudgets(work, c)
-		c.place(work)
+		c.placer.place(work)
 		c.mq.tick(work)
 		c.pr.tick(work)
 		c.fleetSvc.checkStranded(work)
@@ -527,7 +533,7 @@ func (c *Coordinator) quietTick(ctx context.Context) bool {
 		return false
 	}
 	c.forks.tick(ctx)
-	changed := c.place(ctx)
+	changed := c.placer.place(ctx)
 	if c.mq.busy == "" && c.cfg.Finalise.Queue {
 		c.mq.tick(ctx)
 		changed = changed || c.mq.busy != ""

@@ -161,7 +161,7 @@ func newCommands(c *Coordinator) *commands {
 		tasks:  c.tasks, runs: c.runs, gating: c.gating, verdicts: c.verdicts, foreign: c.foreign,
 		ids: c.ids, hostOf: c.fleetSvc.hostOf, noteModel: c.noteModel,
 		unparkedFromBudget: func(t task.Task) { unparkedFromBudget(c, t) },
-		place:              c.place,
+		place:              c.placer.place,
 		publish:            c.publish,
 	}
 }
@@ -179,5 +179,34 @@ func newFleetService(c *Coordinator) *fleetService {
 		},
 		writeFailed:    c.writeFailed,
 		takeoverPaused: c.takeoverPaused,
+	}
+}
+
+// newLauncher builds the attempts' start (place.go), after the reporter.
+func newLauncher(c *Coordinator) *launcher {
+	return &launcher{
+		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, key: c.key, holder: c.holder, owner: c.owner, hub: &c.hub,
+		life: c.life, leases: c.leases, gate: c.gate, reporter: c.reporter, usage: c.usage,
+		infraRetry: &c.infraRetry, sizes: &c.sizes, runs: c.runs, verdicts: c.verdicts,
+		live: &c.live, started: &c.started, reports: c.reports, stopped: c.stopped,
+		castPath: c.castPath, noteModel: c.noteModel,
+	}
+}
+
+// newPlacer builds the placement (place.go), after the launcher.
+func newPlacer(c *Coordinator) *placer {
+	return &placer{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, holder: c.holder, policy: c.policy, key: c.key, hub: &c.hub,
+		sd: c.sd, life: c.life, launcher: c.launcher, fleet: &c.fleet, usage: c.usage, budget: &c.budget,
+		programs: &c.programs, infraRetry: &c.infraRetry, slots: c.slots,
+		tasks: c.tasks, runs: c.runs, flags: c.flags, foreign: c.foreign,
+		ids:        c.ids,
+		fault:      func() string { return c.sw.fault },
+		rereadTask: c.fleetSvc.rereadTask,
+		dayCheck:   func(ctx context.Context) bool { return dayCheck(ctx, c) },
+		parkForBudget: func(ctx context.Context, t task.Task, u Usage) bool {
+			return parkForBudget(ctx, c, t, nil, u)
+		},
+		limitedQueued: func(t task.Task) string { return limitedQueued(c, t) },
 	}
 }
