@@ -151,6 +151,8 @@ type Coordinator struct {
 	// (place.go).
 	placer   *placer
 	launcher *launcher
+	// adopter takes up what a predecessor left (adopt.go).
+	adopter *adopter
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -317,6 +319,7 @@ func New(p Params) (*Coordinator, error) {
 	c.reporter = newReporter(c)
 	c.launcher = newLauncher(c)
 	c.placer = newPlacer(c)
+	c.adopter = newAdopter(c)
 	c.mq = newMergeQueue(c)
 	c.reviews = newReviews(c)
 	c.pr = newPullRequests(c)
@@ -378,14 +381,14 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	}
 	c.key.upgrade(ctx, loopOf(c), c.st, c.ids(), c.tasks)
 	for _, step := range []func() error{
-		func() error { return c.reconcile(ctx) },
+		func() error { return c.adopter.reconcile(ctx) },
 		func() error { return c.fleetSvc.checkStore(ctx) },
 	} {
 		if err := retry.do(ctx, step); err != nil {
 			return err
 		}
 	}
-	c.sweepHosts()
+	c.adopter.sweepHosts()
 	if err := retry.do(ctx, func() error { return c.forks.refresh(ctx) }); err != nil {
 		return err
 	}
@@ -608,107 +611,6 @@ func (c *Coordinator) noteModel(id task.ID, model string) {
 	c.models[id] = append(c.models[id], model)
 }
 
-// reconcile expires leases whose holder is gone (a console that was killed)
-// and requeues their tasks, once: the lease rows are deleted in the same
-// step, so a second start finds nothing to do.
-func (c *Coordinator) reconcile(ctx context.Context) error {
-	leases, err := c.st.LeaseList(ctx)
-	if err != nil {
-		return fmt.Errorf("list leases: %w", err)
-	}
-	es, err := c.st.EngineList(ctx)
-	if err != nil {
-		return fmt.Errorf("list engines: %w", err)
-	}
-	engines, host, now := engineIndex(es), c.fleet.host, c.now()
-	held := map[task.ID]bool{}
-	for _, l := range leases {
-		if c.runs[l.TaskID] != nil {
-			// Taken up by a try of this reconcile that the store cut short
-			// (startretry.go).
-			held[l.TaskID] = true
-			continue
-		}
-		if l.Holder != c.holder && holderLive(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl) {
-			held[l.TaskID] = true
-			c.foreign[l.TaskID] = true
-			c.fleet.engines = engines
-			c.fleetSvc.noteHolder(ctx, l.TaskID, l.Holder)
-			continue // another console on this repository holds it
-		}
-		t, ok := c.tasks[l.TaskID]
-		if !ok {
-			continue
-		}
-		if c.adopt(ctx, t, l) {
-			held[l.TaskID] = true
-			continue
-		}
-		if err := c.fleetSvc.orphanWhy(ctx, t, l.Token, holderGone(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl)); err != nil {
-			return err
-		}
-	}
-	// A task left leased or running without a lease (a crash between two
-	// writes) is requeued too.
-	for _, t := range c.sortedTasks() {
-		if t.State.Live() && !held[t.ID] {
-			if _, err := c.st.LeaseGet(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
-				if err := c.fleetSvc.orphan(ctx, t, 0, "unknown"); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func (fs *fleetService) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
-	return fs.orphanWhy(ctx, t, token, fmt.Sprintf("The %s is gone.", holderText(holder)))
-}
-
-// orphanWhy requeues a task whose holder is gone, why saying how it was
-// judged gone; its live sessions are marked killed, each with a continuity
-// record that says so when it has none (a holder that died captured none).
-func (fs *fleetService) orphanWhy(ctx context.Context, t task.Task, token int64, why string) error {
-	if t.State.Live() {
-		detail := why
-		// The engine or the machine stopped, not the agent: the attempt
-		// in progress is not counted (store.Orphan), so restarts never
-		// fail a task.
-		if t.Attempt > 0 {
-			detail += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
-		}
-		ev := fs.loop.refusal(t.ID, "", task.ReasonLeaseOrphaned, detail)
-		res, err := fs.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, fs.loop.now(), ev))
-		if err != nil {
-			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
-		}
-		fs.tasks[t.ID] = res.Task
-		fs.hub.event(ev)
-	} else if token > 0 {
-		if err := fs.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("delete orphaned lease of %s: %w", t.ID, err)
-		}
-	}
-	ss, err := fs.st.SessionList(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	for _, s := range ss {
-		if s.Status == store.SessionLaunching || s.Status == store.SessionConfirmed {
-			s.Status = store.SessionKilled
-			s.EndedAt = fs.loop.now()
-			if s.Continuity == "" {
-				s.Continuity = lostContinuity(s, why)
-			}
-			if err := fs.st.SessionUpdate(ctx, s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // shutdown stops every live session, records its continuity and requeues
 // its task. The worktree keeps the work; the next start relaunches with a
 // continuity brief. A run still being prepared has no session yet: its
@@ -767,7 +669,7 @@ func (c *Coordinator) shutdown() {
 		}
 		r.held = nil
 		if kept[r] {
-			c.leaveRunning(ctx, r)
+			c.adopter.leaveRunning(ctx, r)
 			continue
 		}
 		code := 0

@@ -324,3 +324,50 @@ func lostContinuity(s store.Session, why string) string {
 // a session another engine holds (engine/relay.go) calls it, so consoles
 // attached here redraw it as they redraw their own.
 func (c *Coordinator) NotePane(id task.ID) { c.hub.pane(id) }
+
+func (fs *fleetService) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
+	return fs.orphanWhy(ctx, t, token, fmt.Sprintf("The %s is gone.", holderText(holder)))
+}
+
+// orphanWhy requeues a task whose holder is gone, why saying how it was
+// judged gone; its live sessions are marked killed, each with a continuity
+// record that says so when it has none (a holder that died captured none).
+func (fs *fleetService) orphanWhy(ctx context.Context, t task.Task, token int64, why string) error {
+	if t.State.Live() {
+		detail := why
+		// The engine or the machine stopped, not the agent: the attempt
+		// in progress is not counted (store.Orphan), so restarts never
+		// fail a task.
+		if t.Attempt > 0 {
+			detail += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
+		}
+		ev := fs.loop.refusal(t.ID, "", task.ReasonLeaseOrphaned, detail)
+		res, err := fs.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, fs.loop.now(), ev))
+		if err != nil {
+			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
+		}
+		fs.tasks[t.ID] = res.Task
+		fs.hub.event(ev)
+	} else if token > 0 {
+		if err := fs.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("delete orphaned lease of %s: %w", t.ID, err)
+		}
+	}
+	ss, err := fs.st.SessionList(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if s.Status == store.SessionLaunching || s.Status == store.SessionConfirmed {
+			s.Status = store.SessionKilled
+			s.EndedAt = fs.loop.now()
+			if s.Continuity == "" {
+				s.Continuity = lostContinuity(s, why)
+			}
+			if err := fs.st.SessionUpdate(ctx, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
