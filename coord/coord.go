@@ -290,6 +290,7 @@ func New(p Params) (*Coordinator, error) {
 	if c.fleet.ttl <= 0 {
 		c.fleet.ttl = EngineTTL
 	}
+	c.sw = storeWatch{loop: loopOf(c), st: c.st, hub: &c.hub, ttl: c.fleet.ttl}
 	c.hub.seqs = func(ids []string) map[string]int64 {
 		if c.sw.outage {
 			return nil // not in the ledger yet: held until the store answers
@@ -404,7 +405,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	// leave a task half-moved: every case taken completes, and shutdown
 	// settles the rest.
 	c.io = ctx
-	c.initStoreWatch()
+	c.sw.initStoreWatch()
 	// Every task's disk use, measured once off the loop; then again only
 	// when an event can have changed it.
 	c.disk.want(c.ids()...)
@@ -466,7 +467,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 			}
 			c.fleetSvc.refresh(work)
 		case <-tick.C:
-			c.watchStore(work)
+			c.sw.watchStore(work)
 			if c.sd.checkTrust(work) {
 				// Stepped down: nothing is judged, renewed or placed
 				// until this engine's heartbeat lands again.
@@ -794,7 +795,7 @@ func (c *Coordinator) record(ctx context.Context, evs ...task.Event) {
 		return
 	}
 	if err := c.st.EventAppend(ctx, evs...); err != nil {
-		c.writeFailed(err)
+		c.sw.writeFailed(err)
 		if c.sw.outage {
 			c.sw.held = append(c.sw.held, evs...)
 		}

@@ -329,7 +329,7 @@ func holdSessionWrite(c *Coordinator, err error, again func()) bool {
 	if c.sw.path != "" {
 		return false
 	}
-	c.writeFailed(err)
+	c.sw.writeFailed(err)
 	holdUntilBack(c, again)
 	return true
 }

@@ -63,7 +63,7 @@ func newStepDown(c *Coordinator) *stepDown {
 				return // the store watch is asking it already
 			}
 			if _, err := c.st.EngineList(ctx); err != nil {
-				c.writeFailed(err)
+				c.sw.writeFailed(err)
 			}
 		},
 		fencedOut: c.fleetSvc.fencedOut,
@@ -133,7 +133,7 @@ func newGate(c *Coordinator) *gate {
 		loop: loopOf(c), st: c.st, cfg: c.cfg, repo: c.p.Repo, key: c.key, holder: c.holder, owner: c.owner,
 		hub: &c.hub, life: c.life, sd: c.sd, sw: &c.sw,
 		tasks: c.tasks, gating: c.gating, verdicts: c.verdicts, foreign: c.foreign,
-		writeFailed:   c.writeFailed,
+		writeFailed:   c.sw.writeFailed,
 		holdUntilBack: func(step func()) { holdUntilBack(c, step) },
 	}
 }
@@ -177,8 +177,8 @@ func newFleetService(c *Coordinator) *fleetService {
 		deliverDecision: func(ctx context.Context, r *run, d store.Decision) (chan error, bool) {
 			return c.commands.deliverDecision(ctx, r, d)
 		},
-		writeFailed:    c.writeFailed,
-		takeoverPaused: c.takeoverPaused,
+		writeFailed:    c.sw.writeFailed,
+		takeoverPaused: c.sw.takeoverPaused,
 	}
 }
 
