@@ -12,8 +12,6 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/lease"
-	"github.com/orchestra-tui/orchestra-tui/repo"
-	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
@@ -270,17 +268,15 @@ func (pl *placer) claim(ctx context.Context, cands []task.ID, s *slot) (task.ID,
 }
 
 // launcher starts an attempt of a claimed task: the session's row, then,
-// off the loop, its preparation (prepare), and back on the loop the live
-// run (or the launch's failure). It hands the worker's first reports to
+// off the loop, its preparation (prepare: the prestart hooks, prestart.go),
+// and back on the loop the live run (or the launch's failure). It hands the worker's first reports to
 // the reporter.
 type launcher struct {
 	loop     loopView
 	p        Params
 	st       store.Store
 	cfg      config.Config
-	key      *signer
 	holder   string
-	owner    string
 	hub      *hub
 	life     *lifecycle
 	leases   *leaseService
@@ -293,13 +289,11 @@ type launcher struct {
 	sizes      *paneSizes
 	runs       map[task.ID]*run
 	verdicts   map[task.ID]*verify.Verdict
-	// live and started are the coordinator's handles for other
-	// goroutines and for shutdown; reports and stopped are the channels
-	// the workers report on and stop by.
-	live    *sync.Map
-	started *sync.Map
-	reports chan worker.Report
-	stopped chan struct{}
+	// live are the coordinator's handles for other goroutines (Pane,
+	// Input).
+	live *sync.Map
+	// hooks are the steps of an attempt's preparation (prestart.go).
+	hooks []prestartHook
 	// castPath is where a session's recording goes; noteModel remembers a
 	// task's model.
 	castPath  func(task.ID, string) string
@@ -389,68 +383,6 @@ func (ln *launcher) launch(ctx context.Context, t task.Task, s *slot, l lease.Le
 			}
 		}
 	})
-}
-
-// prepare runs off the loop: worktree, baseline verify, session start.
-func (ln *launcher) prepare(ctx context.Context, t task.Task, r *run, cast string, baseline bool) (string, worker.Handle, *verify.Verdict, error) {
-	if err := ln.key.check(t); err != nil {
-		return "", nil, nil, signatureRefusal(err)
-	}
-	from, fetched, note, err := fetchTaskBranch(ln.p.Repo, ln.cfg.Fleet.Remote, t)
-	if err != nil {
-		return "", nil, nil, err
-	}
-	r.fetchNote = note // read by the loop only after this closure returns
-	r.remoteSeen, r.remoteKnown = fetched, note == "" && ln.cfg.Fleet.Remote != ""
-	if from == "" {
-		from = t.BaseCommit
-	}
-	dir, err := ln.p.Repo.WorktreeAdd(string(t.ID), t.Branch, from)
-	if err != nil {
-		return "", nil, nil, &task.Refusal{Reason: task.ReasonWorktreeFailed, Detail: err.Error()}
-	}
-	if fetched != "" {
-		// A worktree this clone kept from an earlier attempt starts from
-		// what the engine that ran the task since has pushed.
-		if _, err := repo.FastForward(dir, fetched); err != nil {
-			return dir, nil, nil, &task.Refusal{Reason: task.ReasonWorktreeFailed, Detail: err.Error()}
-		}
-	}
-	var v *verify.Verdict
-	if baseline {
-		res := verify.Run(ctx, verify.Params{Dir: dir, Command: t.Verify, Timeout: ln.cfg.Verify.Timeout.Duration, Task: string(t.ID), Owner: ln.owner})
-		v = &res
-	}
-	if err := ctx.Err(); err != nil {
-		return dir, nil, v, fmt.Errorf("the console is stopping: %w", err)
-	}
-	brief := ""
-	if r.spec.Delivery == session.DeliveryArg || r.spec.Delivery == session.DeliveryFile {
-		brief, _, err = renderBrief(ctx, ln.st, ln.p.Repo.Rules(), ln.cfg.Brief.Budget, t, r, dir)
-		if err != nil {
-			return dir, nil, v, err
-		}
-	}
-	cols, rows := ln.sizes.start(t.ID, [2]int{ln.cfg.Pane.Cols, ln.cfg.Pane.Rows})
-	w, err := ln.p.Start(ctx, worker.Params{
-		TaskID: t.ID, SessionID: r.sessionID, Token: r.token, Owner: ln.owner, Phase: r.phase, Spec: r.spec,
-		Dir: dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: ln.cfg.Pane.History,
-		CastPath: cast, RecordMax: ln.cfg.Limits.RecordingBytes, Environ: ln.p.Environ, Brief: brief,
-		SampleEvery: ln.p.SampleEvery, StuckAfter: ln.cfg.Stuck.After.Duration, Settle: ln.p.Settle,
-		Changed: repo.Changed, Now: ln.loop.now, Reports: ln.reports, Gone: ln.stopped,
-	})
-	if err != nil {
-		return dir, nil, v, err
-	}
-	ln.started.Store(w, struct{}{})
-	go func() {
-		<-w.Done()
-		ln.started.Delete(w)
-	}()
-	if brief != "" {
-		r.brief = brief // read by the loop only after this closure returns
-	}
-	return dir, w, v, nil
 }
 
 // launchFailed records why a launch did not happen and requeues or fails.

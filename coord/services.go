@@ -182,13 +182,14 @@ func newFleetService(c *Coordinator) *fleetService {
 	}
 }
 
-// newLauncher builds the attempts' start (place.go), after the reporter.
+// newLauncher builds the attempts' start (place.go) with its prestart
+// hooks (prestart.go), after the reporter and once the key is loaded.
 func newLauncher(c *Coordinator) *launcher {
 	return &launcher{
-		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, key: c.key, holder: c.holder, owner: c.owner, hub: &c.hub,
+		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, holder: c.holder, hub: &c.hub,
 		life: c.life, leases: c.leases, gate: c.gate, reporter: c.reporter, usage: c.usage,
 		infraRetry: &c.infraRetry, sizes: &c.sizes, runs: c.runs, verdicts: c.verdicts,
-		live: &c.live, started: &c.started, reports: c.reports, stopped: c.stopped,
+		live: &c.live, hooks: prestartHooks(c),
 		castPath: c.castPath, noteModel: c.noteModel,
 	}
 }
