@@ -41,24 +41,6 @@ type prestartResponse struct {
 	w             worker.Handle
 }
 
-// prestartHooks are an attempt's steps before its session runs, in order:
-// the task's signature, the fetch of its branch, its worktree, the
-// baseline verify, the brief, the session's start.
-func prestartHooks(c *Coordinator) []prestartHook {
-	return []prestartHook{
-		signatureHook{key: c.key},
-		fetchHook{repo: c.p.Repo, remote: c.cfg.Fleet.Remote},
-		worktreeHook{repo: c.p.Repo},
-		baselineHook{timeout: c.cfg.Verify.Timeout.Duration, owner: c.owner},
-		briefHook{st: c.st, repo: c.p.Repo, budget: c.cfg.Brief.Budget},
-		&startHook{
-			start: c.p.Start, sizes: &c.sizes, cfg: c.cfg, owner: c.owner, environ: c.p.Environ,
-			sampleEvery: c.p.SampleEvery, settle: c.p.Settle, now: c.now,
-			reports: c.reports, stopped: c.stopped, started: &c.started,
-		},
-	}
-}
-
 // prepare runs off the loop: the attempt's prestart hooks, in order. It
 // returns the worktree (once one was made), the running session, and the
 // baseline verdict (once it ran), or the first step's error.

@@ -223,3 +223,21 @@ func newAdopter(c *Coordinator) *adopter {
 		castPath: c.castPath, sortedTasks: c.sortedTasks,
 	}
 }
+
+// prestartHooks are an attempt's steps before its session runs, in order:
+// the task's signature, the fetch of its branch, its worktree, the
+// baseline verify, the brief, the session's start.
+func prestartHooks(c *Coordinator) []prestartHook {
+	return []prestartHook{
+		signatureHook{key: c.key},
+		fetchHook{repo: c.p.Repo, remote: c.cfg.Fleet.Remote},
+		worktreeHook{repo: c.p.Repo},
+		baselineHook{timeout: c.cfg.Verify.Timeout.Duration, owner: c.owner},
+		briefHook{st: c.st, repo: c.p.Repo, budget: c.cfg.Brief.Budget},
+		&startHook{
+			start: c.p.Start, sizes: &c.sizes, cfg: c.cfg, owner: c.owner, environ: c.p.Environ,
+			sampleEvery: c.p.SampleEvery, settle: c.p.Settle, now: c.now,
+			reports: c.reports, stopped: c.stopped, started: &c.started,
+		},
+	}
+}
