@@ -251,3 +251,29 @@ func (r *run) errorList() []string {
 	}
 	return append(out, r.errors...)
 }
+
+// reloadTask rereads a task from the store into the loop's view.
+func (lc *lifecycle) reloadTask(ctx context.Context, id task.ID) {
+	if t, err := lc.st.TaskGet(ctx, id); err == nil {
+		lc.tasks[id] = t
+	}
+}
+
+// updateSession edits the session row of r, fenced by its lease token.
+func (lc *lifecycle) updateSession(ctx context.Context, r *run, f func(*store.Session)) {
+	again := func() { lc.updateSession(ctx, r, f) }
+	s, err := lc.st.SessionGet(ctx, r.sessionID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			lc.holdWrite(err, again)
+		}
+		return
+	}
+	f(&s)
+	s.Fence = r.token
+	if err := lc.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
+		return // another engine holds the task: its rescue marked the row
+	} else if err != nil && !lc.holdWrite(err, again) {
+		lc.loop.record(ctx, lc.loop.refusal(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
+	}
+}

@@ -403,12 +403,6 @@ func (ln *launcher) launchFailed(ctx context.Context, r *run, err error) {
 	ln.life.requeue(ctx, r, ref.Reason, ref.Error(), !infra)
 }
 
-func (lc *lifecycle) reloadTask(ctx context.Context, id task.ID) {
-	if t, err := lc.st.TaskGet(ctx, id); err == nil {
-		lc.tasks[id] = t
-	}
-}
-
 func short(id string) string {
 	if len(id) > 8 {
 		return id[len(id)-8:]
@@ -435,30 +429,4 @@ func launchedData(w worker.Handle) json.RawMessage {
 	}
 	b, _ := json.Marshal(d)
 	return b
-}
-
-// rebaseLease starts the lease's clock and its progress baseline at the
-// session's launch, again at its confirmation (confirm), and once more
-// when a typed brief has been delivered (its report). The grant happened
-// before the worktree was prepared and the baseline verify ran, which is
-// the console's time, not the agent's: a slow verify must not eat the
-// agent's lease. And the grant's baseline was empty, so the first sample
-// would always count as progress; the baseline is the sample taken at
-// launch instead (including the worktree an earlier attempt left), so a
-// launch that never does anything gets no free renewal. The same holds for
-// the brief: its echo in the pane is the console's typing, not the agent's
-// work, so the baseline is taken after it (the worker stores a sample
-// holding the echo before it reports the delivery), and an agent that
-// never prints anything loses its lease one lease length after its brief.
-func (ls *leaseService) rebaseLease(ctx context.Context, r *run) {
-	now := ls.loop.now()
-	l := r.lease
-	l.Deadline = now.Add(ls.policy.Length)
-	l.Baseline = r.w.Sample()
-	l.LastProgressAt = now
-	if err := renewLease(ctx, ls.st, ls.tasks, ls.loop.now(), l); err != nil {
-		ls.loop.record(ctx, ls.loop.refusal(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, "Starting the lease clock: "+err.Error()))
-		return
-	}
-	r.lease = l
 }

@@ -2,7 +2,6 @@ package coord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
@@ -298,22 +297,4 @@ func (rp *reporter) exited(ctx context.Context, r *run, code int, why *task.Refu
 	rp.life.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
 	rp.life.deadEnd(ctx, r, dead)
 	rp.life.requeue(ctx, r, reason, detail, true)
-}
-
-func (lc *lifecycle) updateSession(ctx context.Context, r *run, f func(*store.Session)) {
-	again := func() { lc.updateSession(ctx, r, f) }
-	s, err := lc.st.SessionGet(ctx, r.sessionID)
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			lc.holdWrite(err, again)
-		}
-		return
-	}
-	f(&s)
-	s.Fence = r.token
-	if err := lc.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
-		return // another engine holds the task: its rescue marked the row
-	} else if err != nil && !lc.holdWrite(err, again) {
-		lc.loop.record(ctx, lc.loop.refusal(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
-	}
 }
