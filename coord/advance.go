@@ -178,7 +178,7 @@ func (g *gate) gateFailed(ctx context.Context, r *run, v verify.Verdict) {
 // non-zero token fences it (a gate's, a baseline's): it reports false when
 // the store refused it because another engine holds the task now, and the
 // caller must then move nothing; or when a network store does not answer
-// (c.sw.outage is then set), and the caller holds it until it does.
+// (g.sw.outage is then set), and the caller holds it until it does.
 func (g *gate) recordVerdict(ctx context.Context, id task.ID, sessionID string, p task.Phase, v verify.Verdict, prefix string, token int64) bool {
 	if sessionID == "" && strings.HasPrefix(prefix, "Baseline") && v.Status != verify.StatusError {
 		v.Detail = verify.BaselineDetail

@@ -56,7 +56,7 @@ func (l loopView) refusal(id task.ID, sessionID string, reason task.Reason, deta
 }
 
 // refusalFrom turns an error into a refusal event, keeping its reason
-// when it carries one (as Coordinator.refusalFrom does).
+// when it carries one.
 func (l loopView) refusalFrom(id task.ID, err error) task.Event {
 	var ref *task.Refusal
 	if errors.As(err, &ref) {
