@@ -18,16 +18,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
-// DefaultHarness runs a task that names none.
-const DefaultHarness = "scripted"
-
-func harnessOf(t task.Task) string {
-	if t.Harness == "" {
-		return DefaultHarness
-	}
-	return t.Harness
-}
-
 // placer leases queued tasks to free slots on the loop and hands each
 // claimed task to the launcher. It reads what may hold a task back (the
 // store's fault, the engine's trust in itself, budgets, provider limits,
@@ -401,13 +391,6 @@ func (ln *launcher) launchFailed(ctx context.Context, r *run, err error) {
 	r.addError(ref.Error())
 	ln.life.endRun(ctx, r, store.SessionKilled, ref.Error())
 	ln.life.requeue(ctx, r, ref.Reason, ref.Error(), !infra)
-}
-
-func short(id string) string {
-	if len(id) > 8 {
-		return id[len(id)-8:]
-	}
-	return id
 }
 
 // LaunchedData is the Data of a session.launched event: the facts a

@@ -67,3 +67,21 @@ type run struct {
 	// applied on the loop; they are handled, in order, right after it.
 	early []worker.Report
 }
+
+// DefaultHarness runs a task that names none.
+const DefaultHarness = "scripted"
+
+func harnessOf(t task.Task) string {
+	if t.Harness == "" {
+		return DefaultHarness
+	}
+	return t.Harness
+}
+
+// short is the last 8 characters of a session id, as texts show it.
+func short(id string) string {
+	if len(id) > 8 {
+		return id[len(id)-8:]
+	}
+	return id
+}
