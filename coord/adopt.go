@@ -272,12 +272,6 @@ func (ad *adopter) sweepHosts() {
 	})
 }
 
-// KeepAgentsOnStop makes the coming stop leave every agent that runs in a
-// session host running, its task leased and its session live, for the next
-// engine to take up: an upgrade of the binary without losing a
-// conversation. Agents in this process are stopped as ever.
-func (c *Coordinator) KeepAgentsOnStop() { c.keepAgents.Store(true) }
-
 // leaveRunning forgets a run whose agent was left running in its host at
 // shutdown: its lease and its session stay as they are, and the next
 // engine's reconcile takes it up.

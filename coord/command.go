@@ -36,52 +36,6 @@ type cmdReply struct {
 // ErrStopped means the coordinator is not running.
 var ErrStopped = errors.New("the coordinator is not running")
 
-// Do sends an operator command to the loop and waits for its result. A
-// correction to a live session returns once it has been typed into the pane.
-func (c *Coordinator) Do(ctx context.Context, cmd Command) (Result, error) {
-	if isForkCommand(cmd.Kind) {
-		return c.ForkCommand(ctx, cmd) // the agent takes seconds: off the loop
-	}
-	req := cmdRequest{cmd: cmd, reply: make(chan cmdReply, 1)}
-	select {
-	case c.cmds <- req:
-	case <-c.stopped:
-		return Result{}, ErrStopped
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
-	}
-	var rep cmdReply
-	select {
-	case rep = <-req.reply:
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
-	}
-	if rep.later != nil {
-		select {
-		case rep = <-rep.later:
-			return rep.res, rep.err
-		case <-c.stopped:
-			return Result{}, fmt.Errorf("%w; a task the resume created, if any, starts on the next start", ErrStopped)
-		case <-ctx.Done():
-			return Result{}, ctx.Err()
-		}
-	}
-	if rep.err != nil || rep.wait == nil {
-		return rep.res, rep.err
-	}
-	select {
-	case err := <-rep.wait:
-		if err != nil {
-			rep.res.Delivered = false
-			rep.res.Message = "recorded, but typing into session " + short(rep.res.SessionID) +
-				" failed (" + err.Error() + "); it will be in the next brief"
-		}
-		return rep.res, nil
-	case <-ctx.Done():
-		return rep.res, ctx.Err()
-	}
-}
-
 // commands carries out the operator's commands on the loop: add, cancel,
 // park, corrections and decisions, retry, approve, merge, resume. It sees
 // the loop's tasks, runs and gates, moves tasks through the lifecycle and

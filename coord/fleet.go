@@ -319,12 +319,6 @@ func lostContinuity(s store.Session, why string) string {
 	return string(b)
 }
 
-// NotePane tells every subscriber that the pane of task id changed though
-// no session of this coordinator drew it: the engine relaying the pane of
-// a session another engine holds (engine/relay.go) calls it, so consoles
-// attached here redraw it as they redraw their own.
-func (c *Coordinator) NotePane(id task.ID) { c.hub.pane(id) }
-
 func (fs *fleetService) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
 	return fs.orphanWhy(ctx, t, token, fmt.Sprintf("The %s is gone.", holderText(holder)))
 }
