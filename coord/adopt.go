@@ -3,10 +3,13 @@ package coord
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path/filepath"
+	"sync"
 	"time"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -58,16 +61,50 @@ type AdoptedData struct {
 	ExitedAt time.Time `json:"exited_at,omitzero"`
 }
 
+// adopter takes up at start-up what a predecessor left: the leases of
+// holders that are gone (reconcile, which requeues them through the
+// fleet's side), the sessions a session host kept running (adopt), and at
+// a stop the agents left running in their hosts (leaveRunning).
+type adopter struct {
+	loop     loopView
+	p        Params
+	st       store.Store
+	cfg      config.Config
+	holder   string
+	owner    string
+	hub      *hub
+	usage    *usageBook
+	sizes    *paneSizes
+	placer   *placer
+	fleet    *fleetState
+	fleetSvc *fleetService
+	slots    []*slot
+	tasks    map[task.ID]task.Task
+	runs     map[task.ID]*run
+	foreign  map[task.ID]bool
+	// live and started are the coordinator's handles for other
+	// goroutines and for shutdown; reports and stopped are the channels
+	// the workers report on and stop by.
+	live    *sync.Map
+	started *sync.Map
+	reports chan worker.Report
+	stopped chan struct{}
+	// castPath is where a session's recording goes; sortedTasks are the
+	// tasks in creation order.
+	castPath    func(task.ID, string) string
+	sortedTasks func() []task.Task
+}
+
 // adopt takes up t's session from a lease whose holder is gone, when a
 // host still serves it. Only a session that was confirmed and briefed is
 // taken up: one its engine died launching is stopped and its task
 // requeued, as before, at no cost to the task. It runs in reconcile,
 // before the loop, and reports whether t is this coordinator's now.
-func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) bool {
-	if c.p.Hosts == nil || t.State != task.StateRunning {
+func (ad *adopter) adopt(ctx context.Context, t task.Task, l lease.Lease) bool {
+	if ad.p.Hosts == nil || t.State != task.StateRunning {
 		return false
 	}
-	ss, err := c.st.SessionList(ctx, t.ID)
+	ss, err := ad.st.SessionList(ctx, t.ID)
 	if err != nil {
 		return false
 	}
@@ -82,38 +119,38 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 		return false
 	}
 	h := harnessOf(t)
-	sl, _ := c.slotFor(t)
+	sl, _ := ad.placer.slotFor(t)
 	if sl == nil {
-		for _, x := range c.slots {
+		for _, x := range ad.slots {
 			if x.Harness == h {
 				sl = x
 				break
 			}
 		}
 	}
-	spec, ok := c.cfg.Harness[h]
+	spec, ok := ad.cfg.Harness[h]
 	if sl == nil || !ok {
 		return false
 	}
 	vars := map[string]string{"model": t.Model}
-	for k, v := range c.p.Vars {
+	for k, v := range ad.p.Vars {
 		vars[k] = v
 	}
 	r := &run{
 		taskID: t.ID, sessionID: s.ID, token: l.Token, phase: t.Phase, attempt: t.Attempt, slot: sl,
-		spec: spec.Expand(vars), dir: filepath.Join(c.p.Repo.Root, filepath.FromSlash(repo.WorktreesDir), string(t.ID)),
+		spec: spec.Expand(vars), dir: filepath.Join(ad.p.Repo.Root, filepath.FromSlash(repo.WorktreesDir), string(t.ID)),
 		base: t.BaseCommit, lease: l, started: s.StartedAt, confirmed: true, briefed: true, brief: s.Brief,
 	}
-	cols, rows := c.sizes.start(t.ID, [2]int{c.cfg.Pane.Cols, c.cfg.Pane.Rows})
-	w, exit, err := c.p.Hosts.Adopt(ctx, s, worker.Params{
-		TaskID: t.ID, SessionID: s.ID, Token: l.Token, Owner: c.owner, Phase: t.Phase, Spec: r.spec,
-		Dir: r.dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: c.cfg.Pane.History,
-		CastPath: c.castPath(t.ID, s.ID), RecordMax: c.cfg.Limits.RecordingBytes, Environ: c.p.Environ,
-		SampleEvery: c.p.SampleEvery, StuckAfter: c.cfg.Stuck.After.Duration, Settle: c.p.Settle,
-		Changed: repo.Changed, Now: c.now, Reports: c.reports, Gone: c.stopped,
+	cols, rows := ad.sizes.start(t.ID, [2]int{ad.cfg.Pane.Cols, ad.cfg.Pane.Rows})
+	w, exit, err := ad.p.Hosts.Adopt(ctx, s, worker.Params{
+		TaskID: t.ID, SessionID: s.ID, Token: l.Token, Owner: ad.owner, Phase: t.Phase, Spec: r.spec,
+		Dir: r.dir, Base: t.BaseCommit, Cols: cols, Rows: rows, History: ad.cfg.Pane.History,
+		CastPath: ad.castPath(t.ID, s.ID), RecordMax: ad.cfg.Limits.RecordingBytes, Environ: ad.p.Environ,
+		SampleEvery: ad.p.SampleEvery, StuckAfter: ad.cfg.Stuck.After.Duration, Settle: ad.p.Settle,
+		Changed: repo.Changed, Now: ad.loop.now, Reports: ad.reports, Gone: ad.stopped,
 	})
 	if err != nil {
-		c.record(ctx, c.refusalEvent(t.ID, s.ID, task.ReasonLeaseOrphaned,
+		ad.loop.record(ctx, ad.loop.refusal(t.ID, s.ID, task.ReasonLeaseOrphaned,
 			fmt.Sprintf("Session %s's host could not be taken up again: %v.", short(s.ID), err)))
 		return false
 	}
@@ -131,34 +168,34 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 		text = fmt.Sprintf("Session %s taken up again after %s went away; its agent (pid %d) exited with code %d at %s while no engine watched, and what it left decides the phase.",
 			short(s.ID), holderText(l.Holder), w.Pid(), code, exit.At.UTC().Format(time.RFC3339))
 	}
-	ev := c.event(t.ID, s.ID, task.EvSessionAdopted, text)
+	ev := ad.loop.event(t.ID, s.ID, task.EvSessionAdopted, text)
 	ev.Data, _ = json.Marshal(data)
-	l.Holder = c.holder
-	if err := renewLease(ctx, c.st, c.tasks, c.now(), l, ev); err != nil {
+	l.Holder = ad.holder
+	if err := renewLease(ctx, ad.st, ad.tasks, ad.loop.now(), l, ev); err != nil {
 		// Someone else holds it now: let go of the session, untouched.
-		_, _ = w.Detach(c.p.StopGrace)
-		c.record(ctx, c.refusalEvent(t.ID, s.ID, task.ReasonStaleLeaseToken, "Taking up session "+short(s.ID)+": "+err.Error()))
+		_, _ = w.Detach(ad.p.StopGrace)
+		ad.loop.record(ctx, ad.loop.refusal(t.ID, s.ID, task.ReasonStaleLeaseToken, "Taking up session "+short(s.ID)+": "+err.Error()))
 		return false
 	}
-	c.hub.event(ev)
+	ad.hub.event(ev)
 	r.lease = l
-	s.Holder, s.Fence = c.holder, l.Token
-	if err := c.st.SessionUpdate(ctx, s); err != nil {
-		c.record(ctx, c.refusalEvent(t.ID, s.ID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
+	s.Holder, s.Fence = ad.holder, l.Token
+	if err := ad.st.SessionUpdate(ctx, s); err != nil {
+		ad.loop.record(ctx, ad.loop.refusal(t.ID, s.ID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
 	}
 	r.w = w
-	c.runs[t.ID] = r
+	ad.runs[t.ID] = r
 	sl.busy++
-	c.started.Store(w, struct{}{})
+	ad.started.Store(w, struct{}{})
 	go func() {
 		<-w.Done()
-		c.started.Delete(w)
+		ad.started.Delete(w)
 	}()
-	r.meter = c.usage.start(ctx, r)
-	c.sizes.goLive(&c.live, t.ID, w)
-	watchPane(&c.hub, r)
+	r.meter = ad.usage.start(ctx, r)
+	ad.sizes.goLive(ad.live, t.ID, w)
+	watchPane(ad.hub, r)
 	if !exit.Exited && exit.TypedKnown && r.spec.Types() {
-		c.typeUntyped(ctx, r, exit.Typed)
+		ad.typeUntyped(ctx, r, exit.Typed)
 	}
 	if !exit.Exited && r.spec.Types() {
 		// A decision recorded while no engine watched the session (a
@@ -166,7 +203,7 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 		// up, or by the one that died before it could type it) has no
 		// delivery yet: it is typed now, once (the store keeps one
 		// delivery per decision and session).
-		c.deliverForeign(ctx, t.ID)
+		ad.fleetSvc.deliverForeign(ctx, t.ID)
 	}
 	return true
 }
@@ -176,8 +213,8 @@ func (c *Coordinator) adopt(ctx context.Context, t task.Task, l lease.Lease) boo
 // engine that recorded the delivery died before the text left its queue.
 // A decision the host began is never typed again, so each reaches the
 // session once.
-func (c *Coordinator) typeUntyped(ctx context.Context, r *run, typed []string) {
-	ds, err := c.st.DeliveryList(ctx, r.taskID)
+func (ad *adopter) typeUntyped(ctx context.Context, r *run, typed []string) {
+	ds, err := ad.st.DeliveryList(ctx, r.taskID)
 	if err != nil {
 		return
 	}
@@ -194,7 +231,7 @@ func (c *Coordinator) typeUntyped(ctx context.Context, r *run, typed []string) {
 	if len(owed) == 0 {
 		return
 	}
-	decs, err := c.st.DecisionList(ctx, r.taskID)
+	decs, err := ad.st.DecisionList(ctx, r.taskID)
 	if err != nil {
 		return
 	}
@@ -202,7 +239,7 @@ func (c *Coordinator) typeUntyped(ctx context.Context, r *run, typed []string) {
 		if !owed[d.ID] {
 			continue
 		}
-		c.record(ctx, c.event(r.taskID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf(
+		ad.loop.record(ctx, ad.loop.event(r.taskID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf(
 			"Decision typed into session %s now: the engine that recorded its delivery died before typing it.", short(r.sessionID))))
 		r.w.Send(worker.Input{Kind: worker.InputDecision, ID: d.ID, Text: worker.DecisionText(d.Text)})
 	}
@@ -210,17 +247,17 @@ func (c *Coordinator) typeUntyped(ctx context.Context, r *run, typed []string) {
 
 // sweepHosts stops, off the loop, every session host whose session ended:
 // one this coordinator did not take up, or whose exit no engine collected.
-func (c *Coordinator) sweepHosts() {
-	if c.p.Hosts == nil {
+func (ad *adopter) sweepHosts() {
+	if ad.p.Hosts == nil {
 		return
 	}
 	live := map[string]bool{}
-	for _, r := range c.runs {
+	for _, r := range ad.runs {
 		live[r.sessionID] = true
 	}
 	ctx := context.Background()
-	c.async(func() func() {
-		c.p.Hosts.Sweep(ctx, func(id string) bool {
+	ad.loop.async(func() func() {
+		ad.p.Hosts.Sweep(ctx, func(id string) bool {
 			if live[id] {
 				return true
 			}
@@ -228,33 +265,81 @@ func (c *Coordinator) sweepHosts() {
 			// session whose holder is gone; one still recorded live is
 			// this coordinator's (launched since: placement runs
 			// meanwhile) or a live holder's.
-			s, err := c.st.SessionGet(ctx, id)
+			s, err := ad.st.SessionGet(ctx, id)
 			return err == nil && (s.Status == store.SessionLaunching || s.Status == store.SessionConfirmed)
 		})
 		return nil
 	})
 }
 
-// KeepAgentsOnStop makes the coming stop leave every agent that runs in a
-// session host running, its task leased and its session live, for the next
-// engine to take up: an upgrade of the binary without losing a
-// conversation. Agents in this process are stopped as ever.
-func (c *Coordinator) KeepAgentsOnStop() { c.keepAgents.Store(true) }
-
 // leaveRunning forgets a run whose agent was left running in its host at
 // shutdown: its lease and its session stay as they are, and the next
 // engine's reconcile takes it up.
-func (c *Coordinator) leaveRunning(ctx context.Context, r *run) {
-	if c.runs[r.taskID] == r {
-		delete(c.runs, r.taskID)
-		c.live.Delete(r.taskID)
+func (ad *adopter) leaveRunning(ctx context.Context, r *run) {
+	if ad.runs[r.taskID] == r {
+		delete(ad.runs, r.taskID)
+		ad.live.Delete(r.taskID)
 		r.slot.busy--
 	}
 	if r.unsub != nil {
 		r.unsub()
 		r.unsub = nil
 	}
-	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionDetached,
+	ad.loop.record(ctx, ad.loop.event(r.taskID, r.sessionID, task.EvSessionDetached,
 		fmt.Sprintf("Session %s (pid %d) left running in its session host; the next engine takes it up, and the task keeps its lease and attempt.",
 			short(r.sessionID), r.w.Pid())))
+}
+
+// reconcile expires leases whose holder is gone (a console that was killed)
+// and requeues their tasks, once: the lease rows are deleted in the same
+// step, so a second start finds nothing to do.
+func (ad *adopter) reconcile(ctx context.Context) error {
+	leases, err := ad.st.LeaseList(ctx)
+	if err != nil {
+		return fmt.Errorf("list leases: %w", err)
+	}
+	es, err := ad.st.EngineList(ctx)
+	if err != nil {
+		return fmt.Errorf("list engines: %w", err)
+	}
+	engines, host, now := engineIndex(es), ad.fleet.host, ad.loop.now()
+	held := map[task.ID]bool{}
+	for _, l := range leases {
+		if ad.runs[l.TaskID] != nil {
+			// Taken up by a try of this reconcile that the store cut short
+			// (startretry.go).
+			held[l.TaskID] = true
+			continue
+		}
+		if l.Holder != ad.holder && holderLive(l.Holder, engines, host, ad.fleet.root, now, ad.fleet.ttl) {
+			held[l.TaskID] = true
+			ad.foreign[l.TaskID] = true
+			ad.fleet.engines = engines
+			ad.fleetSvc.noteHolder(ctx, l.TaskID, l.Holder)
+			continue // another console on this repository holds it
+		}
+		t, ok := ad.tasks[l.TaskID]
+		if !ok {
+			continue
+		}
+		if ad.adopt(ctx, t, l) {
+			held[l.TaskID] = true
+			continue
+		}
+		if err := ad.fleetSvc.orphanWhy(ctx, t, l.Token, holderGone(l.Holder, engines, host, ad.fleet.root, now, ad.fleet.ttl)); err != nil {
+			return err
+		}
+	}
+	// A task left leased or running without a lease (a crash between two
+	// writes) is requeued too.
+	for _, t := range ad.sortedTasks() {
+		if t.State.Live() && !held[t.ID] {
+			if _, err := ad.st.LeaseGet(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
+				if err := ad.fleetSvc.orphan(ctx, t, 0, "unknown"); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
 }

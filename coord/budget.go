@@ -239,11 +239,11 @@ func parkForBudget(ctx context.Context, c *Coordinator, t task.Task, r *run, u U
 			n.Attempt-- // the next launch after unpark is the same attempt
 		}
 	}
-	if !c.move(ctx, t.ID, token, task.ActPark, edit, ev) {
+	if !c.life.move(ctx, t.ID, token, task.ActPark, edit, ev) {
 		return false
 	}
 	if r != nil && !r.stopping {
-		c.stopThen(ctx, r, store.SessionKilled, text, nil)
+		c.life.stopThen(ctx, r, store.SessionKilled, text, nil)
 	}
 	return true
 }

@@ -9,9 +9,11 @@ import (
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
 	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
@@ -34,87 +36,77 @@ type cmdReply struct {
 // ErrStopped means the coordinator is not running.
 var ErrStopped = errors.New("the coordinator is not running")
 
-// Do sends an operator command to the loop and waits for its result. A
-// correction to a live session returns once it has been typed into the pane.
-func (c *Coordinator) Do(ctx context.Context, cmd Command) (Result, error) {
-	if isForkCommand(cmd.Kind) {
-		return c.ForkCommand(ctx, cmd) // the agent takes seconds: off the loop
-	}
-	req := cmdRequest{cmd: cmd, reply: make(chan cmdReply, 1)}
-	select {
-	case c.cmds <- req:
-	case <-c.stopped:
-		return Result{}, ErrStopped
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
-	}
-	var rep cmdReply
-	select {
-	case rep = <-req.reply:
-	case <-ctx.Done():
-		return Result{}, ctx.Err()
-	}
-	if rep.later != nil {
-		select {
-		case rep = <-rep.later:
-			return rep.res, rep.err
-		case <-c.stopped:
-			return Result{}, fmt.Errorf("%w; a task the resume created, if any, starts on the next start", ErrStopped)
-		case <-ctx.Done():
-			return Result{}, ctx.Err()
-		}
-	}
-	if rep.err != nil || rep.wait == nil {
-		return rep.res, rep.err
-	}
-	select {
-	case err := <-rep.wait:
-		if err != nil {
-			rep.res.Delivered = false
-			rep.res.Message = "recorded, but typing into session " + short(rep.res.SessionID) +
-				" failed (" + err.Error() + "); it will be in the next brief"
-		}
-		return rep.res, nil
-	case <-ctx.Done():
-		return rep.res, ctx.Err()
-	}
+// commands carries out the operator's commands on the loop: add, cancel,
+// park, corrections and decisions, retry, approve, merge, resume. It sees
+// the loop's tasks, runs and gates, moves tasks through the lifecycle and
+// hands approvals to the merge queue or the pull requests.
+type commands struct {
+	loop    loopView
+	st      store.Store
+	cfg     config.Config
+	repo    *repo.Repo
+	key     *signer
+	hub     *hub
+	life    *lifecycle
+	leases  *leaseService
+	usage   *usageBook
+	mq      *mergeQueue
+	pr      *pullRequests
+	reviews *reviews
+	// shared is set when other engines share the store (fleet.go).
+	shared   bool
+	tasks    map[task.ID]task.Task
+	runs     map[task.ID]*run
+	gating   map[task.ID]*run
+	verdicts map[task.ID]*verify.Verdict
+	foreign  map[task.ID]bool
+	// ids are the tasks in creation order; hostOf names the machine that
+	// runs a task (fleet.go); noteModel remembers a task's model.
+	ids       func() []task.ID
+	hostOf    func(task.ID) string
+	noteModel func(task.ID, string)
+	// unparkedFromBudget clears a task's budget park (budget.go); place
+	// and publish are the loop's placement and snapshot.
+	unparkedFromBudget func(task.Task)
+	place              func(context.Context) bool
+	publish            func()
 }
 
-func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
+func (cm *commands) handleCommand(ctx context.Context, cmd Command) cmdReply {
 	if cmd.Kind == CmdAdd {
 		if cmd.Task == nil {
 			return cmdReply{err: errors.New("add: no task given")}
 		}
-		t, err := c.addTask(ctx, *cmd.Task, taskSource{URL: cmd.Source, Issue: cmd.Issue})
+		t, err := cm.addTask(ctx, *cmd.Task, taskSource{URL: cmd.Source, Issue: cmd.Issue})
 		if err != nil {
 			return cmdReply{err: err}
 		}
 		return cmdReply{res: Result{TaskID: t.ID, Message: "added task " + t.ID.Short() + ": " + t.Title}}
 	}
 	if cmd.Kind == CmdResume {
-		return c.resumeCommand(ctx, cmd)
+		return cm.resumeCommand(ctx, cmd)
 	}
-	id, err := c.resolve(cmd.TaskID)
+	id, err := cm.resolve(cmd.TaskID)
 	if err != nil {
 		return cmdReply{err: err}
 	}
-	t := c.tasks[id]
-	r := c.runs[id]
+	t := cm.tasks[id]
+	r := cm.runs[id]
 	res := Result{TaskID: id}
 	switch cmd.Kind {
 	case CmdCorrect:
-		return c.correct(ctx, t, r, cmd)
+		return cm.correct(ctx, t, r, cmd)
 	case CmdRefuse:
-		return refuseOutside(ctx, c.st, c.hub.event, t, c.refusalEvent(t.ID, "", task.ReasonForgeNotAllowed, cmd.Text), cmd)
+		return refuseOutside(ctx, cm.st, cm.hub.event, t, cm.loop.refusal(t.ID, "", task.ReasonForgeNotAllowed, cmd.Text), cmd)
 	case CmdRequestChanges:
-		return c.reviews.requestChanges(ctx, t, cmd)
+		return cm.reviews.requestChanges(ctx, t, cmd)
 	case CmdResolve:
-		return c.reviews.resolveComment(ctx, t, cmd)
+		return cm.reviews.resolveComment(ctx, t, cmd)
 	case CmdResubmit:
 		if r == nil || r.w == nil || !r.confirmed {
 			return cmdReply{err: fmt.Errorf("task %s has no live, confirmed session to resubmit", id.Short())}
 		}
-		c.resubmit(ctx, r, authorOf(cmd))
+		cm.leases.resubmit(ctx, r, authorOf(cmd))
 		res.SessionID, res.Message = r.sessionID, "resubmitted session "+short(r.sessionID)
 	case CmdExtend:
 		if r == nil {
@@ -125,46 +117,46 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 			d = 10 * time.Minute
 		}
 		l := r.lease.Extend(d)
-		ev := c.event(id, r.sessionID, task.EvLeaseExtended, fmt.Sprintf("Lease extended by %s by %s; deadline %s.", d, authorOf(cmd), l.Deadline.UTC().Format("15:04:05")))
-		if err := renewLease(ctx, c.st, c.tasks, c.now(), l, ev); err != nil {
+		ev := cm.loop.event(id, r.sessionID, task.EvLeaseExtended, fmt.Sprintf("Lease extended by %s by %s; deadline %s.", d, authorOf(cmd), l.Deadline.UTC().Format("15:04:05")))
+		if err := renewLease(ctx, cm.st, cm.tasks, cm.loop.now(), l, ev); err != nil {
 			return cmdReply{err: fmt.Errorf("extend lease: %w", err)}
 		}
-		c.hub.event(ev)
+		cm.hub.event(ev)
 		r.lease = l
 		res.Message = "lease extended by " + d.String()
 	case CmdExpire:
 		switch {
-		case c.gating[id] != nil:
+		case cm.gating[id] != nil:
 			return cmdReply{err: fmt.Errorf("task %s is in its verify gate: no session runs to expire, and the gate's verdict moves it next; park it to stop the gate's result from counting", id.Short())}
 		case r != nil && (r.stopping || r.finishing):
 			return cmdReply{err: fmt.Errorf("task %s's session %s is already being stopped (its phase finished or its lease ended); it moves on by itself", id.Short(), short(r.sessionID))}
 		case r == nil:
 			return cmdReply{err: fmt.Errorf("task %s holds no lease to expire: it is %s", id.Short(), t.State)}
 		}
-		c.expire(ctx, r, task.ReasonLeaseExpiredByHand, "Expired by "+authorOf(cmd)+".")
+		cm.leases.expire(ctx, r, task.ReasonLeaseExpiredByHand, "Expired by "+authorOf(cmd)+".")
 		res.Message = "lease expired; the task is requeued"
 	case CmdCancel:
-		if !c.stopAndMove(ctx, t, r, task.ActCancel, task.EvTaskCancelled, "Cancelled by "+authorOf(cmd)+".") {
+		if !cm.stopAndMove(ctx, t, r, task.ActCancel, task.EvTaskCancelled, "Cancelled by "+authorOf(cmd)+".") {
 			return cmdReply{err: fmt.Errorf("cannot cancel task %s: it is %s", id.Short(), t.State)}
 		}
 		res.Message = "cancelled"
 	case CmdPark:
-		if !c.stopAndMove(ctx, t, r, task.ActPark, task.EvTaskParked, "Parked by "+authorOf(cmd)+".") {
+		if !cm.stopAndMove(ctx, t, r, task.ActPark, task.EvTaskParked, "Parked by "+authorOf(cmd)+".") {
 			return cmdReply{err: fmt.Errorf("cannot park task %s: it is %s", id.Short(), t.State)}
 		}
 		res.Message = "parked; unpark to queue it again"
 	case CmdUnpark:
-		unparkedFromBudget(c, t)
-		if !c.move(ctx, id, 0, task.ActUnpark, func(n *task.Task) { n.Reason = "" }, c.event(id, "", task.EvTaskUnparked, "Unparked by "+authorOf(cmd)+".")) {
+		cm.unparkedFromBudget(t)
+		if !cm.life.move(ctx, id, 0, task.ActUnpark, func(n *task.Task) { n.Reason = "" }, cm.loop.event(id, "", task.EvTaskUnparked, "Unparked by "+authorOf(cmd)+".")) {
 			return cmdReply{err: fmt.Errorf("cannot unpark task %s: it is %s", id.Short(), t.State)}
 		}
 		res.Message = "unparked; queued"
 	case CmdApprove:
-		return c.approve(ctx, t, cmd)
+		return cm.approve(ctx, t, cmd)
 	case CmdRetry:
-		return c.retry(ctx, t, cmd)
+		return cm.retry(ctx, t, cmd)
 	case CmdMerge:
-		return c.merge(ctx, t)
+		return cm.merge(ctx, t)
 	default:
 		return cmdReply{err: fmt.Errorf("unknown command %q", cmd.Kind)}
 	}
@@ -174,12 +166,12 @@ func (c *Coordinator) handleCommand(ctx context.Context, cmd Command) cmdReply {
 // stopAndMove applies an operator action that ends any live session: the
 // state changes at once (fenced by the lease token); the session is stopped
 // off the loop and its exit is expected.
-func (c *Coordinator) stopAndMove(ctx context.Context, t task.Task, r *run, a task.Action, kind task.Kind, text string) bool {
+func (cm *commands) stopAndMove(ctx context.Context, t task.Task, r *run, a task.Action, kind task.Kind, text string) bool {
 	var token int64
 	sessionID := ""
 	if r != nil {
 		token, sessionID = r.token, r.sessionID
-	} else if g := c.gating[t.ID]; g != nil {
+	} else if g := cm.gating[t.ID]; g != nil {
 		// In its verify gate the task has no run but still holds the
 		// ended session's lease: move under that token so the lease is
 		// released with the move.
@@ -192,14 +184,14 @@ func (c *Coordinator) stopAndMove(ctx context.Context, t task.Task, r *run, a ta
 		edit = func(n *task.Task) { n.Attempt-- }
 		text += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
 	}
-	if !c.move(ctx, t.ID, token, a, edit, c.event(t.ID, sessionID, kind, text)) {
+	if !cm.life.move(ctx, t.ID, token, a, edit, cm.loop.event(t.ID, sessionID, kind, text)) {
 		return false
 	}
 	// A verify gate still running belongs to the session just ended: its
 	// result must not move the task when it comes back.
-	delete(c.gating, t.ID)
+	delete(cm.gating, t.ID)
 	if r != nil && !r.stopping {
-		c.stopThen(ctx, r, store.SessionKilled, text, nil)
+		cm.life.stopThen(ctx, r, store.SessionKilled, text, nil)
 	}
 	return true
 }
@@ -210,48 +202,48 @@ func (c *Coordinator) stopAndMove(ctx context.Context, t task.Task, r *run, a ta
 // session dies with the console) but never the decision, which every later
 // brief renders. So a decision reaches a session at most once, and the task
 // always.
-func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Command) cmdReply {
+func (cm *commands) correct(ctx context.Context, t task.Task, r *run, cmd Command) cmdReply {
 	text := strings.TrimSpace(cmd.Text)
 	if text == "" {
 		return cmdReply{err: errors.New("a correction needs text")}
 	}
-	if err := CheckCorrection(text, c.cfg.Limits.CorrectionBytes); err != nil {
+	if err := CheckCorrection(text, cm.cfg.Limits.CorrectionBytes); err != nil {
 		return cmdReply{err: err}
 	}
 	if t.State.Terminal() {
 		return cmdReply{err: fmt.Errorf("task %s has ended (%s); a correction would reach no one", t.ID.Short(), t.State)}
 	}
-	now := c.now()
+	now := cm.loop.now()
 	if cmd.Anchor != nil {
 		text = commentText(*cmd.Anchor, text)
 	}
 	d := store.Decision{ID: task.NewULID(now), TaskID: t.ID, Text: text, Author: authorOf(cmd), At: now, Anchor: cmd.Anchor}
 	if cmd.DecisionID != "" {
-		if hasDecision(ctx, c.st, t.ID, cmd.DecisionID) {
+		if hasDecision(ctx, cm.st, t.ID, cmd.DecisionID) {
 			return cmdReply{res: Result{TaskID: t.ID, Message: "already recorded"}}
 		}
 		d.ID = cmd.DecisionID
 	}
-	ev := c.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Human decision by %s: %s", d.Author, text))
-	if err := c.st.DecisionInsert(ctx, d, ev); err != nil {
-		if cmd.DecisionID != "" && hasDecision(ctx, c.st, t.ID, cmd.DecisionID) {
+	ev := cm.loop.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Human decision by %s: %s", d.Author, text))
+	if err := cm.st.DecisionInsert(ctx, d, ev); err != nil {
+		if cmd.DecisionID != "" && hasDecision(ctx, cm.st, t.ID, cmd.DecisionID) {
 			// Another engine on the store recorded it first; it, or
 			// the store watch, delivers it.
 			return cmdReply{res: Result{TaskID: t.ID, Message: "already recorded"}}
 		}
 		return cmdReply{err: fmt.Errorf("record decision: %w", err)}
 	}
-	c.hub.event(ev)
+	cm.hub.event(ev)
 	res := Result{TaskID: t.ID, Message: "queued for the next brief"}
-	if r == nil && c.foreign[t.ID] && c.fleet.shared {
+	if r == nil && cm.foreign[t.ID] && cm.shared {
 		// Another engine runs it: that engine hears of the decision
 		// through the store and types it into its live session.
-		res.Message = "recorded; the engine on " + c.hostOf(t.ID) + " types it into its live session"
+		res.Message = "recorded; the engine on " + cm.hostOf(t.ID) + " types it into its live session"
 	}
 	if r == nil || r.w == nil || !r.confirmed || r.stopping || r.finishing {
 		return cmdReply{res: res}
 	}
-	done, ok := c.deliverDecision(ctx, r, d)
+	done, ok := cm.deliverDecision(ctx, r, d)
 	if !ok {
 		return cmdReply{res: res}
 	}
@@ -264,16 +256,16 @@ func (c *Coordinator) correct(ctx context.Context, t task.Task, r *run, cmd Comm
 // into the pane; it reports false, typing nothing, when the delivery could
 // not be recorded or d already reached that session. The returned channel
 // says when the pane took it.
-func (c *Coordinator) deliverDecision(ctx context.Context, r *run, d store.Decision) (chan error, bool) {
-	del := c.event(d.TaskID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf("Decision delivered to session %s.", short(r.sessionID)))
-	ok, err := c.st.DeliveryInsert(ctx, store.Delivery{DecisionID: d.ID, SessionID: r.sessionID, At: c.now()}, del)
+func (cm *commands) deliverDecision(ctx context.Context, r *run, d store.Decision) (chan error, bool) {
+	del := cm.loop.event(d.TaskID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf("Decision delivered to session %s.", short(r.sessionID)))
+	ok, err := cm.st.DeliveryInsert(ctx, store.Delivery{DecisionID: d.ID, SessionID: r.sessionID, At: cm.loop.now()}, del)
 	if err != nil || !ok {
 		if err != nil {
-			c.record(ctx, c.refusalEvent(d.TaskID, r.sessionID, task.ReasonDeliveryFailed, err.Error()))
+			cm.loop.record(ctx, cm.loop.refusal(d.TaskID, r.sessionID, task.ReasonDeliveryFailed, err.Error()))
 		}
 		return nil, false
 	}
-	c.hub.event(del)
+	cm.hub.event(del)
 	done := make(chan error, 1)
 	in := worker.Input{Kind: worker.InputDecision, ID: d.ID, Text: worker.DecisionText(d.Text), Done: done}
 	if r.brief == "" {
@@ -296,11 +288,11 @@ func authorOf(cmd Command) string {
 
 // resolve finds a task by full id or by a unique suffix or prefix, as an
 // operator types it.
-func (c *Coordinator) resolve(ref task.ID) (task.ID, error) {
-	if _, ok := c.tasks[ref]; ok {
+func (cm *commands) resolve(ref task.ID) (task.ID, error) {
+	if _, ok := cm.tasks[ref]; ok {
 		return ref, nil
 	}
-	return ResolveID(c.ids(), string(ref)) // in creation order, as listed
+	return ResolveID(cm.ids(), string(ref)) // in creation order, as listed
 }
 
 // ResolveID finds the one id among ids that equals ref or ends or starts
@@ -333,16 +325,16 @@ func ResolveID(ids []task.ID, ref string) (task.ID, error) {
 
 // addTask validates and stores a new task, queued at its first phase on a
 // branch of its own from the current HEAD.
-func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) (task.Task, error) {
-	t, err := Prepare(t, c.p.Repo, c.now())
+func (cm *commands) addTask(ctx context.Context, t task.Task, src taskSource) (task.Task, error) {
+	t, err := Prepare(t, cm.repo, cm.loop.now())
 	if err != nil {
 		return task.Task{}, err
 	}
-	if _, ok := c.cfg.Harness[harnessOf(t)]; !ok {
-		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(harnessNames(c.cfg.Harness), ", "))
+	if _, ok := cm.cfg.Harness[harnessOf(t)]; !ok {
+		return task.Task{}, fmt.Errorf("unknown harness %q (configured: %s)", t.Harness, strings.Join(harnessNames(cm.cfg.Harness), ", "))
 	}
-	t = c.key.sign(t)
-	ev := c.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
+	t = cm.key.sign(t)
+	ev := cm.loop.event(t.ID, "", task.EvTaskAdded, fmt.Sprintf("Task added: %s (%s, harness %s).", t.Title, t.Pipeline, harnessOf(t)))
 	if src.URL != "" {
 		ev.Text += " From " + task.PlainLine(src.URL) + "."
 	}
@@ -350,11 +342,11 @@ func (c *Coordinator) addTask(ctx context.Context, t task.Task, src taskSource) 
 		// issueOf reads it back: the pull request closes the issue.
 		ev.Data, _ = json.Marshal(map[string]any{"issue": src.Issue, "url": src.URL})
 	}
-	if err := c.st.TaskInsert(ctx, t, ev); err != nil {
+	if err := cm.st.TaskInsert(ctx, t, ev); err != nil {
 		return task.Task{}, fmt.Errorf("store task: %w", err)
 	}
-	c.tasks[t.ID] = t
-	c.hub.event(ev)
+	cm.tasks[t.ID] = t
+	cm.hub.event(ev)
 	return t, nil
 }
 

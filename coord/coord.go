@@ -15,7 +15,6 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/repo"
-	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/verify"
@@ -135,6 +134,24 @@ type Coordinator struct {
 	// forks is the trained-bases service: the registry, the bases the
 	// snapshot shows, keep-warm (bases.go).
 	forks *forkService
+	// life moves tasks and ends runs (lifecycle.go).
+	life *lifecycle
+	// leases keeps the runs' leases (leases.go).
+	leases *leaseService
+	// gate ends a phase: verify, verdicts, push, advance (advance.go).
+	gate *gate
+	// reporter takes the workers' reports (report.go).
+	reporter *reporter
+	// commands carries out the operator's commands (command.go).
+	commands *commands
+	// fleetSvc is what sharing the store with other engines takes (fleet.go).
+	fleetSvc *fleetService
+	// placer leases queued tasks to slots; launcher starts their attempts
+	// (place.go).
+	placer   *placer
+	launcher *launcher
+	// adopter takes up what a predecessor left (adopt.go).
+	adopter *adopter
 	// screens are the last screens of ended sessions, replayed from their
 	// recordings for Detail (lastscreen.go).
 	screens lastScreens
@@ -159,65 +176,6 @@ type Coordinator struct {
 	// io is Run's context: cancelled at shutdown, it aborts preparations
 	// and verify runs. The loop's writes use a context without it.
 	io context.Context
-	// onEarlyReport, when set (tests), is called on the loop with a report
-	// that arrived before its run's launch was applied.
-	onEarlyReport func(worker.Report)
-}
-
-type slot struct {
-	config.Slot
-	busy int
-}
-
-// run is one live session of a task, as the loop tracks it.
-type run struct {
-	taskID    task.ID
-	sessionID string
-	token     int64
-	phase     task.Phase
-	attempt   int
-	slot      *slot
-	spec      session.Spec
-	dir       string // worktree
-	base      string
-	w         worker.Handle
-	lease     lease.Lease
-	started   time.Time
-	launched  time.Time // when the session was launched
-	confirmed bool
-	briefed   bool
-	brief     string
-	finishing bool // the phase finished; verify or advance in progress
-	stopping  bool // the coordinator is stopping it; its exit is expected
-	stuck     bool
-	// needsYou is the dialog the session waits at for the operator, ""
-	// for none (needsyou.go).
-	needsYou string
-	// limit is the provider's limit the session waits for, nil for none
-	// (limitwait.go).
-	limit     *limitHold
-	resubmits int
-	errors    []string // refusal and error sentences of this attempt, newest kept (addError)
-	dropped   int      // errors of this attempt dropped from errors
-	// held are corrections recorded while this session's brief was being
-	// rendered: typed after the brief unless the brief already has them.
-	held  []worker.Input
-	unsub func()
-	meter *meter // counts the usage the agent reports; nil when it reports none
-	// inBrief are the ids of the decisions the session's brief carried.
-	inBrief map[string]bool
-	// fetchNote says why the task's branch could not be fetched before
-	// the launch ([fleet] remote), for a refusal once it is live.
-	fetchNote string
-	// remoteSeen is the commit of the task's branch on [fleet] remote as
-	// this run last saw it (fetched at the launch, or its own push; ""
-	// for absent), which a push must find there (--force-with-lease);
-	// remoteKnown says the fetch or a push told it.
-	remoteSeen  string
-	remoteKnown bool
-	// early are the worker's reports that arrived before its launch was
-	// applied on the loop; they are handled, in order, right after it.
-	early []worker.Report
 }
 
 // New builds a coordinator. Call Run to start it.
@@ -275,7 +233,7 @@ func New(p Params) (*Coordinator, error) {
 	if c.fleet.ttl <= 0 {
 		c.fleet.ttl = EngineTTL
 	}
-	c.hub.tap = c.tapEvent
+	c.sw = storeWatch{loop: loopOf(c), st: c.st, hub: &c.hub, ttl: c.fleet.ttl}
 	c.hub.seqs = func(ids []string) map[string]int64 {
 		if c.sw.outage {
 			return nil // not in the ledger yet: held until the store answers
@@ -289,19 +247,29 @@ func New(p Params) (*Coordinator, error) {
 		return m
 	}
 	c.usage = newUsage(c)
-	c.sd = newStepDown(c)
+	c.life = newLifecycle(c)
+	c.leases = newLeases(c)
 	c.forks = newForks(c)
 	c.disk = newDisk(c)
+	c.fleetSvc = newFleetService(c)
+	c.hub.tap = c.fleetSvc.tapEvent
+	c.sd = newStepDown(c)
 	key, err := loadSigner(cfg.Fleet.Key)
 	if err != nil {
 		return nil, err
 	}
 	c.key = key
+	c.gate = newGate(c)
+	c.reporter = newReporter(c)
+	c.launcher = newLauncher(c)
+	c.placer = newPlacer(c)
+	c.adopter = newAdopter(c)
 	c.mq = newMergeQueue(c)
 	c.reviews = newReviews(c)
 	c.pr = newPullRequests(c)
 	c.programs = newPrograms(c)
 	c.notified = newNotifier(c)
+	c.commands = newCommands(c)
 	return c, nil
 }
 
@@ -357,14 +325,14 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	}
 	c.key.upgrade(ctx, loopOf(c), c.st, c.ids(), c.tasks)
 	for _, step := range []func() error{
-		func() error { return c.reconcile(ctx) },
-		func() error { return c.checkStore(ctx) },
+		func() error { return c.adopter.reconcile(ctx) },
+		func() error { return c.fleetSvc.checkStore(ctx) },
 	} {
 		if err := retry.do(ctx, step); err != nil {
 			return err
 		}
 	}
-	c.sweepHosts()
+	c.adopter.sweepHosts()
 	if err := retry.do(ctx, func() error { return c.forks.refresh(ctx) }); err != nil {
 		return err
 	}
@@ -380,7 +348,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	// leave a task half-moved: every case taken completes, and shutdown
 	// settles the rest.
 	c.io = ctx
-	c.initStoreWatch()
+	c.sw.initStoreWatch()
 	// Every task's disk use, measured once off the loop; then again only
 	// when an event can have changed it.
 	c.disk.want(c.ids()...)
@@ -397,7 +365,7 @@ func (c *Coordinator) Run(ctx context.Context) error {
 	if c.fleet.shared {
 		go c.sd.watchTrust(ctx)
 	}
-	c.place(work)
+	c.placer.place(work)
 	for {
 		// select picks at random among ready cases, so one taken after
 		// cancellation is dropped and shutdown settles every task instead.
@@ -410,19 +378,19 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				c.shutdown()
 				return nil
 			}
-			c.handleReport(work, rep)
+			c.reporter.handleReport(work, rep)
 		case req := <-c.cmds:
 			if ctx.Err() != nil {
 				req.reply <- cmdReply{err: ErrStopped}
 				c.shutdown()
 				return nil
 			}
-			rep := c.handleCommand(work, req.cmd)
+			rep := c.commands.handleCommand(work, req.cmd)
 			// The reply waits for the snapshot that shows the command's
 			// effect (reply is buffered), so a caller that reads the
 			// snapshot when Do returns sees it.
 			c.forks.tick(work)
-			c.place(work)
+			c.placer.place(work)
 			c.mq.tick(work)
 			c.pr.tick(work)
 			c.publish()
@@ -440,9 +408,9 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				changes = nil
 				continue
 			}
-			c.refresh(work)
+			c.fleetSvc.refresh(work)
 		case <-tick.C:
-			c.watchStore(work)
+			c.sw.watchStore(work)
 			if c.sd.checkTrust(work) {
 				// Stepped down: nothing is judged, renewed or placed
 				// until this engine's heartbeat lands again.
@@ -450,12 +418,12 @@ func (c *Coordinator) Run(ctx context.Context) error {
 				continue
 			}
 			if c.fleet.shared {
-				c.rescue(work)
+				c.fleetSvc.rescue(work)
 			}
 			if c.quietTick(work) {
 				continue
 			}
-			c.tickLeases(work)
+			c.leases.tickLeases(work)
 		}
 		if c.sd.checkTrust(work) {
 			c.publish()
@@ -464,10 +432,10 @@ func (c *Coordinator) Run(ctx context.Context) error {
 		resumeHeld(c, work)
 		c.forks.tick(work)
 		checkTaskBudgets(work, c)
-		c.place(work)
+		c.placer.place(work)
 		c.mq.tick(work)
 		c.pr.tick(work)
-		c.checkStranded(work)
+		c.fleetSvc.checkStranded(work)
 		c.publish()
 	}
 }
@@ -512,7 +480,7 @@ func (c *Coordinator) quietTick(ctx context.Context) bool {
 		return false
 	}
 	c.forks.tick(ctx)
-	changed := c.place(ctx)
+	changed := c.placer.place(ctx)
 	if c.mq.busy == "" && c.cfg.Finalise.Queue {
 		c.mq.tick(ctx)
 		changed = changed || c.mq.busy != ""
@@ -587,107 +555,6 @@ func (c *Coordinator) noteModel(id task.ID, model string) {
 	c.models[id] = append(c.models[id], model)
 }
 
-// reconcile expires leases whose holder is gone (a console that was killed)
-// and requeues their tasks, once: the lease rows are deleted in the same
-// step, so a second start finds nothing to do.
-func (c *Coordinator) reconcile(ctx context.Context) error {
-	leases, err := c.st.LeaseList(ctx)
-	if err != nil {
-		return fmt.Errorf("list leases: %w", err)
-	}
-	es, err := c.st.EngineList(ctx)
-	if err != nil {
-		return fmt.Errorf("list engines: %w", err)
-	}
-	engines, host, now := engineIndex(es), c.fleet.host, c.now()
-	held := map[task.ID]bool{}
-	for _, l := range leases {
-		if c.runs[l.TaskID] != nil {
-			// Taken up by a try of this reconcile that the store cut short
-			// (startretry.go).
-			held[l.TaskID] = true
-			continue
-		}
-		if l.Holder != c.holder && holderLive(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl) {
-			held[l.TaskID] = true
-			c.foreign[l.TaskID] = true
-			c.fleet.engines = engines
-			c.noteHolder(ctx, l.TaskID, l.Holder)
-			continue // another console on this repository holds it
-		}
-		t, ok := c.tasks[l.TaskID]
-		if !ok {
-			continue
-		}
-		if c.adopt(ctx, t, l) {
-			held[l.TaskID] = true
-			continue
-		}
-		if err := c.orphanWhy(ctx, t, l.Token, holderGone(l.Holder, engines, host, c.fleet.root, now, c.fleet.ttl)); err != nil {
-			return err
-		}
-	}
-	// A task left leased or running without a lease (a crash between two
-	// writes) is requeued too.
-	for _, t := range c.sortedTasks() {
-		if t.State.Live() && !held[t.ID] {
-			if _, err := c.st.LeaseGet(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
-				if err := c.orphan(ctx, t, 0, "unknown"); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
-
-func (c *Coordinator) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
-	return c.orphanWhy(ctx, t, token, fmt.Sprintf("The %s is gone.", holderText(holder)))
-}
-
-// orphanWhy requeues a task whose holder is gone, why saying how it was
-// judged gone; its live sessions are marked killed, each with a continuity
-// record that says so when it has none (a holder that died captured none).
-func (c *Coordinator) orphanWhy(ctx context.Context, t task.Task, token int64, why string) error {
-	if t.State.Live() {
-		detail := why
-		// The engine or the machine stopped, not the agent: the attempt
-		// in progress is not counted (store.Orphan), so restarts never
-		// fail a task.
-		if t.Attempt > 0 {
-			detail += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
-		}
-		ev := c.refusalEvent(t.ID, "", task.ReasonLeaseOrphaned, detail)
-		res, err := c.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, c.now(), ev))
-		if err != nil {
-			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
-		}
-		c.tasks[t.ID] = res.Task
-		c.hub.event(ev)
-	} else if token > 0 {
-		if err := c.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
-			return fmt.Errorf("delete orphaned lease of %s: %w", t.ID, err)
-		}
-	}
-	ss, err := c.st.SessionList(ctx, t.ID)
-	if err != nil {
-		return err
-	}
-	for _, s := range ss {
-		if s.Status == store.SessionLaunching || s.Status == store.SessionConfirmed {
-			s.Status = store.SessionKilled
-			s.EndedAt = c.now()
-			if s.Continuity == "" {
-				s.Continuity = lostContinuity(s, why)
-			}
-			if err := c.st.SessionUpdate(ctx, s); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
-}
-
 // shutdown stops every live session, records its continuity and requeues
 // its task. The worktree keeps the work; the next start relaunches with a
 // continuity brief. A run still being prepared has no session yet: its
@@ -706,7 +573,7 @@ func (c *Coordinator) shutdown() {
 		if r.w == nil {
 			continue
 		}
-		base := c.continuityBase(r, why)
+		base := c.life.continuityBase(r, why)
 		wg.Add(1)
 		go func(r *run) {
 			defer wg.Done()
@@ -720,7 +587,7 @@ func (c *Coordinator) shutdown() {
 					return
 				}
 			}
-			cont := c.captureContinuity(r, base)
+			cont := c.life.captureContinuity(r, base)
 			mu.Lock()
 			conts[r] = &cont
 			mu.Unlock()
@@ -746,16 +613,16 @@ func (c *Coordinator) shutdown() {
 		}
 		r.held = nil
 		if kept[r] {
-			c.leaveRunning(ctx, r)
+			c.adopter.leaveRunning(ctx, r)
 			continue
 		}
 		code := 0
 		if r.w != nil {
 			code = r.w.ExitCode()
 		}
-		c.endRunWith(ctx, r, store.SessionKilled, code, conts[r], why)
+		c.life.endRunWith(ctx, r, store.SessionKilled, code, conts[r], why)
 		if c.tasks[r.taskID].State.Live() {
-			c.requeue(ctx, r, task.ReasonLeaseOrphaned, "The console stopped; the task will relaunch on the next start.", false)
+			c.life.requeue(ctx, r, task.ReasonLeaseOrphaned, "The console stopped; the task will relaunch on the next start.", false)
 		}
 	}
 	c.settle()
@@ -871,7 +738,7 @@ func (c *Coordinator) record(ctx context.Context, evs ...task.Event) {
 		return
 	}
 	if err := c.st.EventAppend(ctx, evs...); err != nil {
-		c.writeFailed(err)
+		c.sw.writeFailed(err)
 		if c.sw.outage {
 			c.sw.held = append(c.sw.held, evs...)
 		}

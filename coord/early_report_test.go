@@ -44,7 +44,7 @@ func TestAReportBeforeItsLaunchIsAppliedWaitsForIt(t *testing.T) {
 		h := cfg.Harness["scripted"]
 		h.Argv = append([]string{wrapper}, h.Argv[1:]...)
 		cfg.Harness["scripted"] = h
-	}, func(c *Coordinator) { c.onEarlyReport = func(rep worker.Report) { early <- rep } })
+	}, func(c *Coordinator) { c.reporter.onEarlyReport = func(rep worker.Report) { early <- rep } })
 	b.addPipeline(t, task.Pipeline{task.PhaseImplement})
 
 	select {
@@ -81,7 +81,7 @@ func TestALateReportOfAnEndedSessionIsNotAStaleWrite(t *testing.T) {
 	b.c.back <- func() {
 		defer close(applied)
 		for _, k := range []worker.ReportKind{worker.Stuck, worker.Unstuck, worker.Refused, worker.PhaseFinished} {
-			b.c.handleReport(ctx, worker.Report{Kind: k, TaskID: id, SessionID: launched.SessionID, Token: 1,
+			b.c.reporter.handleReport(ctx, worker.Report{Kind: k, TaskID: id, SessionID: launched.SessionID, Token: 1,
 				Refusal: &task.Refusal{Reason: task.ReasonArtifactSchema}})
 		}
 	}

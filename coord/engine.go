@@ -103,3 +103,61 @@ func watchPane(h *hub, r *run) {
 		}
 	}()
 }
+
+// NotePane tells every subscriber that the pane of task id changed though
+// no session of this coordinator drew it: the engine relaying the pane of
+// a session another engine holds (engine/relay.go) calls it, so consoles
+// attached here redraw it as they redraw their own.
+func (c *Coordinator) NotePane(id task.ID) { c.hub.pane(id) }
+
+// Do sends an operator command to the loop and waits for its result. A
+// correction to a live session returns once it has been typed into the pane.
+func (c *Coordinator) Do(ctx context.Context, cmd Command) (Result, error) {
+	if isForkCommand(cmd.Kind) {
+		return c.ForkCommand(ctx, cmd) // the agent takes seconds: off the loop
+	}
+	req := cmdRequest{cmd: cmd, reply: make(chan cmdReply, 1)}
+	select {
+	case c.cmds <- req:
+	case <-c.stopped:
+		return Result{}, ErrStopped
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	var rep cmdReply
+	select {
+	case rep = <-req.reply:
+	case <-ctx.Done():
+		return Result{}, ctx.Err()
+	}
+	if rep.later != nil {
+		select {
+		case rep = <-rep.later:
+			return rep.res, rep.err
+		case <-c.stopped:
+			return Result{}, fmt.Errorf("%w; a task the resume created, if any, starts on the next start", ErrStopped)
+		case <-ctx.Done():
+			return Result{}, ctx.Err()
+		}
+	}
+	if rep.err != nil || rep.wait == nil {
+		return rep.res, rep.err
+	}
+	select {
+	case err := <-rep.wait:
+		if err != nil {
+			rep.res.Delivered = false
+			rep.res.Message = "recorded, but typing into session " + short(rep.res.SessionID) +
+				" failed (" + err.Error() + "); it will be in the next brief"
+		}
+		return rep.res, nil
+	case <-ctx.Done():
+		return rep.res, ctx.Err()
+	}
+}
+
+// KeepAgentsOnStop makes the coming stop leave every agent that runs in a
+// session host running, its task leased and its session live, for the next
+// engine to take up: an upgrade of the binary without losing a
+// conversation. Agents in this process are stopped as ever.
+func (c *Coordinator) KeepAgentsOnStop() { c.keepAgents.Store(true) }

@@ -90,11 +90,11 @@ func TestFakeStoreOutageIsWeatheredAndPlacementResumes(t *testing.T) {
 func TestTakeoverWaitsATTLAfterAnOutage(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
-	c := &Coordinator{fleet: fleetState{ttl: 30 * time.Second}}
-	require.False(t, c.takeoverPaused(now), "no outage seen: takeovers as usual")
+	c := &Coordinator{sw: storeWatch{ttl: 30 * time.Second}}
+	require.False(t, c.sw.takeoverPaused(now), "no outage seen: takeovers as usual")
 	c.sw.outage = true
-	require.True(t, c.takeoverPaused(now))
+	require.True(t, c.sw.takeoverPaused(now))
 	c.sw.outage, c.sw.back = false, now
-	require.True(t, c.takeoverPaused(now.Add(29*time.Second)))
-	require.False(t, c.takeoverPaused(now.Add(30*time.Second)))
+	require.True(t, c.sw.takeoverPaused(now.Add(29*time.Second)))
+	require.False(t, c.sw.takeoverPaused(now.Add(30*time.Second)))
 }

@@ -59,9 +59,9 @@ func (lp launchPrint) note() string {
 }
 
 // recordFingerprint stores the fingerprint on the session's row.
-func (c *Coordinator) recordFingerprint(ctx context.Context, r *run, lp launchPrint) {
+func (rp *reporter) recordFingerprint(ctx context.Context, r *run, lp launchPrint) {
 	if lp.launch.Hash == "" {
 		return
 	}
-	c.updateSession(ctx, r, func(s *store.Session) { s.Fingerprint = lp.launch.JSON() })
+	rp.life.updateSession(ctx, r, func(s *store.Session) { s.Fingerprint = lp.launch.JSON() })
 }

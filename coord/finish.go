@@ -205,17 +205,17 @@ func retryText(t task.Task, author string, maxAttempts, deadEnds int) string {
 }
 
 // retry is the loop's side of CmdRetry.
-func (c *Coordinator) retry(ctx context.Context, t task.Task, cmd Command) cmdReply {
+func (cm *commands) retry(ctx context.Context, t task.Task, cmd Command) cmdReply {
 	if _, err := task.Apply(t.State, task.ActRetry); err != nil {
 		return cmdReply{err: fmt.Errorf("task %s: %w", t.ID.Short(), err)}
 	}
-	des, err := c.st.DeadEndList(ctx, t.ID)
+	des, err := cm.st.DeadEndList(ctx, t.ID)
 	if err != nil {
 		return cmdReply{err: fmt.Errorf("retry task %s: %w", t.ID.Short(), err)}
 	}
-	ev := c.event(t.ID, "", task.EvTaskRetried, retryText(t, authorOf(cmd), c.cfg.Lease.MaxAttempts, len(des)))
-	if !c.move(ctx, t.ID, 0, task.ActRetry, retryEdit, ev) {
-		return cmdReply{err: fmt.Errorf("cannot retry task %s: it is %s", t.ID.Short(), c.tasks[t.ID].State)}
+	ev := cm.loop.event(t.ID, "", task.EvTaskRetried, retryText(t, authorOf(cmd), cm.cfg.Lease.MaxAttempts, len(des)))
+	if !cm.life.move(ctx, t.ID, 0, task.ActRetry, retryEdit, ev) {
+		return cmdReply{err: fmt.Errorf("cannot retry task %s: it is %s", t.ID.Short(), cm.tasks[t.ID].State)}
 	}
 	return cmdReply{res: Result{TaskID: t.ID, Message: fmt.Sprintf("queued again for phase %s with a fresh attempt budget", t.Phase)}}
 }
@@ -223,32 +223,32 @@ func (c *Coordinator) retry(ctx context.Context, t task.Task, cmd Command) cmdRe
 // approve is the loop's side of CmdApprove: it reads where the work is off
 // the loop, then moves the task with an event that says so, and publishes
 // the branch when [finalise] push is set.
-func (c *Coordinator) approve(ctx context.Context, t task.Task, cmd Command) cmdReply {
+func (cm *commands) approve(ctx context.Context, t task.Task, cmd Command) cmdReply {
 	if _, err := task.Apply(t.State, task.ActApprove); err != nil {
 		return cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", t.ID.Short(), t.State)}
 	}
 	later := make(chan cmdReply, 1)
-	r := c.p.Repo
-	c.async(func() func() {
+	r := cm.repo
+	cm.loop.async(func() func() {
 		info := DescribeBranch(r, t)
 		return func() {
 			id := t.ID
-			if c.cfg.Finalise.PR {
-				c.pr.approve(ctx, id, cmd, info, later)
+			if cm.cfg.Finalise.PR {
+				cm.pr.approve(ctx, id, cmd, info, later)
 				return
 			}
-			if c.cfg.Finalise.Queue {
-				later <- c.mq.approve(ctx, id, cmd, info)
+			if cm.cfg.Finalise.Queue {
+				later <- cm.mq.approve(ctx, id, cmd, info)
 				return
 			}
 			sentence := info.Sentence(id)
-			ev := c.event(id, "", task.EvTaskCompleted, "Approved by "+authorOf(cmd)+". "+sentence)
-			if !c.move(ctx, id, 0, task.ActApprove, nil, ev) {
-				later <- cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), c.tasks[id].State)}
+			ev := cm.loop.event(id, "", task.EvTaskCompleted, "Approved by "+authorOf(cmd)+". "+sentence)
+			if !cm.life.move(ctx, id, 0, task.ActApprove, nil, ev) {
+				later <- cmdReply{err: fmt.Errorf("cannot approve task %s: it is %s, not awaiting review", id.Short(), cm.tasks[id].State)}
 				return
 			}
-			if c.cfg.Finalise.Push {
-				c.publishBranch(ctx, c.tasks[id])
+			if cm.cfg.Finalise.Push {
+				cm.publishBranch(ctx, cm.tasks[id])
 			}
 			later <- cmdReply{res: Result{TaskID: id, Message: "approved. " + sentence}}
 		}
@@ -258,58 +258,48 @@ func (c *Coordinator) approve(ctx context.Context, t task.Task, cmd Command) cmd
 
 // publishBranch pushes an approved task's branch off the loop and records what
 // happened.
-func (c *Coordinator) publishBranch(ctx context.Context, t task.Task) {
+func (cm *commands) publishBranch(ctx context.Context, t task.Task) {
 	verdict := ""
-	if v := c.verdicts[t.ID]; v != nil {
+	if v := cm.verdicts[t.ID]; v != nil {
 		verdict = v.Line()
 	}
-	r, cfg, st := c.p.Repo, c.cfg, c.st
-	c.async(func() func() {
+	r, cfg, st := cm.repo, cm.cfg, cm.st
+	cm.loop.async(func() func() {
 		evs, _ := st.EventList(ctx, store.EventListParams{TaskID: t.ID})
-		ev, err := PublishTask(ctx, r, cfg, t, verdict, evs, c.now())
+		ev, err := PublishTask(ctx, r, cfg, t, verdict, evs, cm.loop.now())
 		return func() {
 			if err != nil {
-				c.record(ctx, c.refusalFrom(t.ID, err))
+				cm.loop.record(ctx, cm.loop.refusalFrom(t.ID, err))
 				return
 			}
-			c.record(ctx, ev)
+			cm.loop.record(ctx, ev)
 		}
 	})
 }
 
 // merge is the loop's side of CmdMerge: git works off the loop; the event
 // is recorded on it.
-func (c *Coordinator) merge(ctx context.Context, t task.Task) cmdReply {
-	if c.cfg.Finalise.Queue {
-		return c.mq.merge(ctx, t)
+func (cm *commands) merge(ctx context.Context, t task.Task) cmdReply {
+	if cm.cfg.Finalise.Queue {
+		return cm.mq.merge(ctx, t)
 	}
 	later := make(chan cmdReply, 1)
-	r, cfg := c.p.Repo, c.cfg
-	c.async(func() func() {
-		ev, err := MergeTask(r, cfg, t, c.now())
+	r, cfg := cm.repo, cm.cfg
+	cm.loop.async(func() func() {
+		ev, err := MergeTask(r, cfg, t, cm.loop.now())
 		return func() {
 			if err != nil {
-				c.record(ctx, c.refusalFrom(t.ID, err))
+				cm.loop.record(ctx, cm.loop.refusalFrom(t.ID, err))
 				later <- cmdReply{err: err}
 				return
 			}
 			// The task says it is merged now; recorded as an event
 			// only when something else moved it meanwhile.
-			if c.tasks[t.ID].State != task.StateCompleted || !c.move(ctx, t.ID, 0, task.ActLand, nil, ev) {
-				c.record(ctx, ev)
+			if cm.tasks[t.ID].State != task.StateCompleted || !cm.life.move(ctx, t.ID, 0, task.ActLand, nil, ev) {
+				cm.loop.record(ctx, ev)
 			}
 			later <- cmdReply{res: Result{TaskID: t.ID, Message: ev.Text}}
 		}
 	})
 	return cmdReply{later: later}
-}
-
-// refusalFrom turns an error into a refusal event, keeping its reason when
-// it carries one.
-func (c *Coordinator) refusalFrom(id task.ID, err error) task.Event {
-	var ref *task.Refusal
-	if errors.As(err, &ref) {
-		return c.refusalEvent(id, "", ref.Reason, ref.Detail)
-	}
-	return c.refusalEvent(id, "", task.ReasonMergeRefused, err.Error())
 }

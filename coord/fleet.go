@@ -56,6 +56,37 @@ type fleetState struct {
 	engines map[string]store.Engine
 }
 
+// fleetService is what sharing the store with other engines takes, on the
+// loop: the ledger's reread and relay, the tasks another engine holds, the
+// rescue of their leases when their engine is gone, the orphans of a
+// holder that is gone, and the checks of the store's view against this
+// engine's own.
+type fleetService struct {
+	loop     loopView
+	st       store.Store
+	holder   string
+	hub      *hub
+	life     *lifecycle
+	disk     *diskMeter
+	notified *notifier
+	// fleet is the fleet's state, which the snapshot reads too.
+	fleet       *fleetState
+	tasks       map[task.ID]task.Task
+	runs        map[task.ID]*run
+	gating      map[task.ID]*run
+	foreign     map[task.ID]bool
+	strandTried map[task.ID]int64
+	// sortedTasks are the tasks in creation order; noteModel remembers a
+	// task's model; deliverDecision types a decision into a live session
+	// (command.go); writeFailed and takeoverPaused are the store watch's
+	// (storewatch.go).
+	sortedTasks     func() []task.Task
+	noteModel       func(task.ID, string)
+	deliverDecision func(context.Context, *run, store.Decision) (chan error, bool)
+	writeFailed     func(error)
+	takeoverPaused  func(time.Time) bool
+}
+
 // sharer is implemented by stores that other engines may write to.
 type sharer interface{ Shared() bool }
 
@@ -67,15 +98,15 @@ func isShared(st store.Store) bool {
 // tapEvent sees every event the loop publishes: it remembers this
 // coordinator's own (so refresh does not relay them back) and passes it to
 // the notify tap. Another engine's events are that engine's to notify.
-func (c *Coordinator) tapEvent(ev task.Event) {
-	if c.fleet.relaying {
+func (fs *fleetService) tapEvent(ev task.Event) {
+	if fs.fleet.relaying {
 		return
 	}
-	c.disk.note(ev)
-	if c.fleet.shared && ev.ID != "" {
-		c.fleet.own[ev.ID] = struct{}{}
+	fs.disk.note(ev)
+	if fs.fleet.shared && ev.ID != "" {
+		fs.fleet.own[ev.ID] = struct{}{}
 	}
-	c.notified.notify(ev)
+	fs.notified.notify(ev)
 }
 
 // refreshBatch bounds one read of the ledger in refresh.
@@ -85,24 +116,24 @@ const refreshBatch = 1000
 // wrote are published to this engine's subscribers; the tasks they concern
 // are reread from the store, and a task of ours that another engine took
 // over stops its session here.
-func (c *Coordinator) refresh(ctx context.Context) {
+func (fs *fleetService) refresh(ctx context.Context) {
 	dirty := map[task.ID]bool{}
 	decided := map[task.ID]bool{}
 	for {
-		evs, err := c.st.EventList(ctx, store.EventListParams{AfterSeq: c.fleet.seen, Limit: refreshBatch})
+		evs, err := fs.st.EventList(ctx, store.EventListParams{AfterSeq: fs.fleet.seen, Limit: refreshBatch})
 		if err != nil {
-			c.writeFailed(err)
+			fs.writeFailed(err)
 			return
 		}
 		for _, ev := range evs {
-			c.fleet.seen = max(c.fleet.seen, ev.Seq)
-			if _, mine := c.fleet.own[ev.ID]; mine {
-				delete(c.fleet.own, ev.ID)
+			fs.fleet.seen = max(fs.fleet.seen, ev.Seq)
+			if _, mine := fs.fleet.own[ev.ID]; mine {
+				delete(fs.fleet.own, ev.ID)
 				continue
 			}
-			c.fleet.relaying = true
-			c.hub.event(ev)
-			c.fleet.relaying = false
+			fs.fleet.relaying = true
+			fs.hub.event(ev)
+			fs.fleet.relaying = false
 			if ev.TaskID != "" {
 				dirty[ev.TaskID] = true
 			}
@@ -115,10 +146,10 @@ func (c *Coordinator) refresh(ctx context.Context) {
 		}
 	}
 	for id := range dirty {
-		c.rereadTask(ctx, id)
+		fs.rereadTask(ctx, id)
 	}
 	for id := range decided {
-		c.deliverForeign(ctx, id)
+		fs.deliverForeign(ctx, id)
 	}
 }
 
@@ -126,12 +157,12 @@ func (c *Coordinator) refresh(ctx context.Context) {
 // decisions an operator recorded through another engine's console since
 // the session started: a correction works from any console. The store's
 // (decision, session) key keeps each to one delivery per session.
-func (c *Coordinator) deliverForeign(ctx context.Context, id task.ID) {
-	r := c.runs[id]
+func (fs *fleetService) deliverForeign(ctx context.Context, id task.ID) {
+	r := fs.runs[id]
 	if r == nil || r.w == nil || !r.confirmed || r.stopping || r.finishing {
 		return // the next brief has them
 	}
-	ds, err := c.st.DecisionList(ctx, id)
+	ds, err := fs.st.DecisionList(ctx, id)
 	if err != nil {
 		return
 	}
@@ -139,70 +170,70 @@ func (c *Coordinator) deliverForeign(ctx context.Context, id task.ID) {
 		if d.At.Before(r.started) || r.inBrief[d.ID] {
 			continue
 		}
-		c.deliverDecision(ctx, r, d)
+		fs.deliverDecision(ctx, r, d)
 	}
 }
 
 // rereadTask takes a task as the store has it after another engine wrote
 // it. A task this engine runs keeps its loop-owned state unless the store
 // shows it taken over (another lease token), when its session is stopped.
-func (c *Coordinator) rereadTask(ctx context.Context, id task.ID) {
-	t, err := c.st.TaskGet(ctx, id)
+func (fs *fleetService) rereadTask(ctx context.Context, id task.ID) {
+	t, err := fs.st.TaskGet(ctx, id)
 	if err != nil {
 		return
 	}
-	if r := c.runs[id]; r != nil {
-		if token, err := c.st.TaskToken(ctx, id); err == nil && token != r.token {
-			c.fencedOut(ctx, r, token)
+	if r := fs.runs[id]; r != nil {
+		if token, err := fs.st.TaskToken(ctx, id); err == nil && token != r.token {
+			fs.fencedOut(ctx, r, token)
 		} else if !t.State.Live() && !r.stopping {
 			// An operator parked or cancelled the task through another
 			// engine: that engine moved it and cannot stop this session.
 			why := fmt.Sprintf("The task was %s through another engine; this engine's session is stopped.", t.State)
-			c.stopThen(ctx, r, store.SessionKilled, why, func() { c.reloadTask(ctx, id) })
+			fs.life.stopThen(ctx, r, store.SessionKilled, why, func() { fs.life.reloadTask(ctx, id) })
 		}
 		return
 	}
-	if c.gating[id] != nil {
+	if fs.gating[id] != nil {
 		return
 	}
-	c.tasks[id] = t
+	fs.tasks[id] = t
 	if t.State.Live() {
-		c.foreign[id] = true // another engine runs it
-		if l, err := c.st.LeaseGet(ctx, id); err == nil {
-			c.noteHolder(ctx, id, l.Holder)
+		fs.foreign[id] = true // another engine runs it
+		if l, err := fs.st.LeaseGet(ctx, id); err == nil {
+			fs.noteHolder(ctx, id, l.Holder)
 		}
 	} else {
-		delete(c.foreign, id)
-		delete(c.fleet.heldOn, id)
+		delete(fs.foreign, id)
+		delete(fs.fleet.heldOn, id)
 	}
-	c.noteModel(id, t.Model)
+	fs.noteModel(id, t.Model)
 }
 
 // noteHolder records the machine of the engine that holds task id, reading
 // the engines table again for an engine not seen yet.
-func (c *Coordinator) noteHolder(ctx context.Context, id task.ID, holder string) {
-	e, ok := c.fleet.engines[holder]
+func (fs *fleetService) noteHolder(ctx context.Context, id task.ID, holder string) {
+	e, ok := fs.fleet.engines[holder]
 	if !ok {
-		if es, err := c.st.EngineList(ctx); err == nil {
-			c.fleet.engines = engineIndex(es)
-			e, ok = c.fleet.engines[holder]
+		if es, err := fs.st.EngineList(ctx); err == nil {
+			fs.fleet.engines = engineIndex(es)
+			e, ok = fs.fleet.engines[holder]
 		}
 	}
 	host := holder
 	if ok {
 		host = e.Host
 	}
-	c.fleet.heldOn[id] = host
+	fs.fleet.heldOn[id] = host
 }
 
 // hostOf is the machine that runs task id: this one for a task it runs,
 // the holder's for a task another engine runs, "" for one nobody runs.
-func (c *Coordinator) hostOf(id task.ID) string {
-	if c.runs[id] != nil || c.gating[id] != nil {
-		return c.fleet.host
+func (fs *fleetService) hostOf(id task.ID) string {
+	if fs.runs[id] != nil || fs.gating[id] != nil {
+		return fs.fleet.host
 	}
-	if c.foreign[id] && c.tasks[id].State.Live() {
-		return c.fleet.heldOn[id]
+	if fs.foreign[id] && fs.tasks[id].State.Live() {
+		return fs.fleet.heldOn[id]
 	}
 	return ""
 }
@@ -210,15 +241,15 @@ func (c *Coordinator) hostOf(id task.ID) string {
 // fencedOut stops r's session after another engine took its task over
 // (the store's token is no longer r's): the task is that engine's now, so
 // nothing of the task is written here; the session row is marked killed.
-func (c *Coordinator) fencedOut(ctx context.Context, r *run, token int64) {
+func (fs *fleetService) fencedOut(ctx context.Context, r *run, token int64) {
 	if r.stopping {
 		return
 	}
 	why := fmt.Sprintf("Another engine took the task over (lease token %d replaced %d); this engine's session is stopped and writes nothing more.", token, r.token)
-	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, why))
-	c.stopThen(ctx, r, store.SessionKilled, why, func() {
-		c.reloadTask(ctx, r.taskID)
-		c.foreign[r.taskID] = true
+	fs.loop.record(ctx, fs.loop.refusal(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, why))
+	fs.life.stopThen(ctx, r, store.SessionKilled, why, func() {
+		fs.life.reloadTask(ctx, r.taskID)
+		fs.foreign[r.taskID] = true
 	})
 }
 
@@ -226,50 +257,50 @@ func (c *Coordinator) fencedOut(ctx context.Context, r *run, token int64) {
 // whose holder is not live (another host's heartbeat older than the TTL or
 // a clean stop; this host's process gone) is orphaned as reconcile does at
 // start-up. A rescue another engine won first is no error.
-func (c *Coordinator) rescue(ctx context.Context) {
-	if c.takeoverPaused(c.now()) {
+func (fs *fleetService) rescue(ctx context.Context) {
+	if fs.takeoverPaused(fs.loop.now()) {
 		return
 	}
-	leases, err := c.st.LeaseList(ctx)
+	leases, err := fs.st.LeaseList(ctx)
 	if err != nil {
-		c.writeFailed(err)
+		fs.writeFailed(err)
 		return
 	}
 	var engines map[string]store.Engine
-	now := c.now()
+	now := fs.loop.now()
 	for _, l := range leases {
-		if l.Holder == c.holder {
+		if l.Holder == fs.holder {
 			continue
 		}
 		if engines == nil {
-			es, err := c.st.EngineList(ctx)
+			es, err := fs.st.EngineList(ctx)
 			if err != nil {
-				c.writeFailed(err)
+				fs.writeFailed(err)
 				return
 			}
 			engines = engineIndex(es)
-			c.fleet.engines = engines
+			fs.fleet.engines = engines
 		}
-		if holderLive(l.Holder, engines, c.fleet.host, c.fleet.root, now, c.fleet.ttl) {
+		if holderLive(l.Holder, engines, fs.fleet.host, fs.fleet.root, now, fs.fleet.ttl) {
 			continue
 		}
-		t, err := c.st.TaskGet(ctx, l.TaskID)
+		t, err := fs.st.TaskGet(ctx, l.TaskID)
 		if err != nil {
 			continue
 		}
-		c.tasks[t.ID] = t
-		why := holderGone(l.Holder, engines, c.fleet.host, c.fleet.root, now, c.fleet.ttl)
-		err = c.orphanWhy(ctx, t, l.Token, why)
+		fs.tasks[t.ID] = t
+		why := holderGone(l.Holder, engines, fs.fleet.host, fs.fleet.root, now, fs.fleet.ttl)
+		err = fs.orphanWhy(ctx, t, l.Token, why)
 		if errors.Is(err, store.ErrConflict) || errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrNotFound) {
-			c.reloadTask(ctx, t.ID) // another engine rescued it first
+			fs.life.reloadTask(ctx, t.ID) // another engine rescued it first
 			continue
 		}
 		if err != nil {
-			c.record(ctx, c.refusalEvent(t.ID, "", task.ReasonLeaseOrphaned, "Taking over the task failed: "+err.Error()))
+			fs.loop.record(ctx, fs.loop.refusal(t.ID, "", task.ReasonLeaseOrphaned, "Taking over the task failed: "+err.Error()))
 			continue
 		}
-		delete(c.foreign, t.ID)
-		delete(c.fleet.heldOn, t.ID)
+		delete(fs.foreign, t.ID)
+		delete(fs.fleet.heldOn, t.ID)
 	}
 }
 
@@ -288,8 +319,49 @@ func lostContinuity(s store.Session, why string) string {
 	return string(b)
 }
 
-// NotePane tells every subscriber that the pane of task id changed though
-// no session of this coordinator drew it: the engine relaying the pane of
-// a session another engine holds (engine/relay.go) calls it, so consoles
-// attached here redraw it as they redraw their own.
-func (c *Coordinator) NotePane(id task.ID) { c.hub.pane(id) }
+func (fs *fleetService) orphan(ctx context.Context, t task.Task, token int64, holder string) error {
+	return fs.orphanWhy(ctx, t, token, fmt.Sprintf("The %s is gone.", holderText(holder)))
+}
+
+// orphanWhy requeues a task whose holder is gone, why saying how it was
+// judged gone; its live sessions are marked killed, each with a continuity
+// record that says so when it has none (a holder that died captured none).
+func (fs *fleetService) orphanWhy(ctx context.Context, t task.Task, token int64, why string) error {
+	if t.State.Live() {
+		detail := why
+		// The engine or the machine stopped, not the agent: the attempt
+		// in progress is not counted (store.Orphan), so restarts never
+		// fail a task.
+		if t.Attempt > 0 {
+			detail += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
+		}
+		ev := fs.loop.refusal(t.ID, "", task.ReasonLeaseOrphaned, detail)
+		res, err := fs.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, fs.loop.now(), ev))
+		if err != nil {
+			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
+		}
+		fs.tasks[t.ID] = res.Task
+		fs.hub.event(ev)
+	} else if token > 0 {
+		if err := fs.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
+			return fmt.Errorf("delete orphaned lease of %s: %w", t.ID, err)
+		}
+	}
+	ss, err := fs.st.SessionList(ctx, t.ID)
+	if err != nil {
+		return err
+	}
+	for _, s := range ss {
+		if s.Status == store.SessionLaunching || s.Status == store.SessionConfirmed {
+			s.Status = store.SessionKilled
+			s.EndedAt = fs.loop.now()
+			if s.Continuity == "" {
+				s.Continuity = lostContinuity(s, why)
+			}
+			if err := fs.st.SessionUpdate(ctx, s); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -10,31 +10,59 @@ import (
 	"strings"
 	"syscall"
 
+	"sync"
+	"time"
+
 	"github.com/orchestra-tui/orchestra-tui/brief"
+	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/verify"
 )
+
+// lifecycle is the run lifecycle: a task's moves through task.Apply in the
+// store's transaction, and a run's end (stop, continuity, the session row,
+// requeue, failure, dead ends). Every other service moves tasks and ends
+// runs through it; it sees the loop's task map and run table, never the
+// coordinator.
+type lifecycle struct {
+	loop      loopView
+	st        store.Store
+	cfg       config.Config
+	stopGrace time.Duration
+	hub       *hub
+	usage     *usageBook
+	// The loop's maps: the tasks, the runs, the verdicts; live is the
+	// handles Pane and Input read from other goroutines.
+	tasks    map[task.ID]task.Task
+	runs     map[task.ID]*run
+	verdicts map[task.ID]*verify.Verdict
+	live     *sync.Map
+	// holdWrite holds a session row's write through a store outage
+	// (holdSessionWrite).
+	holdWrite func(err error, again func()) bool
+}
 
 // stopThen stops r's session off the loop, capturing continuity first, and
 // then, back on the loop, ends the run and calls then.
-func (c *Coordinator) stopThen(ctx context.Context, r *run, status store.SessionStatus, why string, then func()) {
+func (lc *lifecycle) stopThen(ctx context.Context, r *run, status store.SessionStatus, why string, then func()) {
 	r.stopping = true
-	base := c.continuityBase(r, why)
+	base := lc.continuityBase(r, why)
 	w := r.w
-	c.async(func() func() {
+	lc.loop.async(func() func() {
 		var cont *brief.Continuity
 		if w != nil {
-			cc := c.captureContinuity(r, base)
+			cc := lc.captureContinuity(r, base)
 			cont = &cc
-			_ = w.Stop(c.p.StopGrace)
+			_ = w.Stop(lc.stopGrace)
 		}
 		return func() {
 			code := 0
 			if w != nil {
 				code = w.ExitCode()
 			}
-			c.endRunWith(ctx, r, status, code, cont, why)
+			lc.endRunWith(ctx, r, status, code, cont, why)
 			if then != nil {
 				then()
 			}
@@ -43,13 +71,13 @@ func (c *Coordinator) stopThen(ctx context.Context, r *run, status store.Session
 }
 
 // continuityBase holds the loop-owned parts of a continuity record.
-func (c *Coordinator) continuityBase(r *run, ended string) brief.Continuity {
+func (lc *lifecycle) continuityBase(r *run, ended string) brief.Continuity {
 	verdict := ""
-	if v := c.verdicts[r.taskID]; v != nil {
+	if v := lc.verdicts[r.taskID]; v != nil {
 		verdict = v.Line()
 	}
 	return brief.Continuity{
-		SessionID: r.sessionID, Harness: harnessOf(c.tasks[r.taskID]), Model: c.tasks[r.taskID].Model,
+		SessionID: r.sessionID, Harness: harnessOf(lc.tasks[r.taskID]), Model: lc.tasks[r.taskID].Model,
 		Attempt: r.attempt, Phase: r.phase, Ended: ended,
 		Errors: r.errorList(), Verdict: verdict,
 	}
@@ -57,7 +85,7 @@ func (c *Coordinator) continuityBase(r *run, ended string) brief.Continuity {
 
 // captureContinuity adds what only the worktree and the screen know. It does
 // IO, so it runs off the loop.
-func (c *Coordinator) captureContinuity(r *run, cont brief.Continuity) brief.Continuity {
+func (lc *lifecycle) captureContinuity(r *run, cont brief.Continuity) brief.Continuity {
 	if r.w != nil {
 		cont.Screen = trimScreen(r.w.View().Text())
 	}
@@ -83,17 +111,17 @@ func trimScreen(s string) string {
 }
 
 // endRun ends a run without continuity.
-func (c *Coordinator) endRun(ctx context.Context, r *run, status store.SessionStatus, why string) {
-	c.endRunWith(ctx, r, status, 0, nil, why)
+func (lc *lifecycle) endRun(ctx context.Context, r *run, status store.SessionStatus, why string) {
+	lc.endRunWith(ctx, r, status, 0, nil, why)
 }
 
 // endRunWith forgets the run, frees its slot and records how the session
 // ended, with its continuity when there is one.
-func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.SessionStatus, code int, cont *brief.Continuity, why string) {
-	c.usage.finish(ctx, r)
-	if c.runs[r.taskID] == r {
-		delete(c.runs, r.taskID)
-		c.live.Delete(r.taskID)
+func (lc *lifecycle) endRunWith(ctx context.Context, r *run, status store.SessionStatus, code int, cont *brief.Continuity, why string) {
+	lc.usage.finish(ctx, r)
+	if lc.runs[r.taskID] == r {
+		delete(lc.runs, r.taskID)
+		lc.live.Delete(r.taskID)
 		r.slot.busy--
 	}
 	if r.unsub != nil {
@@ -101,8 +129,8 @@ func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.Sessi
 		r.unsub = nil
 	}
 	// When it ended, also for a write held through an outage.
-	ended := c.now()
-	c.updateSession(ctx, r, func(s *store.Session) {
+	ended := lc.loop.now()
+	lc.updateSession(ctx, r, func(s *store.Session) {
 		s.Status, s.ExitCode, s.EndedAt = status, code, ended
 		if cont != nil {
 			if b, err := json.Marshal(cont); err == nil {
@@ -114,7 +142,7 @@ func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.Sessi
 	if r.stopping && status == store.SessionExited {
 		verb = "was stopped" // by us: its exit status is our signal, not a failure
 	}
-	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionExited,
+	lc.loop.record(ctx, lc.loop.event(r.taskID, r.sessionID, task.EvSessionExited,
 		fmt.Sprintf("Session %s %s (%s): %s", short(r.sessionID), verb, ExitText(code), why)))
 }
 
@@ -130,50 +158,50 @@ func ExitText(code int) string {
 // move applies action a to the task, fenced by the lease token, in the
 // store's one transition (which releases the lease when the task leaves
 // the live states). It returns false when the store refused the write.
-func (c *Coordinator) move(ctx context.Context, id task.ID, token int64, a task.Action, edit func(*task.Task), ev task.Event) bool {
-	t := c.tasks[id]
+func (lc *lifecycle) move(ctx context.Context, id task.ID, token int64, a task.Action, edit func(*task.Task), ev task.Event) bool {
+	t := lc.tasks[id]
 	if _, err := task.Apply(t.State, a); err != nil {
-		c.record(ctx, c.refusalEvent(id, ev.SessionID, task.ReasonIllegalTransition, err.Error()))
+		lc.loop.record(ctx, lc.loop.refusal(id, ev.SessionID, task.ReasonIllegalTransition, err.Error()))
 		return false
 	}
-	return c.transition(ctx, store.Move(id, t.State, a, token, c.now(), edit, ev), ev)
+	return lc.transition(ctx, store.Move(id, t.State, a, token, lc.loop.now(), edit, ev), ev)
 }
 
 // transition writes p, whose events are ev, and takes the task as written
 // into the loop's view; a refusal is recorded and the view reread.
-func (c *Coordinator) transition(ctx context.Context, p store.TaskTransitionParams, ev task.Event) bool {
-	res, err := c.st.TaskTransition(ctx, p)
+func (lc *lifecycle) transition(ctx context.Context, p store.TaskTransitionParams, ev task.Event) bool {
+	res, err := lc.st.TaskTransition(ctx, p)
 	if err != nil {
 		reason := task.ReasonIllegalTransition
 		if errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrConflict) {
 			reason = task.ReasonStaleLeaseToken
 		}
-		c.record(ctx, c.refusalEvent(p.TaskID, ev.SessionID, reason, err.Error()))
-		c.reloadTask(ctx, p.TaskID)
+		lc.loop.record(ctx, lc.loop.refusal(p.TaskID, ev.SessionID, reason, err.Error()))
+		lc.reloadTask(ctx, p.TaskID)
 		return false
 	}
-	c.tasks[p.TaskID] = res.Task
-	c.hub.event(ev)
-	c.poke()
+	lc.tasks[p.TaskID] = res.Task
+	lc.hub.event(ev)
+	lc.loop.poke()
 	return true
 }
 
 // requeue puts the task back in the queue after r ended. When countAttempt
 // is set and the phase has used its attempts, the task fails instead.
-func (c *Coordinator) requeue(ctx context.Context, r *run, reason task.Reason, text string, countAttempt bool) {
-	t := c.tasks[r.taskID]
+func (lc *lifecycle) requeue(ctx context.Context, r *run, reason task.Reason, text string, countAttempt bool) {
+	t := lc.tasks[r.taskID]
 	if !t.State.Live() {
 		return
 	}
-	if countAttempt && t.Attempt >= c.cfg.Lease.MaxAttempts {
-		c.fail(ctx, t, r.token, task.ReasonAttemptsExhausted,
+	if countAttempt && t.Attempt >= lc.cfg.Lease.MaxAttempts {
+		lc.fail(ctx, t, r.token, task.ReasonAttemptsExhausted,
 			fmt.Sprintf("Phase %s failed %d times; last: %s", t.Phase, t.Attempt, text))
 		return
 	}
-	ev := c.event(r.taskID, r.sessionID, task.EvTaskRequeued,
+	ev := lc.loop.event(r.taskID, r.sessionID, task.EvTaskRequeued,
 		fmt.Sprintf("Requeued for phase %s after attempt %d: %s", t.Phase, t.Attempt, text))
 	ev.Reason = reason
-	c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+	lc.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
 		n.Reason = string(reason)
 		if !countAttempt && n.Attempt > 0 {
 			n.Attempt--
@@ -182,21 +210,21 @@ func (c *Coordinator) requeue(ctx context.Context, r *run, reason task.Reason, t
 }
 
 // fail ends the task for good, with the reason.
-func (c *Coordinator) fail(ctx context.Context, t task.Task, token int64, reason task.Reason, detail string) {
-	ev := c.event(t.ID, "", task.EvTaskFailed, reason.Sentence()+" "+detail)
+func (lc *lifecycle) fail(ctx context.Context, t task.Task, token int64, reason task.Reason, detail string) {
+	ev := lc.loop.event(t.ID, "", task.EvTaskFailed, reason.Sentence()+" "+detail)
 	ev.Reason = reason
-	c.move(ctx, t.ID, token, task.ActFail, func(n *task.Task) { n.Reason = string(reason) }, ev)
+	lc.move(ctx, t.ID, token, task.ActFail, func(n *task.Task) { n.Reason = string(reason) }, ev)
 }
 
 // deadEnd records an approach that ended in a known failure.
-func (c *Coordinator) deadEnd(ctx context.Context, r *run, text string) {
-	d := store.DeadEnd{TaskID: r.taskID, Phase: r.phase, Attempt: r.attempt, Text: text, At: c.now()}
-	ev := c.event(r.taskID, r.sessionID, task.EvDeadEnd, "Dead end recorded: "+text)
-	if err := c.st.DeadEndInsert(ctx, d, ev); err != nil {
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Dead end: "+err.Error()))
+func (lc *lifecycle) deadEnd(ctx context.Context, r *run, text string) {
+	d := store.DeadEnd{TaskID: r.taskID, Phase: r.phase, Attempt: r.attempt, Text: text, At: lc.loop.now()}
+	ev := lc.loop.event(r.taskID, r.sessionID, task.EvDeadEnd, "Dead end recorded: "+text)
+	if err := lc.st.DeadEndInsert(ctx, d, ev); err != nil {
+		lc.loop.record(ctx, lc.loop.refusal(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Dead end: "+err.Error()))
 		return
 	}
-	c.hub.event(ev)
+	lc.hub.event(ev)
 }
 
 // maxRunErrors bounds a run's error list. An agent can be refused many
@@ -222,4 +250,30 @@ func (r *run) errorList() []string {
 		out = append(out, fmt.Sprintf("(%d earlier errors of this attempt are not shown)", r.dropped))
 	}
 	return append(out, r.errors...)
+}
+
+// reloadTask rereads a task from the store into the loop's view.
+func (lc *lifecycle) reloadTask(ctx context.Context, id task.ID) {
+	if t, err := lc.st.TaskGet(ctx, id); err == nil {
+		lc.tasks[id] = t
+	}
+}
+
+// updateSession edits the session row of r, fenced by its lease token.
+func (lc *lifecycle) updateSession(ctx context.Context, r *run, f func(*store.Session)) {
+	again := func() { lc.updateSession(ctx, r, f) }
+	s, err := lc.st.SessionGet(ctx, r.sessionID)
+	if err != nil {
+		if !errors.Is(err, store.ErrNotFound) {
+			lc.holdWrite(err, again)
+		}
+		return
+	}
+	f(&s)
+	s.Fence = r.token
+	if err := lc.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
+		return // another engine holds the task: its rescue marked the row
+	} else if err != nil && !lc.holdWrite(err, again) {
+		lc.loop.record(ctx, lc.loop.refusal(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
+	}
 }

@@ -196,7 +196,7 @@ func resumeAtReset(ctx context.Context, c *Coordinator, r *run) {
 			h.until.Format(time.TimeOnly), resumeWhat(r.spec), short(r.sessionID))
 	}
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionLimitReset, text))
-	c.rebaseLease(ctx, r)
+	c.leases.rebaseLease(ctx, r)
 }
 
 // limitGone ends the wait of a session whose CLI retries by itself once
@@ -213,7 +213,7 @@ func limitGone(ctx context.Context, c *Coordinator, r *run) {
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionLimitReset,
 		fmt.Sprintf("Session %s retries by itself, and its retry went through (its %s message is gone); the session goes on, and nothing is typed.",
 			short(r.sessionID), h.kind)))
-	c.rebaseLease(ctx, r)
+	c.leases.rebaseLease(ctx, r)
 }
 
 // resumeWhat says what resumeAtReset types for spec.
@@ -250,9 +250,9 @@ func limitExit(ctx context.Context, c *Coordinator, r *run, code int) bool {
 	r.stopping = true
 	detail := fmt.Sprintf("Session %s exited with code %d while waiting for its provider's %s; the phase runs again after the reset with its continuity, and the attempt is not charged.",
 		short(r.sessionID), code, h.kind)
-	cont := c.captureContinuity(r, c.continuityBase(r, detail))
-	c.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
-	c.requeue(ctx, r, task.ReasonProviderLimit, detail, false)
+	cont := c.life.captureContinuity(r, c.life.continuityBase(r, detail))
+	c.life.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
+	c.life.requeue(ctx, r, task.ReasonProviderLimit, detail, false)
 	return true
 }
 
@@ -269,7 +269,7 @@ func handoffOnLimit(ctx context.Context, c *Coordinator, r *run, to string, h *l
 	ev := c.event(r.taskID, r.sessionID, task.EvSessionLimited, detail)
 	ev.Reason = task.ReasonProviderLimit
 	c.record(ctx, ev)
-	c.stopThen(ctx, r, store.SessionKilled, detail, func() {
+	c.life.stopThen(ctx, r, store.SessionKilled, detail, func() {
 		t := c.tasks[r.taskID]
 		if !t.State.Live() {
 			return
@@ -277,7 +277,7 @@ func handoffOnLimit(ctx context.Context, c *Coordinator, r *run, to string, h *l
 		rq := c.event(r.taskID, r.sessionID, task.EvTaskRequeued,
 			fmt.Sprintf("Requeued for phase %s on harness %s after attempt %d: %s", t.Phase, to, t.Attempt, detail))
 		rq.Reason = task.ReasonProviderLimit
-		c.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
+		c.life.move(ctx, r.taskID, r.token, task.ActRequeue, func(n *task.Task) {
 			n.Reason = string(task.ReasonProviderLimit)
 			if n.Attempt > 0 {
 				n.Attempt--

@@ -56,7 +56,7 @@ func (l loopView) refusal(id task.ID, sessionID string, reason task.Reason, deta
 }
 
 // refusalFrom turns an error into a refusal event, keeping its reason
-// when it carries one (as Coordinator.refusalFrom does).
+// when it carries one.
 func (l loopView) refusalFrom(id task.ID, err error) task.Event {
 	var ref *task.Refusal
 	if errors.As(err, &ref) {
@@ -84,6 +84,6 @@ func tasksOf(c *Coordinator) tasksView {
 	return tasksView{
 		get:  func(id task.ID) task.Task { return c.tasks[id] },
 		ids:  c.ids,
-		move: c.move,
+		move: c.life.move,
 	}
 }

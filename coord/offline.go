@@ -30,7 +30,7 @@ func (c *Coordinator) ApplyOffline(ctx context.Context, cmd Command) (Result, er
 	if err := c.load(ctx); err != nil {
 		return Result{}, err
 	}
-	rep := c.handleCommand(ctx, cmd)
+	rep := c.commands.handleCommand(ctx, cmd)
 	// A command that completes off the loop (approve and merge run git)
 	// hands its result back as the loop would take it; with no loop
 	// running, this is the loop.

@@ -29,3 +29,19 @@ func resumeHeld(c *Coordinator, _ context.Context) {
 		step()
 	}
 }
+
+// holdSessionWrite holds a session row's write that a network store did
+// not take (a database restart cut the connection) until the store answers
+// again, and reports true; an embedded store's failure is not held. A
+// session's end used to be lost so: the row stayed live until another
+// engine's rescue marked it, seconds later, and the fault run's checker
+// saw the session overlap its successor; the refusal called a connection
+// error an illegal transition.
+func holdSessionWrite(c *Coordinator, err error, again func()) bool {
+	if c.sw.path != "" {
+		return false
+	}
+	c.sw.writeFailed(err)
+	holdUntilBack(c, again)
+	return true
+}

@@ -2,20 +2,49 @@ package coord
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
+	"github.com/orchestra-tui/orchestra-tui/config"
+	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
+// reporter takes a worker's reports on the loop: the launch's
+// confirmation and the brief, a phase's end (handed to the gate), stuck
+// and limit signs, the exit. It sees the loop's tasks and runs, and ends
+// runs through the lifecycle.
+type reporter struct {
+	loop   loopView
+	st     store.Store
+	cfg    config.Config
+	repo   *repo.Repo
+	hub    *hub
+	life   *lifecycle
+	leases *leaseService
+	gate   *gate
+	tasks  map[task.ID]task.Task
+	runs   map[task.ID]*run
+	// infraRetry holds the backoff of launches that failed for the
+	// machine's reasons (infra.go).
+	infraRetry *infraRetry
+	// noteLimit, limitGone and limitExit follow a provider's limit
+	// (limitwait.go).
+	noteLimit func(context.Context, *run, worker.Report)
+	limitGone func(context.Context, *run)
+	limitExit func(context.Context, *run, int) bool
+	// onEarlyReport, when set (tests), is called on the loop with a report
+	// that arrived before its run's launch was applied.
+	onEarlyReport func(worker.Report)
+}
+
 // handleReport applies a worker's report. A report from a session that no
 // longer holds the task's lease is refused and recorded: a session whose
 // lease was taken away can never seal an artifact or finish a phase.
-func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
-	r := c.runs[rep.TaskID]
+func (rp *reporter) handleReport(ctx context.Context, rep worker.Report) {
+	r := rp.runs[rep.TaskID]
 	if r == nil || r.sessionID != rep.SessionID || r.token != rep.Token {
 		// Only a report that would write (a confirm, a seal) is a refused
 		// write. The rest (stuck, unstuck, a refusal typed into its own
@@ -23,7 +52,7 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		// after the closure that ended their run, which the loop may pick
 		// first: reporting them as refused writes would alarm for nothing.
 		if rep.Kind == worker.Confirmed || rep.Kind == worker.PhaseFinished {
-			c.record(ctx, c.refusalEvent(rep.TaskID, rep.SessionID, task.ReasonStaleLeaseToken,
+			rp.loop.record(ctx, rp.loop.refusal(rep.TaskID, rep.SessionID, task.ReasonStaleLeaseToken,
 				fmt.Sprintf("Report %q from session %s (lease token %d) ignored.", rep.Kind, short(rep.SessionID), rep.Token)))
 		}
 		return
@@ -40,8 +69,8 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		// agent can finish its phase and exit inside that window, and its
 		// exit must not be taken before the phase it finished.
 		r.early = append(r.early, rep)
-		if c.onEarlyReport != nil {
-			c.onEarlyReport(rep)
+		if rp.onEarlyReport != nil {
+			rp.onEarlyReport(rep)
 		}
 		return
 	}
@@ -50,26 +79,26 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		if r.confirmed || r.finishing {
 			return // a sealed artifact confirmed it already
 		}
-		c.confirmed(ctx, r)
+		rp.confirmed(ctx, r)
 	case worker.NeedsYou, worker.Answered:
-		noteDialog(ctx, loopOf(c), r, rep)
+		noteDialog(ctx, rp.loop, r, rep)
 	case worker.Limited:
-		noteLimit(ctx, c, r, rep)
+		rp.noteLimit(ctx, r, rep)
 	case worker.LimitGone:
-		limitGone(ctx, c, r)
+		rp.limitGone(ctx, r)
 	case worker.LaunchRefused:
 		r.stopping = true
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason, rep.Refusal.Detail))
+		rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, rep.Refusal.Reason, rep.Refusal.Detail))
 		r.addError(rep.Refusal.Error())
-		c.stopThen(ctx, r, store.SessionKilled, rep.Refusal.Error(), func() {
-			c.requeue(ctx, r, rep.Refusal.Reason, rep.Refusal.Error(), true)
+		rp.life.stopThen(ctx, r, store.SessionKilled, rep.Refusal.Error(), func() {
+			rp.life.requeue(ctx, r, rep.Refusal.Reason, rep.Refusal.Error(), true)
 		})
 	case worker.InputDelivered:
 		switch rep.Input {
 		case worker.InputBrief:
 			r.briefed = true
-			c.rebaseLease(ctx, r)
-			c.record(ctx, c.event(r.taskID, r.sessionID, task.EvBriefDelivered,
+			rp.leases.rebaseLease(ctx, r)
+			rp.loop.record(ctx, rp.loop.event(r.taskID, r.sessionID, task.EvBriefDelivered,
 				fmt.Sprintf("Brief delivered to session %s (%d bytes).", short(r.sessionID), len(r.brief))))
 		case worker.InputRefusal:
 			// The refusal event was recorded when the artifact was refused.
@@ -80,69 +109,69 @@ func (c *Coordinator) handleReport(ctx context.Context, rep worker.Report) {
 		// shows, and a resubmit is the operator's next move.
 		if rep.Input == worker.InputBrief {
 			r.briefed = true
-			c.rebaseLease(ctx, r)
+			rp.leases.rebaseLease(ctx, r)
 		}
 		r.addError(rep.Refusal.Error())
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,
+		rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, rep.Refusal.Reason,
 			fmt.Sprintf("Session %s, %s: %s", short(r.sessionID), rep.Input, rep.Refusal.Detail)))
 	case worker.Refused:
 		r.addError(rep.Refusal.Error())
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, rep.Refusal.Reason,
+		rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, rep.Refusal.Reason,
 			rep.Refusal.Detail+" The refusal was typed into the pane."))
 	case worker.PhaseFinished:
-		if !r.confirmed && !c.confirmBySeal(ctx, r) {
+		if !r.confirmed && !rp.confirmBySeal(ctx, r) {
 			return
 		}
-		c.phaseFinished(ctx, r, rep)
+		rp.gate.phaseFinished(ctx, r, rep)
 	case worker.Stuck:
 		if r.limit != nil {
 			return // it waits for its provider, not stuck
 		}
 		r.stuck = true
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStuck,
+		rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, task.ReasonStuck,
 			fmt.Sprintf("Session %s has shown the same screen for %s.", short(r.sessionID), rep.Idle.Round(1e9))))
-		if c.cfg.Stuck.AutoResubmit > 0 {
-			if r.resubmits < c.cfg.Stuck.AutoResubmit {
-				c.resubmit(ctx, r, "auto")
-			} else if r.resubmits == c.cfg.Stuck.AutoResubmit {
+		if rp.cfg.Stuck.AutoResubmit > 0 {
+			if r.resubmits < rp.cfg.Stuck.AutoResubmit {
+				rp.leases.resubmit(ctx, r, "auto")
+			} else if r.resubmits == rp.cfg.Stuck.AutoResubmit {
 				r.resubmits++
-				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonResubmitCap, ""))
+				rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, task.ReasonResubmitCap, ""))
 			}
 		}
 	case worker.Unstuck:
 		r.stuck = false
 	case worker.Exited:
-		c.exited(ctx, r, rep.ExitCode, rep.Refusal)
+		rp.exited(ctx, r, rep.ExitCode, rep.Refusal)
 	}
 }
 
 // confirmed moves the task to running and has the brief rendered with every
 // decision known now. Decisions recorded later are typed live.
-func (c *Coordinator) confirmed(ctx context.Context, r *run) {
-	if !c.confirm(ctx, r, fmt.Sprintf("Session %s is ready: its prompt showed and the screen settled.", short(r.sessionID))) {
+func (rp *reporter) confirmed(ctx context.Context, r *run) {
+	if !rp.confirm(ctx, r, fmt.Sprintf("Session %s is ready: its prompt showed and the screen settled.", short(r.sessionID))) {
 		return
 	}
-	next := c.tasks[r.taskID]
+	next := rp.tasks[r.taskID]
 	if r.brief != "" {
 		// Delivered at launch (as an argument or the brief file); the
 		// session already has it.
 		r.briefed = true
-		c.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
+		rp.life.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
 		how := "as its last argument"
 		if r.spec.Delivery == session.DeliveryFile {
 			how = "in " + task.BriefPath
 		}
-		c.record(ctx, c.event(r.taskID, r.sessionID, task.EvBriefDelivered,
+		rp.loop.record(ctx, rp.loop.event(r.taskID, r.sessionID, task.EvBriefDelivered,
 			fmt.Sprintf("Brief delivered to session %s %s (%d bytes).", short(r.sessionID), how, len(r.brief))))
 		return
 	}
 	w := r.w
-	c.async(func() func() {
-		text, ids, err := renderBrief(ctx, c.st, c.p.Repo.Rules(), c.cfg.Brief.Budget, next, r, r.dir)
+	rp.loop.async(func() func() {
+		text, ids, err := renderBrief(ctx, rp.st, rp.repo.Rules(), rp.cfg.Brief.Budget, next, r, r.dir)
 		return func() {
 			held := r.held
 			r.held = nil
-			if c.runs[r.taskID] != r || r.stopping {
+			if rp.runs[r.taskID] != r || r.stopping {
 				for _, in := range held {
 					in.Done <- worker.ErrClosed
 				}
@@ -155,18 +184,18 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 				// phase again (counted, so a store that keeps failing ends
 				// the task).
 				detail := fmt.Sprintf("The brief of session %s could not be rendered: %v. The session was stopped and the phase runs again.", short(r.sessionID), err)
-				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonDeliveryFailed, detail))
+				rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, task.ReasonDeliveryFailed, detail))
 				r.addError(task.ReasonDeliveryFailed.Sentence() + " " + detail)
 				for _, in := range held {
 					in.Done <- fmt.Errorf("the brief could not be rendered: %w", err)
 				}
-				c.stopThen(ctx, r, store.SessionKilled, detail, func() {
-					c.requeue(ctx, r, task.ReasonDeliveryFailed, detail, true)
+				rp.life.stopThen(ctx, r, store.SessionKilled, detail, func() {
+					rp.life.requeue(ctx, r, task.ReasonDeliveryFailed, detail, true)
 				})
 				return
 			}
 			r.brief = text
-			c.updateSession(ctx, r, func(s *store.Session) { s.Brief = text })
+			rp.life.updateSession(ctx, r, func(s *store.Session) { s.Brief = text })
 			w.Send(worker.Input{Kind: worker.InputBrief, Text: text})
 			inBrief := map[string]bool{}
 			for _, id := range ids {
@@ -186,23 +215,23 @@ func (c *Coordinator) confirmed(ctx context.Context, r *run) {
 
 // confirm moves r's task from leased to running, fenced by r's token, and
 // marks the session confirmed. It reports whether the write was made.
-func (c *Coordinator) confirm(ctx context.Context, r *run, text string) bool {
-	ev := c.event(r.taskID, r.sessionID, task.EvSessionConfirmed, text)
-	res, err := c.st.TaskTransition(ctx, store.Confirm(r.taskID, r.token, c.now(), ev))
+func (rp *reporter) confirm(ctx context.Context, r *run, text string) bool {
+	ev := rp.loop.event(r.taskID, r.sessionID, task.EvSessionConfirmed, text)
+	res, err := rp.st.TaskTransition(ctx, store.Confirm(r.taskID, r.token, rp.loop.now(), ev))
 	if err != nil {
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, err.Error()))
-		c.reloadTask(ctx, r.taskID)
+		rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, err.Error()))
+		rp.life.reloadTask(ctx, r.taskID)
 		return false
 	}
-	c.tasks[r.taskID] = res.Task
-	c.hub.event(ev)
+	rp.tasks[r.taskID] = res.Task
+	rp.hub.event(ev)
 	r.confirmed = true
 	// The agent's own clock starts now: how long its CLI took to start is
 	// bounded by launch_timeout, not by the lease (a launch that outlasted
 	// the lease held it, launchingRenewal), and a session confirmed just
 	// before its lease ran out must not lose it before its first step.
-	c.rebaseLease(ctx, r)
-	c.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
+	rp.leases.rebaseLease(ctx, r)
+	rp.life.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
 	return true
 }
 
@@ -212,18 +241,18 @@ func (c *Coordinator) confirm(ctx context.Context, r *run, text string) bool {
 // the proof that it ran. When the confirmation cannot be written, the
 // session is stopped and the phase runs again, so the task is never left
 // leased with nothing behind it.
-func (c *Coordinator) confirmBySeal(ctx context.Context, r *run) bool {
-	if c.confirm(ctx, r, fmt.Sprintf("Session %s is confirmed by its artifact: it finished phase %s before its ready marker settled.", short(r.sessionID), r.phase)) {
+func (rp *reporter) confirmBySeal(ctx context.Context, r *run) bool {
+	if rp.confirm(ctx, r, fmt.Sprintf("Session %s is confirmed by its artifact: it finished phase %s before its ready marker settled.", short(r.sessionID), r.phase)) {
 		if r.brief != "" {
 			r.briefed = true
-			c.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
+			rp.life.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
 		}
 		return true
 	}
 	detail := fmt.Sprintf("Session %s finished phase %s, but its confirmation could not be recorded.", short(r.sessionID), r.phase)
 	r.addError(detail)
-	c.stopThen(ctx, r, store.SessionKilled, detail, func() {
-		c.requeue(ctx, r, task.ReasonStaleLeaseToken, detail, true)
+	rp.life.stopThen(ctx, r, store.SessionKilled, detail, func() {
+		rp.life.requeue(ctx, r, task.ReasonStaleLeaseToken, detail, true)
 	})
 	return false
 }
@@ -234,11 +263,11 @@ func (c *Coordinator) confirmBySeal(ctx context.Context, r *run) bool {
 // why, from the worker, says what the agent left unfinished (no sentinel,
 // an invalid artifact); it becomes the dead end's text, so the next brief
 // says why the last attempt did not count.
-func (c *Coordinator) exited(ctx context.Context, r *run, code int, why *task.Refusal) {
+func (rp *reporter) exited(ctx context.Context, r *run, code int, why *task.Refusal) {
 	if r.stopping || r.finishing {
 		return // whoever stopped it finishes the bookkeeping
 	}
-	if limitExit(ctx, c, r, code) {
+	if rp.limitExit(ctx, r, code) {
 		return
 	}
 	r.stopping = true
@@ -250,56 +279,22 @@ func (c *Coordinator) exited(ctx context.Context, r *run, code int, why *task.Re
 		detail = fmt.Sprintf("Session %s ended before finishing phase %s: %s", short(r.sessionID), r.phase, why.Detail)
 		dead = fmt.Sprintf("Attempt %d of %s: %s", r.attempt, r.phase, why.Detail)
 	}
-	if reason == task.ReasonHostLost && c.infraRetry.lostHost(r.taskID) {
+	if reason == task.ReasonHostLost && rp.infraRetry.lostHost(r.taskID) {
 		// The machine's failure: relaunched with the continuity, after
 		// the machine-failure backoff, the attempt given back, and no dead
 		// end for the next brief to blame the approach for.
-		d := c.infraRetry.fail(r.taskID, c.now())
+		d := rp.infraRetry.fail(r.taskID, rp.loop.now())
 		detail += fmt.Sprintf(" Relaunched in %s with no attempt counted.", d)
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
-		cont := c.captureContinuity(r, c.continuityBase(r, detail))
-		c.endRunWith(ctx, r, store.SessionKilled, code, &cont, detail)
-		c.requeue(ctx, r, reason, detail, false)
+		rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, reason, detail))
+		cont := rp.life.captureContinuity(r, rp.life.continuityBase(r, detail))
+		rp.life.endRunWith(ctx, r, store.SessionKilled, code, &cont, detail)
+		rp.life.requeue(ctx, r, reason, detail, false)
 		return
 	}
-	c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, reason, detail))
+	rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, reason, detail))
 	r.addError(detail)
-	cont := c.captureContinuity(r, c.continuityBase(r, detail))
-	c.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
-	c.deadEnd(ctx, r, dead)
-	c.requeue(ctx, r, reason, detail, true)
-}
-
-func (c *Coordinator) updateSession(ctx context.Context, r *run, f func(*store.Session)) {
-	again := func() { c.updateSession(ctx, r, f) }
-	s, err := c.st.SessionGet(ctx, r.sessionID)
-	if err != nil {
-		if !errors.Is(err, store.ErrNotFound) {
-			holdSessionWrite(c, err, again)
-		}
-		return
-	}
-	f(&s)
-	s.Fence = r.token
-	if err := c.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
-		return // another engine holds the task: its rescue marked the row
-	} else if err != nil && !holdSessionWrite(c, err, again) {
-		c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonIllegalTransition, "Session record: "+err.Error()))
-	}
-}
-
-// holdSessionWrite holds a session row's write that a network store did
-// not take (a database restart cut the connection) until the store answers
-// again, and reports true; an embedded store's failure is not held. A
-// session's end used to be lost so: the row stayed live until another
-// engine's rescue marked it, seconds later, and the fault run's checker
-// saw the session overlap its successor; the refusal called a connection
-// error an illegal transition.
-func holdSessionWrite(c *Coordinator, err error, again func()) bool {
-	if c.sw.path != "" {
-		return false
-	}
-	c.writeFailed(err)
-	holdUntilBack(c, again)
-	return true
+	cont := rp.life.captureContinuity(r, rp.life.continuityBase(r, detail))
+	rp.life.endRunWith(ctx, r, store.SessionExited, code, &cont, detail)
+	rp.life.deadEnd(ctx, r, dead)
+	rp.life.requeue(ctx, r, reason, detail, true)
 }

@@ -34,25 +34,25 @@ var resumeMu sync.Mutex
 // imported task is then loaded on the loop, which places it at once. Any
 // refusal is the command's error, naming the field and the reason, and
 // creates nothing.
-func (c *Coordinator) resumeCommand(ctx context.Context, cmd Command) cmdReply {
+func (cm *commands) resumeCommand(ctx context.Context, cmd Command) cmdReply {
 	path := expandHome(strings.TrimSpace(cmd.Path))
 	if path == "" {
 		return cmdReply{err: errors.New("resume: path: no handoff file given")}
 	}
 	harness, model := strings.TrimSpace(cmd.Harness), strings.TrimSpace(cmd.Model)
 	if harness != "" {
-		if err := checkHarness(c.cfg.Harness, "harness", harness); err != nil {
+		if err := checkHarness(cm.cfg.Harness, "harness", harness); err != nil {
 			return cmdReply{err: fmt.Errorf("resume %s: nothing was created: %w", path, err)}
 		}
 	}
 	later := make(chan cmdReply, 1)
-	c.async(func() func() {
-		t, err := importHandoff(c.io, c.st, c.p.Repo, c.cfg.Harness, c.now, c.key.key, path, harness, model)
+	cm.loop.async(func() func() {
+		t, err := importHandoff(cm.loop.io(), cm.st, cm.repo, cm.cfg.Harness, cm.loop.now, cm.key.key, path, harness, model)
 		if err != nil {
 			later <- cmdReply{err: fmt.Errorf("resume %s: %w", path, err)}
 			return nil
 		}
-		return func() { later <- c.loadResumed(ctx, t, path) }
+		return func() { later <- cm.loadResumed(ctx, t, path) }
 	})
 	return cmdReply{later: later}
 }
@@ -85,22 +85,22 @@ func importHandoff(ctx context.Context, st store.Store, r *repo.Repo, harnesses 
 // loadResumed makes the imported task the loop's own: its row, the models
 // and usage of the sessions it brought, and its events, published so every
 // view sees it at once. It runs on the loop.
-func (c *Coordinator) loadResumed(ctx context.Context, t task.Task, path string) cmdReply {
-	if stored, err := c.st.TaskGet(ctx, t.ID); err == nil {
+func (cm *commands) loadResumed(ctx context.Context, t task.Task, path string) cmdReply {
+	if stored, err := cm.st.TaskGet(ctx, t.ID); err == nil {
 		t = stored
 	}
-	c.tasks[t.ID] = t
-	if ss, err := c.st.SessionList(ctx, t.ID); err == nil {
+	cm.tasks[t.ID] = t
+	if ss, err := cm.st.SessionList(ctx, t.ID); err == nil {
 		for _, s := range ss {
-			c.noteModel(t.ID, s.Model)
+			cm.noteModel(t.ID, s.Model)
 		}
 	}
-	if err := c.usage.load(ctx, t.ID); err != nil {
-		c.record(ctx, c.event(t.ID, "", task.EvRefusal, "Could not read the resumed task's usage: "+err.Error()))
+	if err := cm.usage.load(ctx, t.ID); err != nil {
+		cm.loop.record(ctx, cm.loop.event(t.ID, "", task.EvRefusal, "Could not read the resumed task's usage: "+err.Error()))
 	}
-	if evs, err := c.st.EventList(ctx, store.EventListParams{TaskID: t.ID}); err == nil {
+	if evs, err := cm.st.EventList(ctx, store.EventListParams{TaskID: t.ID}); err == nil {
 		for _, ev := range evs {
-			c.hub.event(ev)
+			cm.hub.event(ev)
 		}
 	}
 	model := t.Model
@@ -109,8 +109,8 @@ func (c *Coordinator) loadResumed(ctx context.Context, t task.Task, path string)
 	}
 	// Placed and published before the reply, so whoever reads the reply
 	// finds the task in the snapshot, already leased when a slot is free.
-	c.place(ctx)
-	c.publish()
+	cm.place(ctx)
+	cm.publish()
 	msg := fmt.Sprintf("resumed task %s from %s at phase %s (harness %s, %s)",
 		t.ID.Short(), filepath.Base(path), t.Phase, harnessOf(t), model)
 	return cmdReply{res: Result{TaskID: t.ID, Message: msg}}

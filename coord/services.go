@@ -3,7 +3,9 @@ package coord
 import (
 	"context"
 
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
+	"github.com/orchestra-tui/orchestra-tui/worker"
 )
 
 // The coordinator's services: each concern that is not the loop's own
@@ -61,10 +63,10 @@ func newStepDown(c *Coordinator) *stepDown {
 				return // the store watch is asking it already
 			}
 			if _, err := c.st.EngineList(ctx); err != nil {
-				c.writeFailed(err)
+				c.sw.writeFailed(err)
 			}
 		},
-		fencedOut: c.fencedOut,
+		fencedOut: c.fleetSvc.fencedOut,
 	}
 }
 
@@ -75,7 +77,7 @@ func newMergeQueue(c *Coordinator) *mergeQueue {
 		loop: loopOf(c), tasks: tasksOf(c), st: c.st, repo: c.p.Repo, cfg: c.cfg,
 		key: c.key, shared: c.fleet.shared,
 		fault:         func() string { return c.sw.fault },
-		recordVerdict: c.recordVerdict,
+		recordVerdict: c.gate.recordVerdict,
 	}
 }
 
@@ -104,4 +106,138 @@ func newNotifier(c *Coordinator) notifier {
 // newReviews builds the reviewer's side (review.go).
 func newReviews(c *Coordinator) reviews {
 	return reviews{loop: loopOf(c), tasks: tasksOf(c), st: c.st, publish: c.hub.event}
+}
+
+// newLifecycle builds the run lifecycle (lifecycle.go).
+func newLifecycle(c *Coordinator) *lifecycle {
+	return &lifecycle{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, stopGrace: c.p.StopGrace, hub: &c.hub, usage: c.usage,
+		tasks: c.tasks, runs: c.runs, verdicts: c.verdicts, live: &c.live,
+		holdWrite: func(err error, again func()) bool { return holdSessionWrite(c, err, again) },
+	}
+}
+
+// newLeases builds the lease service (leases.go), after the lifecycle.
+func newLeases(c *Coordinator) *leaseService {
+	return &leaseService{
+		loop: loopOf(c), st: c.st, policy: c.policy, hub: &c.hub, life: c.life,
+		tasks: c.tasks, runs: c.runs,
+		resumeAtReset: func(ctx context.Context, r *run) { resumeAtReset(ctx, c, r) },
+	}
+}
+
+// newGate builds a phase's end (advance.go), after the lifecycle and the
+// step-down watch, and once the key is loaded.
+func newGate(c *Coordinator) *gate {
+	return &gate{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, repo: c.p.Repo, key: c.key, holder: c.holder, owner: c.owner,
+		hub: &c.hub, life: c.life, sd: c.sd, sw: &c.sw,
+		tasks: c.tasks, gating: c.gating, verdicts: c.verdicts, foreign: c.foreign,
+		writeFailed:   c.sw.writeFailed,
+		holdUntilBack: func(step func()) { holdUntilBack(c, step) },
+	}
+}
+
+// newReporter builds the reports' side (report.go), after the lifecycle,
+// the leases and the gate.
+func newReporter(c *Coordinator) *reporter {
+	return &reporter{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, repo: c.p.Repo, hub: &c.hub,
+		life: c.life, leases: c.leases, gate: c.gate,
+		tasks: c.tasks, runs: c.runs, infraRetry: &c.infraRetry,
+		noteLimit: func(ctx context.Context, r *run, rep worker.Report) { noteLimit(ctx, c, r, rep) },
+		limitGone: func(ctx context.Context, r *run) { limitGone(ctx, c, r) },
+		limitExit: func(ctx context.Context, r *run, code int) bool { return limitExit(ctx, c, r, code) },
+	}
+}
+
+// newCommands builds the operator's commands (command.go), last: it hands
+// work to most of the others.
+func newCommands(c *Coordinator) *commands {
+	return &commands{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, repo: c.p.Repo, key: c.key, hub: &c.hub,
+		life: c.life, leases: c.leases, usage: c.usage, mq: c.mq, pr: c.pr, reviews: &c.reviews,
+		shared: c.fleet.shared,
+		tasks:  c.tasks, runs: c.runs, gating: c.gating, verdicts: c.verdicts, foreign: c.foreign,
+		ids: c.ids, hostOf: c.fleetSvc.hostOf, noteModel: c.noteModel,
+		unparkedFromBudget: func(t task.Task) { unparkedFromBudget(c, t) },
+		place:              c.placer.place,
+		publish:            c.publish,
+	}
+}
+
+// newFleetService builds the fleet's side (fleet.go), after the lifecycle
+// and the disk meter. Decisions for a live session go to the commands,
+// built last.
+func newFleetService(c *Coordinator) *fleetService {
+	return &fleetService{
+		loop: loopOf(c), st: c.st, holder: c.holder, hub: &c.hub, life: c.life, disk: c.disk, notified: &c.notified,
+		fleet: &c.fleet, tasks: c.tasks, runs: c.runs, gating: c.gating, foreign: c.foreign, strandTried: c.strandTried,
+		sortedTasks: c.sortedTasks, noteModel: c.noteModel,
+		deliverDecision: func(ctx context.Context, r *run, d store.Decision) (chan error, bool) {
+			return c.commands.deliverDecision(ctx, r, d)
+		},
+		writeFailed:    c.sw.writeFailed,
+		takeoverPaused: c.sw.takeoverPaused,
+	}
+}
+
+// newLauncher builds the attempts' start (place.go) with its prestart
+// hooks (prestart.go), after the reporter and once the key is loaded.
+func newLauncher(c *Coordinator) *launcher {
+	return &launcher{
+		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, holder: c.holder, hub: &c.hub,
+		life: c.life, leases: c.leases, gate: c.gate, reporter: c.reporter, usage: c.usage,
+		infraRetry: &c.infraRetry, sizes: &c.sizes, runs: c.runs, verdicts: c.verdicts,
+		live: &c.live, hooks: prestartHooks(c),
+		castPath: c.castPath, noteModel: c.noteModel,
+	}
+}
+
+// newPlacer builds the placement (place.go), after the launcher.
+func newPlacer(c *Coordinator) *placer {
+	return &placer{
+		loop: loopOf(c), st: c.st, cfg: c.cfg, holder: c.holder, policy: c.policy, key: c.key, hub: &c.hub,
+		sd: c.sd, life: c.life, launcher: c.launcher, fleet: &c.fleet, usage: c.usage, budget: &c.budget,
+		programs: &c.programs, infraRetry: &c.infraRetry, slots: c.slots,
+		tasks: c.tasks, runs: c.runs, flags: c.flags, foreign: c.foreign,
+		ids:        c.ids,
+		fault:      func() string { return c.sw.fault },
+		rereadTask: c.fleetSvc.rereadTask,
+		dayCheck:   func(ctx context.Context) bool { return dayCheck(ctx, c) },
+		parkForBudget: func(ctx context.Context, t task.Task, u Usage) bool {
+			return parkForBudget(ctx, c, t, nil, u)
+		},
+		limitedQueued: func(t task.Task) string { return limitedQueued(c, t) },
+	}
+}
+
+// newAdopter builds the start-up's taking up (adopt.go), after the placer
+// and the fleet's side.
+func newAdopter(c *Coordinator) *adopter {
+	return &adopter{
+		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, holder: c.holder, owner: c.owner, hub: &c.hub,
+		usage: c.usage, sizes: &c.sizes, placer: c.placer, fleet: &c.fleet, fleetSvc: c.fleetSvc, slots: c.slots,
+		tasks: c.tasks, runs: c.runs, foreign: c.foreign,
+		live: &c.live, started: &c.started, reports: c.reports, stopped: c.stopped,
+		castPath: c.castPath, sortedTasks: c.sortedTasks,
+	}
+}
+
+// prestartHooks are an attempt's steps before its session runs, in order:
+// the task's signature, the fetch of its branch, its worktree, the
+// baseline verify, the brief, the session's start.
+func prestartHooks(c *Coordinator) []prestartHook {
+	return []prestartHook{
+		signatureHook{key: c.key},
+		fetchHook{repo: c.p.Repo, remote: c.cfg.Fleet.Remote},
+		worktreeHook{repo: c.p.Repo},
+		baselineHook{timeout: c.cfg.Verify.Timeout.Duration, owner: c.owner},
+		briefHook{st: c.st, repo: c.p.Repo, budget: c.cfg.Brief.Budget},
+		&startHook{
+			start: c.p.Start, sizes: &c.sizes, cfg: c.cfg, owner: c.owner, environ: c.p.Environ,
+			sampleEvery: c.p.SampleEvery, settle: c.p.Settle, now: c.now,
+			reports: c.reports, stopped: c.stopped, started: &c.started,
+		},
+	}
 }

@@ -27,7 +27,7 @@ func (c *Coordinator) publish() {
 			tv.Flag = held
 		}
 		if c.fleet.shared {
-			tv.Host = c.hostOf(id)
+			tv.Host = c.fleetSvc.hostOf(id)
 		}
 		tv.PR = c.pr.views[id]
 		if r := c.runs[t.ID]; r != nil {

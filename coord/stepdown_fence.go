@@ -20,24 +20,24 @@ import (
 // recordFor appends events of a task this engine runs under token (0:
 // unfenced, as record). It reports false when the store refused them as
 // stale; they are then not published either.
-func (c *Coordinator) recordFor(ctx context.Context, token int64, evs ...task.Event) bool {
-	if token == 0 || c.sw.outage {
-		c.record(ctx, evs...)
+func (g *gate) recordFor(ctx context.Context, token int64, evs ...task.Event) bool {
+	if token == 0 || g.sw.outage {
+		g.loop.record(ctx, evs...)
 		return true
 	}
-	err := c.st.EventAppendFenced(ctx, token, evs...)
+	err := g.st.EventAppendFenced(ctx, token, evs...)
 	if errors.Is(err, store.ErrStaleToken) {
 		return false
 	}
 	if err != nil {
-		c.writeFailed(err)
-		if c.sw.outage {
-			c.sw.held = append(c.sw.held, evs...)
+		g.writeFailed(err)
+		if g.sw.outage {
+			g.sw.held = append(g.sw.held, evs...)
 		}
 		return true
 	}
 	for _, ev := range evs {
-		c.hub.event(ev)
+		g.hub.event(ev)
 	}
 	return true
 }
@@ -46,12 +46,12 @@ func (c *Coordinator) recordFor(ctx context.Context, token int64, evs ...task.Ev
 // the task over while the gate ran. The verdict is dropped, the operator is
 // told (an unfenced refusal: it belongs to no lease), and the task is read
 // again as the other engine's.
-func (c *Coordinator) staleVerdict(ctx context.Context, id task.ID, sessionID string, token int64, v verify.Verdict, err error) {
+func (g *gate) staleVerdict(ctx context.Context, id task.ID, sessionID string, token int64, v verify.Verdict, err error) {
 	why := fmt.Sprintf("The verify gate's verdict (%s) under lease token %d was refused: another engine holds the task now, so this engine records nothing of it and moves nothing (%v).",
 		v.Line(), token, err)
-	c.record(ctx, c.refusalEvent(id, sessionID, task.ReasonStaleLeaseToken, why))
-	c.reloadTask(ctx, id)
-	if c.tasks[id].State.Live() {
-		c.foreign[id] = true
+	g.loop.record(ctx, g.loop.refusal(id, sessionID, task.ReasonStaleLeaseToken, why))
+	g.life.reloadTask(ctx, id)
+	if g.tasks[id].State.Live() {
+		g.foreign[id] = true
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -52,38 +53,46 @@ type storeWatch struct {
 	held []task.Event
 	// later are the steps held until the store answers (outage.go).
 	later []func()
+
+	// What the watch sees of the loop: its clock and ledger, the store,
+	// the subscribers, and the fleet's TTL (a takeover waits one after an
+	// outage).
+	loop loopView
+	st   store.Store
+	hub  *hub
+	ttl  time.Duration
 }
 
 // pathed is a store that lives in a file.
 type pathed interface{ Path() string }
 
 // initStoreWatch records the store file's identity.
-func (c *Coordinator) initStoreWatch() {
-	p, ok := c.st.(pathed)
+func (w *storeWatch) initStoreWatch() {
+	p, ok := w.st.(pathed)
 	if !ok {
 		return
 	}
-	c.sw.path = p.Path()
+	w.path = p.Path()
 	var st syscall.Stat_t
-	if err := syscall.Stat(c.sw.path, &st); err == nil {
-		c.sw.ino, c.sw.dev = st.Ino, uint64(st.Dev)
+	if err := syscall.Stat(w.path, &st); err == nil {
+		w.ino, w.dev = st.Ino, uint64(st.Dev)
 	}
 }
 
 // watchStore checks the store file is still the one opened and writable,
 // or, during a network store's outage, whether it answers again. It runs
 // on every lease tick: a stat and two access calls, or one small read.
-func (c *Coordinator) watchStore(ctx context.Context) {
-	if c.sw.outage {
-		c.probeStore(ctx)
+func (w *storeWatch) watchStore(ctx context.Context) {
+	if w.outage {
+		w.probeStore(ctx)
 		return
 	}
-	if c.sw.fault != "" || c.sw.path == "" {
+	if w.fault != "" || w.path == "" {
 		return
 	}
-	path := c.sw.path
+	path := w.path
 	deleted := func() {
-		c.storeFailed(fmt.Sprintf("The store %s was deleted while the engine ran: nothing recorded from now on would survive.", path),
+		w.storeFailed(fmt.Sprintf("The store %s was deleted while the engine ran: nothing recorded from now on would survive.", path),
 			"Stop the engine (orchestra-tui stop) and start it again: a new store is created; add the tasks again or resume them from a handoff.")
 	}
 	var st syscall.Stat_t
@@ -93,11 +102,11 @@ func (c *Coordinator) watchStore(ctx context.Context) {
 		deleted()
 		return
 	case err != nil:
-		c.storeFailed(fmt.Sprintf("The store %s cannot be read: %v.", path, err),
+		w.storeFailed(fmt.Sprintf("The store %s cannot be read: %v.", path, err),
 			"Check the file and its directory, then restart the engine.")
 		return
-	case c.sw.ino != 0 && (st.Ino != c.sw.ino || uint64(st.Dev) != c.sw.dev):
-		c.storeFailed(fmt.Sprintf("The store %s was replaced by another file while the engine ran.", path),
+	case w.ino != 0 && (st.Ino != w.ino || uint64(st.Dev) != w.dev):
+		w.storeFailed(fmt.Sprintf("The store %s was replaced by another file while the engine ran.", path),
 			"Stop the engine (orchestra-tui stop) and start it again on the store you mean to use.")
 		return
 	}
@@ -107,7 +116,7 @@ func (c *Coordinator) watchStore(ctx context.Context) {
 				deleted() // removed between the stat and this check
 				return
 			}
-			c.storeFailed(fmt.Sprintf("The store %s cannot be written: %s is not writable (%v).", path, p, err),
+			w.storeFailed(fmt.Sprintf("The store %s cannot be written: %s is not writable (%v).", path, p, err),
 				fmt.Sprintf("Make it writable by user %d again (chmod u+w, or remount the file system read-write), then restart the engine.", os.Getuid()))
 			return
 		}
@@ -116,38 +125,38 @@ func (c *Coordinator) watchStore(ctx context.Context) {
 
 // storeFailed stops placement and publishes the failure, once: what
 // happened, where, that live sessions keep running, and what to do.
-func (c *Coordinator) storeFailed(what, todo string) {
-	if c.sw.fault != "" {
+func (w *storeWatch) storeFailed(what, todo string) {
+	if w.fault != "" {
 		return
 	}
-	c.sw.fault = what + " Placement has stopped; live sessions keep running. " + todo
-	ev := c.refusalEvent("", "", task.ReasonStoreFailed, c.sw.fault)
-	c.hub.event(ev)
+	w.fault = what + " Placement has stopped; live sessions keep running. " + todo
+	ev := w.loop.refusal("", "", task.ReasonStoreFailed, w.fault)
+	w.hub.event(ev)
 }
 
 // writeFailed is storeFailed for a write that returned err. A store
 // without a file is networked: its failure is an outage that clears itself
 // (see above), with advice for a database server, not a disk.
-func (c *Coordinator) writeFailed(err error) {
-	if c.sw.path == "" {
-		c.storeOutage(err)
+func (w *storeWatch) writeFailed(err error) {
+	if w.path == "" {
+		w.storeOutage(err)
 		return
 	}
-	c.storeFailed(fmt.Sprintf("A write to the store %s failed: %v.", c.sw.path, err),
+	w.storeFailed(fmt.Sprintf("A write to the store %s failed: %v.", w.path, err),
 		"Check the disk (df -h) and the file's permissions, then restart the engine.")
 }
 
 // storeOutage begins an outage of a network store, once: placement pauses
 // and the operator is told what failed and that it resumes by itself.
-func (c *Coordinator) storeOutage(err error) {
-	if c.sw.fault != "" {
+func (w *storeWatch) storeOutage(err error) {
+	if w.fault != "" {
 		return
 	}
-	c.sw.outage, c.sw.since = true, c.now()
-	c.sw.fault = StoreOutageText(err) + " Placement has paused and resumes by itself once it answers; " +
+	w.outage, w.since = true, w.loop.now()
+	w.fault = StoreOutageText(err) + " Placement has paused and resumes by itself once it answers; " +
 		"nothing recorded meanwhile is lost. " + StoreOutageAdvice
-	ev := c.refusalEvent("", "", task.ReasonStoreFailed, c.sw.fault)
-	c.hub.event(ev)
+	ev := w.loop.refusal("", "", task.ReasonStoreFailed, w.fault)
+	w.hub.event(ev)
 }
 
 // StoreOutageAdvice is what an operator does about a PostgreSQL store that
@@ -163,28 +172,28 @@ func StoreOutageText(err error) string {
 
 // probeStore asks a store in an outage whether it answers again; if it
 // does, the held events are appended and the outage ends.
-func (c *Coordinator) probeStore(ctx context.Context) {
-	if _, err := c.st.EngineList(ctx); err != nil {
+func (w *storeWatch) probeStore(ctx context.Context) {
+	if _, err := w.st.EngineList(ctx); err != nil {
 		return
 	}
-	if len(c.sw.held) > 0 {
-		if err := c.st.EventAppend(ctx, c.sw.held...); err != nil {
+	if len(w.held) > 0 {
+		if err := w.st.EventAppend(ctx, w.held...); err != nil {
 			return // not yet: the next tick tries again
 		}
 	}
-	held := c.sw.held
-	c.sw.held, c.sw.outage, c.sw.fault, c.sw.back = nil, false, "", c.now()
+	held := w.held
+	w.held, w.outage, w.fault, w.back = nil, false, "", w.loop.now()
 	for _, ev := range held {
-		c.hub.event(ev)
+		w.hub.event(ev)
 	}
 	text := fmt.Sprintf("The store answers again after %s; placement resumes. No other engine's task is taken over until %s, a TTL from now: every engine's heartbeats were blocked alike.",
-		c.sw.back.Sub(c.sw.since).Round(time.Second), c.sw.back.Add(c.fleet.ttl).Format(time.TimeOnly))
-	c.record(ctx, c.event("", "", task.EvStoreRecovered, text))
-	c.poke()
+		w.back.Sub(w.since).Round(time.Second), w.back.Add(w.ttl).Format(time.TimeOnly))
+	w.loop.record(ctx, w.loop.event("", "", task.EvStoreRecovered, text))
+	w.loop.poke()
 }
 
 // takeoverPaused reports whether the store came back from an outage less
 // than a TTL ago, when no other engine's heartbeat can be judged.
-func (c *Coordinator) takeoverPaused(now time.Time) bool {
-	return c.sw.outage || !c.sw.back.IsZero() && now.Sub(c.sw.back) < c.fleet.ttl
+func (w *storeWatch) takeoverPaused(now time.Time) bool {
+	return w.outage || !w.back.IsZero() && now.Sub(w.back) < w.ttl
 }

@@ -26,8 +26,8 @@ import (
 // ever.
 
 // checkStore is the start-up check; it runs after reconcile.
-func (c *Coordinator) checkStore(ctx context.Context) error {
-	leases, err := c.st.LeaseList(ctx)
+func (fs *fleetService) checkStore(ctx context.Context) error {
+	leases, err := fs.st.LeaseList(ctx)
 	if err != nil {
 		return fmt.Errorf("list leases: %w", err)
 	}
@@ -36,22 +36,22 @@ func (c *Coordinator) checkStore(ctx context.Context) error {
 		heldBy[l.TaskID] = l.Holder
 	}
 	liveHeld := map[task.ID]bool{}
-	es, err := c.st.EngineList(ctx)
+	es, err := fs.st.EngineList(ctx)
 	if err != nil {
 		return fmt.Errorf("list engines: %w", err)
 	}
-	engines, now := engineIndex(es), c.now()
-	for _, t := range c.sortedTasks() {
+	engines, now := engineIndex(es), fs.loop.now()
+	for _, t := range fs.sortedTasks() {
 		if !t.State.Live() {
 			continue
 		}
 		holder, leased := heldBy[t.ID]
-		adopted := leased && holder == c.holder && c.runs[t.ID] != nil // taken up again (adopt.go)
-		live := adopted || leased && holder != c.holder && holderLive(holder, engines, c.fleet.host, c.fleet.root, now, c.fleet.ttl)
-		if !live && c.fleet.shared {
+		adopted := leased && holder == fs.holder && fs.runs[t.ID] != nil // taken up again (adopt.go)
+		live := adopted || leased && holder != fs.holder && holderLive(holder, engines, fs.fleet.host, fs.fleet.root, now, fs.fleet.ttl)
+		if !live && fs.fleet.shared {
 			// Another engine may have ended it since the load.
-			if fresh, err := c.st.TaskGet(ctx, t.ID); err == nil && !fresh.State.Live() {
-				c.tasks[t.ID] = fresh
+			if fresh, err := fs.st.TaskGet(ctx, t.ID); err == nil && !fresh.State.Live() {
+				fs.tasks[t.ID] = fresh
 				continue
 			}
 		}
@@ -63,7 +63,7 @@ func (c *Coordinator) checkStore(ctx context.Context) error {
 	}
 	// The sessions still recorded as live, of every task: one read
 	// whatever the length of the history.
-	ss, err := c.st.SessionListLive(ctx)
+	ss, err := fs.st.SessionListLive(ctx)
 	if err != nil {
 		return fmt.Errorf("list live sessions: %w", err)
 	}
@@ -72,52 +72,52 @@ func (c *Coordinator) checkStore(ctx context.Context) error {
 			continue
 		}
 		was := s.Status
-		s.Status, s.EndedAt = store.SessionKilled, c.now()
-		ev := c.refusalEvent(s.TaskID, s.ID, task.ReasonLeaseOrphaned,
+		s.Status, s.EndedAt = store.SessionKilled, fs.loop.now()
+		ev := fs.loop.refusal(s.TaskID, s.ID, task.ReasonLeaseOrphaned,
 			fmt.Sprintf("Session %s was still recorded as %s, but no running console holds its task; it is marked killed.", short(s.ID), was))
-		if err := c.st.SessionUpdate(ctx, s, ev); err != nil {
+		if err := fs.st.SessionUpdate(ctx, s, ev); err != nil {
 			return fmt.Errorf("mark session %s killed: %w", s.ID, err)
 		}
-		c.hub.event(ev)
+		fs.hub.event(ev)
 	}
 	return nil
 }
 
 // checkStranded is the running check; see the comment at the top.
-func (c *Coordinator) checkStranded(ctx context.Context) {
-	for id, t := range c.tasks {
-		if !t.State.Live() || c.runs[id] != nil || c.gating[id] != nil || c.foreign[id] {
+func (fs *fleetService) checkStranded(ctx context.Context) {
+	for id, t := range fs.tasks {
+		if !t.State.Live() || fs.runs[id] != nil || fs.gating[id] != nil || fs.foreign[id] {
 			continue
 		}
 		// Only this engine's own lease is requeued, under its own token:
 		// a task another engine took over meanwhile is that engine's,
 		// and requeueing it under the token read from the store would
 		// kill its live agent.
-		l, err := c.st.LeaseGet(ctx, id)
+		l, err := fs.st.LeaseGet(ctx, id)
 		if err != nil {
 			continue
 		}
-		if l.Holder != c.holder {
-			if c.fleet.shared {
-				c.foreign[id] = true
+		if l.Holder != fs.holder {
+			if fs.fleet.shared {
+				fs.foreign[id] = true
 			}
 			continue
 		}
 		token := l.Token
-		if c.strandTried[id] == token {
+		if fs.strandTried[id] == token {
 			continue
 		}
-		c.strandTried[id] = token
-		ev := c.event(id, "", task.EvTaskRequeued,
+		fs.strandTried[id] = token
+		ev := fs.loop.event(id, "", task.EvTaskRequeued,
 			fmt.Sprintf("Requeued: the task was %s with no session and no verify gate behind it.", t.State))
 		ev.Reason = task.ReasonLeaseOrphaned
-		if !c.move(ctx, id, token, task.ActRequeue, func(n *task.Task) {
+		if !fs.life.move(ctx, id, token, task.ActRequeue, func(n *task.Task) {
 			n.Reason = string(task.ReasonLeaseOrphaned)
 			if n.Attempt > 0 {
 				n.Attempt-- // the console lost it, not the agent
 			}
 		}, ev) {
-			c.record(ctx, c.refusalEvent(id, "", task.ReasonLeaseOrphaned,
+			fs.loop.record(ctx, fs.loop.refusal(id, "", task.ReasonLeaseOrphaned,
 				fmt.Sprintf("Task %s is %s with nothing behind it and could not be requeued; restart the console.", id.Short(), t.State)))
 		}
 	}

@@ -26,36 +26,36 @@ import (
 // runs then on the loop. Without a remote it runs then at once. Like the
 // verify gate, it runs under r's lease and is marked as the task's gate, so
 // a park or cancel meanwhile makes its result move nothing.
-func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
-	remote := c.cfg.Fleet.Remote
+func (g *gate) pushPhase(ctx context.Context, r *run, then func()) {
+	remote := g.cfg.Fleet.Remote
 	if remote == "" || r.dir == "" {
 		then()
 		return
 	}
-	t := c.tasks[r.taskID]
+	t := g.tasks[r.taskID]
 	dir := r.dir
-	c.gating[r.taskID] = r
-	if !c.sd.trusted() || c.sw.outage {
+	g.gating[r.taskID] = r
+	if !g.sd.trusted() || g.sw.outage {
 		// Past its own liveness deadline the engine pushes nothing: the
 		// task may be another engine's by now (stepdown.go). The push
 		// waits, the task still marked as gated, until the engine trusts
 		// itself again and the store answers (outage.go); it then finds
 		// whether the lease is still its own.
-		holdUntilBack(c, func() { c.pushPhase(ctx, r, then) })
+		g.holdUntilBack(func() { g.pushPhase(ctx, r, then) })
 		return
 	}
 	seen := r.remoteSeen
 	if !r.remoteKnown {
-		seen = c.p.Repo.RemoteTracking(remote, t.Branch)
+		seen = g.repo.RemoteTracking(remote, t.Branch)
 	}
-	st, holder := c.st, c.holder
-	c.async(func() func() {
+	st, holder := g.st, g.holder
+	g.loop.async(func() func() {
 		sha, committed, err := repo.CommitAll(dir, fmt.Sprintf("%s: phase %s\n\norchestra-tui task %s, session %s", t.Title, r.phase, t.ID, r.sessionID))
 		var pushErr, leaseErr error
 		held := true
 		if err == nil {
 			if !committed {
-				sha, _ = c.p.Repo.BranchHead(t.Branch)
+				sha, _ = g.repo.BranchHead(t.Branch)
 			}
 			// The push happens only while this engine holds the lease,
 			// and only over the commit it last saw on the remote: an
@@ -67,21 +67,21 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 			case lerr != nil || l.Holder != holder || l.Token != r.token:
 				held = false
 			default:
-				pushErr = c.p.Repo.PushLease(remote, t.Branch, seen)
+				pushErr = g.repo.PushLease(remote, t.Branch, seen)
 			}
 		}
 		return func() {
-			if c.gating[r.taskID] != r {
+			if g.gating[r.taskID] != r {
 				return // parked or cancelled meanwhile: the commit stays, the task does not move
 			}
-			if leaseErr != nil && c.sw.path == "" {
+			if leaseErr != nil && g.sw.path == "" {
 				// The store does not answer: whose the lease is cannot
 				// be known, so the push waits until it answers.
-				c.writeFailed(leaseErr)
-				holdUntilBack(c, func() { c.pushPhase(ctx, r, then) })
+				g.writeFailed(leaseErr)
+				g.holdUntilBack(func() { g.pushPhase(ctx, r, then) })
 				return
 			}
-			delete(c.gating, r.taskID)
+			delete(g.gating, r.taskID)
 			if !held || errors.Is(pushErr, repo.ErrPushStale) {
 				// Another engine holds the task (or pushed it since):
 				// its work is the branch's; this one moves nothing.
@@ -89,10 +89,10 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 				if pushErr != nil {
 					why = fmt.Sprintf("Phase %s's commit %s was not pushed: %v; another engine holds the task.", r.phase, repo.Abbrev(sha), pushErr)
 				}
-				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, why))
-				c.reloadTask(ctx, r.taskID)
-				if c.tasks[r.taskID].State.Live() {
-					c.foreign[r.taskID] = true
+				g.loop.record(ctx, g.loop.refusal(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, why))
+				g.life.reloadTask(ctx, r.taskID)
+				if g.tasks[r.taskID].State.Live() {
+					g.foreign[r.taskID] = true
 				}
 				return
 			}
@@ -100,16 +100,16 @@ func (c *Coordinator) pushPhase(ctx context.Context, r *run, then func()) {
 				r.remoteSeen, r.remoteKnown = sha, true
 			}
 			if err != nil {
-				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonCommitFailed, err.Error()))
-				c.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
+				g.loop.record(ctx, g.loop.refusal(r.taskID, r.sessionID, task.ReasonCommitFailed, err.Error()))
+				g.life.requeue(ctx, r, task.ReasonCommitFailed, err.Error(), true)
 				return
 			}
 			if pushErr != nil {
-				c.record(ctx, c.refusalEvent(r.taskID, r.sessionID, task.ReasonPushFailed, fmt.Sprintf(
+				g.loop.record(ctx, g.loop.refusal(r.taskID, r.sessionID, task.ReasonPushFailed, fmt.Sprintf(
 					"Pushing %s (%s) to %s after phase %s: %v. The work is committed in this clone only; another machine taking the task over would not see it.",
 					t.Branch, repo.Abbrev(sha), remote, r.phase, pushErr)))
 			} else {
-				c.recordFor(ctx, r.token, c.event(r.taskID, r.sessionID, task.EvBranchPushed,
+				g.recordFor(ctx, r.token, g.loop.event(r.taskID, r.sessionID, task.EvBranchPushed,
 					fmt.Sprintf("Pushed %s (%s) to %s after phase %s.", t.Branch, repo.Abbrev(sha), remote, r.phase)))
 			}
 			then()
