@@ -58,7 +58,9 @@ func (m *Model) refresh() tea.Cmd {
 		m.mode, m.zoom = modeNormal, false
 		m.setStatus("the session you were typing into ended; left focus (enter focuses the next one)", true)
 	}
-	m.fitTabs()
+	if m.tabs.size(m.layout()) {
+		m.refreshTabs()
+	}
 	cmds := []tea.Cmd{m.armLeaseTick(), m.syncPaneSizes()}
 	if m.selID != before {
 		cmds = append(cmds, m.selectionChanged())
@@ -73,7 +75,9 @@ func (m *Model) selectionChanged() tea.Cmd {
 	if m.mode == modeScroll {
 		m.mode = modeNormal
 	}
-	m.fitTabs()
+	if m.tabs.size(m.layout()) {
+		m.refreshTabs()
+	}
 	if m.tab == tabDiff {
 		return tea.Batch(m.fetchDetail(), m.fetchDiff(), m.syncPaneSizes())
 	}

@@ -94,7 +94,7 @@ func (m *Model) layout() layout {
 // engine to resize panes whose drawn size changed.
 func (m *Model) relayout() tea.Cmd {
 	l := m.layout()
-	m.sizeTabs(l)
+	m.tabs.size(l)
 	for _, f := range m.form.all() {
 		f.SetWidth(max(l.rightW-len(f.Prompt)-2, 4))
 	}
@@ -105,11 +105,14 @@ func (m *Model) relayout() tea.Cmd {
 	return m.syncPaneSizes()
 }
 
-// sizeTabs gives the scrollable tabs the size layout l draws them in and
-// reports whether it changed.
-func (m *Model) sizeTabs(l layout) bool {
+// size gives the scrollable tabs the size layout l draws them in and
+// reports whether it changed. The lease strip's height follows the
+// selected task (a lease or none, its trained bases), so a new selection
+// or a new snapshot can move the tabs' top without the terminal's size
+// changing: then the caller fills them again (refreshTabs).
+func (dt *detailTabs) size(l layout) bool {
 	changed := false
-	for _, vp := range []*viewport.Model{&m.tabs.brief, &m.tabs.verdicts, &m.tabs.events} {
+	for _, vp := range []*viewport.Model{&dt.brief, &dt.verdicts, &dt.events} {
 		w, h := max(l.rightW, 1), max(l.contentH, 1)
 		if vp.Width() != w || vp.Height() != h {
 			vp.SetWidth(w)
@@ -118,16 +121,6 @@ func (m *Model) sizeTabs(l layout) bool {
 		}
 	}
 	return changed
-}
-
-// fitTabs resizes the scrollable tabs when the rows above them changed
-// without the terminal's size changing: the lease strip's height follows
-// the selected task (a lease or none, its trained bases), so a new
-// selection or a new snapshot can move the tab's top.
-func (m *Model) fitTabs() {
-	if m.sizeTabs(m.layout()) {
-		m.refreshTabs()
-	}
 }
 
 // wantedPanes lists the panes the next frame draws and their sizes.
