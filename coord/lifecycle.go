@@ -20,6 +20,7 @@ import (
 // then, back on the loop, ends the run and calls then.
 func (c *Coordinator) stopThen(ctx context.Context, r *run, status store.SessionStatus, why string, then func()) {
 	r.stopping = true
+	r.signalled = r.w != nil
 	base := c.continuityBase(r, why)
 	w := r.w
 	c.async(func() func() {
@@ -110,12 +111,36 @@ func (c *Coordinator) endRunWith(ctx context.Context, r *run, status store.Sessi
 			}
 		}
 	})
-	verb := string(status)
-	if r.stopping && status == store.SessionExited {
-		verb = "was stopped" // by us: its exit status is our signal, not a failure
+	// An agent's own exit says its code ("exited (exit 1)"), even when the
+	// loop is stopping the run after it (a crash, a limit); the engine's
+	// stop says so, and that the signal in the status is its own, not the
+	// agent hanging up or failing.
+	how := fmt.Sprintf("%s (%s)", status, ExitText(code))
+	if r.signalled {
+		how = "was stopped by the engine (" + StopText(code) + ")"
 	}
 	c.record(ctx, c.event(r.taskID, r.sessionID, task.EvSessionExited,
-		fmt.Sprintf("Session %s %s (%s): %s", short(r.sessionID), verb, ExitText(code), why)))
+		fmt.Sprintf("Session %s %s: %s", short(r.sessionID), how, why)))
+}
+
+// StopText says how a process the engine stopped ended: the engine's
+// signal first when the exit code is a shell's 128+N ("SIGHUP, exit 129"),
+// else the code the agent exited with on its way out ("exit 0").
+func StopText(code int) string {
+	name := ""
+	switch syscall.Signal(code - 128) {
+	case syscall.SIGHUP: // session.Stop sends it first, as a closing terminal does
+		name = "SIGHUP"
+	case syscall.SIGTERM: // then this, past a moment
+		name = "SIGTERM"
+	case syscall.SIGKILL: // and this past the grace
+		name = "SIGKILL"
+	case syscall.SIGINT:
+		name = "SIGINT"
+	default:
+		return ExitText(code)
+	}
+	return fmt.Sprintf("%s, exit %d", name, code)
 }
 
 // ExitText says how a process ended: its exit code, and the signal that

@@ -201,7 +201,8 @@ func (dt *detailTabs) lastScreen(id task.ID) *coord.LastScreen {
 	return dt.detail.LastScreen
 }
 
-// sessionEnd says how a session ended: "exit 0", "exit 129, hangup",
+// sessionEnd says how a session ended: "exit 0", "exit 129, hangup" (its
+// own status: the ledger says whether the engine sent the signal),
 // "killed".
 func sessionEnd(ls *coord.LastScreen) string {
 	if ls.Status == store.SessionExited {
