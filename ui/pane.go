@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
@@ -173,7 +174,7 @@ func (pg *paneGrid) live(tv coord.TaskView, ok bool, ls *coord.LastScreen, scrol
 	if !isLive(tv) {
 		msg := "no live session · the task is " + string(tv.Task.State)
 		if ls != nil && h > 1 {
-			return lastScreenLines(pg.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session ended ("+sessionEnd(ls)+") on this screen"), ls, w, h)
+			return lastScreenLines(pg.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session "+sessionEnd(ls)+" on this screen"), ls, w, h)
 		}
 		lines := []string{pg.st.dim.Render(msg)}
 		if f := limitFlag(tv, pg.now()); f != "" {
@@ -201,14 +202,19 @@ func (dt *detailTabs) lastScreen(id task.ID) *coord.LastScreen {
 	return dt.detail.LastScreen
 }
 
-// sessionEnd says how a session ended: "exit 0", "exit 129, hangup" (its
-// own status: the ledger says whether the engine sent the signal),
-// "killed".
+// sessionEnd says how a session ended: "ended (exit 0)", "ended
+// (killed)", or "was stopped (SIGHUP, exit 129)" when its status is the
+// hangup or the terminate a stop begins with: the signal was sent to the
+// agent, not its own doing (coord.StopText; the ledger's session.exited
+// says who sent it).
 func sessionEnd(ls *coord.LastScreen) string {
-	if ls.Status == store.SessionExited {
-		return coord.ExitText(ls.ExitCode)
+	if ls.Status != store.SessionExited {
+		return "ended (" + string(ls.Status) + ")"
 	}
-	return string(ls.Status)
+	if sig := ls.ExitCode - 128; sig == int(syscall.SIGHUP) || sig == int(syscall.SIGTERM) {
+		return "was stopped (" + coord.StopText(ls.ExitCode) + ")"
+	}
+	return "ended (" + coord.ExitText(ls.ExitCode) + ")"
 }
 
 // lastScreenLines is a title row over the screen an ended session left,

@@ -169,7 +169,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		if queued == 1 {
 			what = "the queued task waits"
 		}
-		fmt.Fprintf(bw, "%s for an engine: none runs on this repository (`orchestra-tui` starts one, and the console with it)\n", what)
+		fmt.Fprintf(bw, "%s for an engine, and none runs here: `orchestra-tui` starts one\n", what)
 	}
 	if err := bw.Flush(); err != nil {
 		return fail(stderr, err)

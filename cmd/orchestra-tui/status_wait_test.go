@@ -27,7 +27,7 @@ func TestStatusSaysWhyAQueuedTaskWaits(t *testing.T) {
 
 	code, stdout, stderr = cli(t, "status", "-C", root)
 	require.Equal(t, 0, code, stderr)
-	require.Contains(t, stdout, "the queued task waits for an engine: none runs on this repository", stdout)
+	require.Contains(t, stdout, "the queued task waits for an engine, and none runs here: `orchestra-tui` starts one\n", stdout)
 
 	// No slot runs the scripted harness: the engine flags the task
 	// unplaceable and records the refusal.
