@@ -72,15 +72,19 @@ func (m *Model) layout() layout {
 	}
 	l.leaseH = 1
 	tv, ok := m.selected()
-	if l.rightW < 100 && l.rightH >= 12 {
-		// A narrow strip wraps to a second line only when its text needs
-		// one ("lease · none" never does); the replay's strips always
-		// have room for their detail line.
-		if m.mode == modeReplay {
+	switch {
+	case l.rightH < 12:
+	case m.mode == modeReplay:
+		// The replay's strips take the lease strip's rows: under 100
+		// columns they have room for their detail line.
+		if l.rightW < 100 {
 			l.leaseH = 2
-		} else {
-			l.leaseH = m.strips().leaseRows(tv, ok, l.rightW, 2)
 		}
+	default:
+		// The strip wraps to a second line only when its text needs one
+		// ("lease · none" never does; a long last decision does, at any
+		// width).
+		l.leaseH = m.strips().leaseRows(tv, ok, l.rightW, 2)
 	}
 	if ok {
 		l.leaseH += baseCount(m.snap.Bases, tv.Task.ID) // the selected task's trained bases, one line each

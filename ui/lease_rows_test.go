@@ -50,3 +50,27 @@ func TestLeaseStripWastesNoRow(t *testing.T) {
 		}
 	}
 }
+
+// On a wide strip too, a last decision too long for one line wraps to a
+// second instead of being cut.
+func TestLeaseStripWrapsALongDecisionWhenWide(t *testing.T) {
+	t.Parallel()
+	long := func(e *stubEngine) {
+		everyState(e)
+		for i := range e.snap.Tasks {
+			if l := e.snap.Tasks[i].Lease; l != nil && e.snap.Tasks[i].Task.State == task.StateRunning {
+				c := *l
+				c.LastDecision, c.LastReasonText = "refuse", "The lease was not renewed: the pane made no real progress since the last renewal, and the worktree did not change."
+				e.snap.Tasks[i].Lease = &c
+			}
+		}
+	}
+	b := setup(t, long).size(200, 50).selectState(task.StateRunning)
+	out := ansi.Strip(b.view())
+	require.Contains(t, out, "and the worktree did not change)", out)
+	for _, l := range strings.Split(out, "\n") {
+		if _, strip, ok := strings.Cut(l, "│"); ok && (strings.HasPrefix(strip, "lease ") || strings.HasPrefix(strip, "last: ")) {
+			require.NotContains(t, strip, "…", "nothing of the strip is cut")
+		}
+	}
+}
