@@ -74,3 +74,13 @@ func TestLeaseStripWrapsALongDecisionWhenWide(t *testing.T) {
 		}
 	}
 }
+
+// A task with no verdict says so once: "verdict · not run yet", not with
+// the list's no-verdict glyph doubling the separator.
+func TestVerdictStripOfNoVerdict(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(80, 24).selectState(task.StateQueued)
+	out := ansi.Strip(b.view())
+	require.Contains(t, out, "\nverdict · not run yet ", out)
+	require.NotContains(t, out, "· · not run yet", out)
+}
