@@ -2,6 +2,7 @@ package coord
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -21,7 +22,12 @@ func Attention(tv TaskView) string {
 	}
 	switch tv.Task.State {
 	case task.StateFailed, task.StateParked, task.StateCancelled:
-		return tv.Task.Reason
+		r := tv.Task.Reason
+		if !strings.Contains(r, " ") {
+			// A reason's code ("attempts-exhausted") reads as words.
+			r = strings.ReplaceAll(r, "-", " ")
+		}
+		return r
 	}
 	return ""
 }
