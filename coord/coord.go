@@ -590,6 +590,7 @@ func (c *Coordinator) shutdown() {
 			cont := c.life.captureContinuity(r, base)
 			mu.Lock()
 			conts[r] = &cont
+			r.signalled = true
 			mu.Unlock()
 			_ = r.w.Stop(c.p.StopGrace)
 		}(r)

@@ -69,6 +69,7 @@ func TestFakeStalledSessionLosesLeaseAndRelaunchesWithContinuity(t *testing.T) {
 		require.Equal(t, length-window+length, expired.At.Sub(launched.At), b.dump())
 		exited := b.waitEvent(t, kindIs(task.EvSessionExited))
 		require.Equal(t, launched.SessionID, exited.SessionID)
+		require.Contains(t, exited.Text, " was stopped by the engine (SIGTERM, exit 143): ", "the lease's end stopped it, not the agent")
 		<-a.Done()
 		require.Equal(t, []time.Duration{10 * time.Second}, a.Stops(), "the expired session was stopped")
 		requeued := b.waitEvent(t, kindIs(task.EvTaskRequeued))

@@ -91,7 +91,7 @@ func TestFakeStubbornAgentIsKilledAfterGrace(t *testing.T) {
 		expired := b.waitEvent(t, kindIs(task.EvLeaseExpired))
 		exited := b.waitEvent(t, kindIs(task.EvSessionExited))
 		require.Equal(t, 10*time.Second, exited.At.Sub(expired.At), b.dump())
-		require.Contains(t, exited.Text, "(exit 137, killed)")
+		require.Contains(t, exited.Text, " was stopped by the engine (SIGKILL, exit 137): ", "the kill is the engine's, said so")
 	})
 }
 

@@ -48,6 +48,7 @@ type lifecycle struct {
 // then, back on the loop, ends the run and calls then.
 func (lc *lifecycle) stopThen(ctx context.Context, r *run, status store.SessionStatus, why string, then func()) {
 	r.stopping = true
+	r.signalled = r.w != nil
 	base := lc.continuityBase(r, why)
 	w := r.w
 	lc.loop.async(func() func() {
@@ -138,12 +139,36 @@ func (lc *lifecycle) endRunWith(ctx context.Context, r *run, status store.Sessio
 			}
 		}
 	})
-	verb := string(status)
-	if r.stopping && status == store.SessionExited {
-		verb = "was stopped" // by us: its exit status is our signal, not a failure
+	// An agent's own exit says its code ("exited (exit 1)"), even when the
+	// loop is stopping the run after it (a crash, a limit); the engine's
+	// stop says so, and that the signal in the status is its own, not the
+	// agent hanging up or failing.
+	how := fmt.Sprintf("%s (%s)", status, ExitText(code))
+	if r.signalled {
+		how = "was stopped by the engine (" + StopText(code) + ")"
 	}
 	lc.loop.record(ctx, lc.loop.event(r.taskID, r.sessionID, task.EvSessionExited,
-		fmt.Sprintf("Session %s %s (%s): %s", short(r.sessionID), verb, ExitText(code), why)))
+		fmt.Sprintf("Session %s %s: %s", short(r.sessionID), how, why)))
+}
+
+// StopText says how a process the engine stopped ended: the engine's
+// signal first when the exit code is a shell's 128+N ("SIGHUP, exit 129"),
+// else the code the agent exited with on its way out ("exit 0").
+func StopText(code int) string {
+	name := ""
+	switch syscall.Signal(code - 128) {
+	case syscall.SIGHUP: // session.Stop sends it first, as a closing terminal does
+		name = "SIGHUP"
+	case syscall.SIGTERM: // then this, past a moment
+		name = "SIGTERM"
+	case syscall.SIGKILL: // and this past the grace
+		name = "SIGKILL"
+	case syscall.SIGINT:
+		name = "SIGINT"
+	default:
+		return ExitText(code)
+	}
+	return fmt.Sprintf("%s, exit %d", name, code)
 }
 
 // ExitText says how a process ended: its exit code, and the signal that

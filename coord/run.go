@@ -37,6 +37,10 @@ type run struct {
 	brief     string
 	finishing bool // the phase finished; verify or advance in progress
 	stopping  bool // the coordinator is stopping it; its exit is expected
+	// signalled: the engine sent the session its stop (SIGHUP, then
+	// SIGTERM and SIGKILL past the grace), so the signal in its exit
+	// status is the engine's, not the agent's doing (endRunWith).
+	signalled bool
 	stuck     bool
 	// needsYou is the dialog the session waits at for the operator, ""
 	// for none (needsyou.go).

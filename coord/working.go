@@ -15,7 +15,16 @@ func workingText(p lease.Progress, stuckAfter time.Duration) string {
 	if p.Working <= 0 || stuckAfter <= 0 || p.Still < stuckAfter {
 		return ""
 	}
-	return fmt.Sprintf("working: %d s CPU in the last %s", int(p.Working.Round(time.Second)/time.Second), windowName(lease.CPUWindow))
+	return fmt.Sprintf("working: %s s CPU in the last %s", cpuSeconds(p.Working), windowName(lease.CPUWindow))
+}
+
+// cpuSeconds is CPU time in seconds, to a tenth under ten seconds: a
+// short burst that counts as work read "0 s CPU", which says it is not.
+func cpuSeconds(d time.Duration) string {
+	if d < 10*time.Second {
+		return fmt.Sprintf("%.1f", max(d.Seconds(), 0.1))
+	}
+	return fmt.Sprintf("%d", int(d.Round(time.Second)/time.Second))
 }
 
 // windowName is how the CPU window reads in a sentence.

@@ -104,7 +104,7 @@ func demoWithClaude(t *testing.T, claude string) {
 	require.Regexp(t, `Resubmitted session S\d+ \(brief, by `+regexp.QuoteMeta(scenario.OperatorName)+`\)`, text)
 	corrected := regexp.MustCompile(`Decision delivered to session (S\d+)\.`).FindStringSubmatch(text)
 	require.NotNil(t, corrected, "the correction was delivered")
-	require.Contains(t, text, "Session "+corrected[1]+" killed", "the corrected session lost its lease")
+	require.Contains(t, text, "Session "+corrected[1]+" was stopped by the engine", "the corrected session lost its lease")
 	require.Regexp(t, `pane recordings: \d+, removed with the demo directory`, text)
 
 	// Claude Code kept its state in the demo's own home: nothing of it

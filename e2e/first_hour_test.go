@@ -59,8 +59,15 @@ func TestFirstHourScreenshots(t *testing.T) {
 	prompt := func() {
 		tm.waitScreen("the prompt", 30*time.Second, func(s string) bool { return strings.HasSuffix(strings.TrimRight(s, " \n"), "$") })
 	}
+	// A line is entered once the shell echoed it: until then the screen
+	// still ends at the last prompt, which prompt() would take for the
+	// prompt after the command (the add's id and the status table came
+	// out interleaved with the next command's echo).
 	typeLine := func(s string) {
 		tm.typeText(s)
+		tm.waitScreen("the echo of "+s, 10*time.Second, func(scr string) bool {
+			return strings.HasSuffix(strings.TrimRight(scr, " \n"), "$ "+s)
+		})
 		tm.keys("Enter")
 	}
 	prompt()

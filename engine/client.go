@@ -294,6 +294,19 @@ func (cl *Client) Pane(id task.ID) (session.View, bool) {
 	return v, true
 }
 
+// FetchSnapshot asks the engine for its snapshot as of now, for a client
+// that does not watch: a command that reads what only the engine knows,
+// such as why a queued task waits (`status`).
+func (cl *Client) FetchSnapshot(ctx context.Context) (coord.Snapshot, error) {
+	var s coord.Snapshot
+	b, err := cl.call(ctx, opSnapshot, nil)
+	if err != nil {
+		return s, err
+	}
+	err = json.Unmarshal(b, &s)
+	return s, err
+}
+
 // Detail asks the engine for the task's slower facts, as q narrows them.
 func (cl *Client) Detail(ctx context.Context, id task.ID, q coord.DetailQuery) (coord.Detail, error) {
 	var d coord.Detail

@@ -58,6 +58,9 @@ func (m *Model) refresh() tea.Cmd {
 		m.mode, m.zoom = modeNormal, false
 		m.setStatus("the session you were typing into ended; left focus (enter focuses the next one)", true)
 	}
+	if m.tabs.size(m.layout()) {
+		m.refreshTabs()
+	}
 	cmds := []tea.Cmd{m.armLeaseTick(), m.syncPaneSizes()}
 	if m.selID != before {
 		cmds = append(cmds, m.selectionChanged())
@@ -71,6 +74,9 @@ func (m *Model) selectionChanged() tea.Cmd {
 	m.panes.scrollOff = 0
 	if m.mode == modeScroll {
 		m.mode = modeNormal
+	}
+	if m.tabs.size(m.layout()) {
+		m.refreshTabs()
 	}
 	if m.tab == tabDiff {
 		return tea.Batch(m.fetchDetail(), m.fetchDiff(), m.syncPaneSizes())
@@ -118,7 +124,14 @@ func (m *Model) handleDone(msg doneMsg) tea.Cmd {
 	m.pending = max(m.pending-1, 0)
 	switch {
 	case msg.err != nil:
-		m.setStatus(fmt.Sprintf("%s failed: %v", describe(msg.cmd), msg.err), false)
+		text := fmt.Sprintf("%s failed: %v", describe(msg.cmd), msg.err)
+		if id := msg.cmd.TaskID.Short(); id != "" && strings.Contains(msg.err.Error(), id) {
+			// The engine's refusal names the move and the task ("cannot
+			// approve task K7QF2M1A: it is completed, …"): said once, the
+			// reason fits an 80-column status line.
+			text = msg.err.Error()
+		}
+		m.setStatus(text, false)
 		// Bring back the form a refused add or resume came from, with
 		// what was typed and the whole reason (reopens).
 		if msg.reopens(m.mode, m.form.resume) {
@@ -187,9 +200,21 @@ func describe(c coord.Command) string {
 	case coord.CmdResume:
 		return fmt.Sprintf("resume from %q", c.Path)
 	case coord.CmdExtend:
-		return fmt.Sprintf("extend %s by %s", id, c.Duration)
+		return fmt.Sprintf("extend %s by %s", id, shortDuration(c.Duration))
 	}
 	return string(c.Kind) + " " + id
+}
+
+// shortDuration is d as an operator types it: "10m", not "10m0s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 // armSpin keeps the status spinner turning while a command is in flight;

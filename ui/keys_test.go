@@ -1,6 +1,7 @@
 package ui
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -159,6 +160,27 @@ func TestDoErrorShowsInStatusBar(t *testing.T) {
 	}
 	b.size(120, 40).press("a")
 	require.Contains(t, ansi.Strip(b.view()), "approve K7QF2M1A failed: The task cannot make that move")
+}
+
+// A refusal that names the task and the move already is said once, so
+// its reason fits an 80-column status line; an extend says its time as
+// typed.
+func TestDoRefusalNamingTheTaskIsSaidOnce(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState)
+	b.eng.result = func(c coord.Command) (coord.Result, error) {
+		return coord.Result{}, fmt.Errorf("cannot %s task %s: it is completed, not awaiting review", c.Kind, c.TaskID.Short())
+	}
+	b.size(80, 24).selectState(task.StateCompleted)
+	tv, _ := b.m.selected()
+	id := tv.Task.ID.Short()
+	b.press("a")
+	out := ansi.Strip(b.view())
+	require.Contains(t, out, "cannot approve task "+id+": it is completed, not awaiting review", out)
+	require.NotContains(t, out, "approve "+id+" failed", out)
+	require.Equal(t, "extend K7QF2M1A by 10m", describe(coord.Command{Kind: coord.CmdExtend, TaskID: fixtureID(0), Duration: 10 * time.Minute}))
+	require.Equal(t, "1h30m", shortDuration(90*time.Minute))
+	require.Equal(t, "2h", shortDuration(2*time.Hour))
 }
 
 func TestNewTaskFormAdds(t *testing.T) {

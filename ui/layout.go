@@ -71,10 +71,22 @@ func (m *Model) layout() layout {
 		l.rightH = l.bodyH - l.listH
 	}
 	l.leaseH = 1
-	if l.rightW < 100 && l.rightH >= 12 {
-		l.leaseH = 2
+	tv, ok := m.selected()
+	switch {
+	case l.rightH < 12:
+	case m.mode == modeReplay:
+		// The replay's strips take the lease strip's rows: under 100
+		// columns they have room for their detail line.
+		if l.rightW < 100 {
+			l.leaseH = 2
+		}
+	default:
+		// The strip wraps to a second line only when its text needs one
+		// ("lease · none" never does; a long last decision does, at any
+		// width).
+		l.leaseH = m.strips().leaseRows(tv, ok, l.rightW, 2)
 	}
-	if tv, ok := m.selected(); ok {
+	if ok {
 		l.leaseH += baseCount(m.snap.Bases, tv.Task.ID) // the selected task's trained bases, one line each
 	}
 	// task header, tab bar, lease strip, verdict strip
@@ -86,10 +98,7 @@ func (m *Model) layout() layout {
 // engine to resize panes whose drawn size changed.
 func (m *Model) relayout() tea.Cmd {
 	l := m.layout()
-	for _, vp := range []*viewport.Model{&m.tabs.brief, &m.tabs.verdicts, &m.tabs.events} {
-		vp.SetWidth(max(l.rightW, 1))
-		vp.SetHeight(max(l.contentH, 1))
-	}
+	m.tabs.size(l)
 	for _, f := range m.form.all() {
 		f.SetWidth(max(l.rightW-len(f.Prompt)-2, 4))
 	}
@@ -98,6 +107,24 @@ func (m *Model) relayout() tea.Cmd {
 	m.tasks.searchIn.SetWidth(max(m.width-len(m.tasks.searchIn.Prompt)-2, 4))
 	m.refreshTabs()
 	return m.syncPaneSizes()
+}
+
+// size gives the scrollable tabs the size layout l draws them in and
+// reports whether it changed. The lease strip's height follows the
+// selected task (a lease or none, its trained bases), so a new selection
+// or a new snapshot can move the tabs' top without the terminal's size
+// changing: then the caller fills them again (refreshTabs).
+func (dt *detailTabs) size(l layout) bool {
+	changed := false
+	for _, vp := range []*viewport.Model{&dt.brief, &dt.verdicts, &dt.events} {
+		w, h := max(l.rightW, 1), max(l.contentH, 1)
+		if vp.Width() != w || vp.Height() != h {
+			vp.SetWidth(w)
+			vp.SetHeight(h)
+			changed = true
+		}
+	}
+	return changed
 }
 
 // wantedPanes lists the panes the next frame draws and their sizes.

@@ -66,7 +66,25 @@ func (sv stripView) lease(tv coord.TaskView, ok bool, w, maxLines int) []string 
 	if l == nil {
 		return sv.withBases(tv, []string{sv.st.dim.Render("lease · none (" + string(tv.Task.State) + ")")}, w, maxLines)
 	}
-	c := clocksOf(*l, sv.snapAt, sv.now)
+	parts := sv.leaseParts(*l, clocksOf(*l, sv.snapAt, sv.now))
+	return sv.withBases(tv, wrapParts(parts, w, maxLines-baseCount(sv.bases, tv.Task.ID)), w, maxLines)
+}
+
+// leaseRows is how many lines, up to maxLines, the lease strip of the
+// selected task needs at width w, not counting its bases: the layout gives
+// the strip no row it would leave blank. It measures the widest its clocks
+// draw (a window still to open, progress hours ago), so the count, and the
+// pane's size with it, holds while they tick.
+func (sv stripView) leaseRows(tv coord.TaskView, ok bool, w, maxLines int) int {
+	if !ok || tv.Lease == nil {
+		return 1
+	}
+	widest := leaseClocks{remaining: time.Hour, windowIn: time.Minute, sinceProgress: 10 * time.Hour}
+	return max(min(len(wrapParts(sv.leaseParts(*tv.Lease, widest), w, maxLines)), maxLines), 1)
+}
+
+// leaseParts are the lease strip's parts for lease l at clocks c.
+func (sv stripView) leaseParts(l coord.LeaseView, c leaseClocks) []string {
 	remain := "lease " + clock(c.remaining) + " left"
 	switch {
 	case c.remaining <= 0:
@@ -93,7 +111,7 @@ func (sv stripView) lease(tv coord.TaskView, ok bool, w, maxLines int) []string 
 		}
 		parts = append(parts, last)
 	}
-	return sv.withBases(tv, wrapParts(parts, w, maxLines-baseCount(sv.bases, tv.Task.ID)), w, maxLines)
+	return parts
 }
 
 // reasonAfterDecision shortens a refusal sentence that follows the

@@ -149,17 +149,52 @@ func setSession(e *stubEngine, id task.ID, session string) {
 }
 
 // A grid cell's title carries what the grid is for: the stuck flag, the
-// lease clock and the verdict, at every size.
+// verdict, a lease in its last minute and the start of the task's title,
+// at every size; a lease clock with minutes to go shows where there is room.
 func TestGridTitlesCarryFlagLeaseVerdict(t *testing.T) {
 	t.Parallel()
 	for _, sz := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
 		b := setup(t, everyState).size(sz[0], sz[1]).press("g")
 		require.True(t, b.m.grid)
 		title := ansi.Strip(strings.Split(b.view(), "\n")[1])
-		require.Contains(t, title, "⚑ stuck 45s", "at %dx%d: %q", sz[0], sz[1], title)
-		require.Contains(t, title, "lease 07:42", "at %dx%d", sz[0], sz[1])
+		require.Contains(t, title, "⚑ stuck 45s · ", "at %dx%d: %q", sz[0], sz[1], title)
+		require.Contains(t, title, " fix the flaky", "the title's start at %dx%d", sz[0], sz[1])
 		require.Contains(t, title, "✗ red", "at %dx%d", sz[0], sz[1])
-		require.Contains(t, title, "lease 00:45", "the other cell's lease at %dx%d", sz[0], sz[1])
+		require.Contains(t, title, "lease 00:45", "the other cell's lease, in its last minute, at %dx%d", sz[0], sz[1])
+		require.Contains(t, title, "migrate sessions", "the other cell's title at %dx%d", sz[0], sz[1])
+		if sz[0] >= 200 {
+			require.Contains(t, title, "lease 07:42", "at %dx%d", sz[0], sz[1])
+		}
+	}
+}
+
+// With long titles in an 80x24 grid, a cell's header keeps the start of
+// the title, cut with an ellipsis, and drops the id, the lease clock and
+// the phase first; the flag and the verdict stay whole.
+func TestGridTitleKeepsTheTitlesStart(t *testing.T) {
+	t.Parallel()
+	long := func(e *stubEngine) {
+		everyState(e)
+		for i := range e.snap.Tasks {
+			e.snap.Tasks[i].Task.Title = "refactor the payment reconciliation job " + e.snap.Tasks[i].Task.Title
+		}
+	}
+	b := setup(t, long).size(80, 24).press("g")
+	require.True(t, b.m.grid)
+	header := ansi.Strip(strings.Split(b.view(), "\n")[1])
+	cells := strings.Split(header, "│")
+	require.Len(t, cells, 2, header)
+	for _, c := range cells {
+		require.Contains(t, c, " refactor the pa", "the title's start is kept: %q", header)
+		require.Contains(t, c, "…", "the title is cut with an ellipsis: %q", header)
+		require.NotContains(t, c, "implement", "the phase went before the title: %q", header)
+	}
+	require.Contains(t, cells[0], "lease 00:45", "a lease in its last minute stays: %q", header)
+	require.Contains(t, cells[1], "⚑ stuck 45s · refactor the pa", header)
+	require.Contains(t, cells[1], "✗ red", header)
+	require.NotContains(t, cells[1], "07:42", "a lease with minutes to go gives way: %q", header)
+	for _, tv := range b.eng.snap.Tasks {
+		require.NotContains(t, header, tv.Task.ID.Short(), "the id gives way first: %q", header)
 	}
 }
 

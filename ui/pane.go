@@ -3,6 +3,7 @@ package ui
 import (
 	"fmt"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
@@ -173,7 +174,7 @@ func (pg *paneGrid) live(tv coord.TaskView, ok bool, ls *coord.LastScreen, scrol
 	if !isLive(tv) {
 		msg := "no live session · the task is " + string(tv.Task.State)
 		if ls != nil && h > 1 {
-			return lastScreenLines(pg.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session ended ("+sessionEnd(ls)+") on this screen"), ls, w, h)
+			return lastScreenLines(pg.st.dim.Render("the task is "+string(tv.Task.State)+" · its last session "+sessionEnd(ls)+" on this screen"), ls, w, h)
 		}
 		lines := []string{pg.st.dim.Render(msg)}
 		if f := limitFlag(tv, pg.now()); f != "" {
@@ -201,13 +202,19 @@ func (dt *detailTabs) lastScreen(id task.ID) *coord.LastScreen {
 	return dt.detail.LastScreen
 }
 
-// sessionEnd says how a session ended: "exit 0", "exit 129, hangup",
-// "killed".
+// sessionEnd says how a session ended: "ended (exit 0)", "ended
+// (killed)", or "was stopped (SIGHUP, exit 129)" when its status is the
+// hangup or the terminate a stop begins with: the signal was sent to the
+// agent, not its own doing (coord.StopText; the ledger's session.exited
+// says who sent it).
 func sessionEnd(ls *coord.LastScreen) string {
-	if ls.Status == store.SessionExited {
-		return coord.ExitText(ls.ExitCode)
+	if ls.Status != store.SessionExited {
+		return "ended (" + string(ls.Status) + ")"
 	}
-	return string(ls.Status)
+	if sig := ls.ExitCode - 128; sig == int(syscall.SIGHUP) || sig == int(syscall.SIGTERM) {
+		return "was stopped (" + coord.StopText(ls.ExitCode) + ")"
+	}
+	return "ended (" + coord.ExitText(ls.ExitCode) + ")"
 }
 
 // lastScreenLines is a title row over the screen an ended session left,
@@ -281,36 +288,66 @@ func (pg *paneGrid) grid(g gridView, l layout) []string {
 	return block(out, g.width, l.bodyH)
 }
 
-// gridTitle is a grid cell's title: what a grid is for is seeing at a
-// glance which pane needs you, so the flag, the lease clock and the
-// verdict are kept on the right and the task's title gives way first.
+// minGridTitle is the fewest cells of its title a grid cell's header
+// keeps before it cuts the flag.
+const minGridTitle = 12
+
+// gridTitle is a grid cell's title: the flag (what a grid is for is seeing
+// at a glance which pane needs you), the task's id and title, and on the
+// right its phase, lease clock and verdict. When space is short the least
+// telling parts go first, whole: the id, then the lease clock (unless it
+// is in its last minute), then the phase; then the title is cut, its start
+// kept with an ellipsis, down to minGridTitle cells; only then the flag is
+// cut.
 func gridTitle(tv coord.TaskView, snapAt, now time.Time, w int) string {
-	name := tv.Task.ID.Short() + " " + tv.Task.Title
-	var marks []string
+	flag := ""
 	if tv.Flag != "" {
-		marks = append(marks, "⚑ "+tv.Flag)
+		flag = "⚑ " + tv.Flag + " · "
 	}
-	lease := ""
+	lease, urgent, verdict := "", "", verdictWord(tv.Verdict)
 	if tv.Lease != nil {
-		lease = "lease " + clock(clocksOf(*tv.Lease, snapAt, now).remaining)
+		left := clocksOf(*tv.Lease, snapAt, now).remaining
+		lease = "lease " + clock(left)
+		if left < time.Minute {
+			urgent, lease = lease, "" // about to run out: kept to the last
+			verdict = urgent + " · " + verdict
+		}
 	}
-	verdict := verdictWord(tv.Verdict)
-	wide := append(append([]string(nil), marks...), name)
-	right := []string{string(tv.Task.Phase)}
-	if lease != "" {
-		right = append(right, lease)
+	id, title := tv.Task.ID.Short()+" ", tv.Task.Title
+	for _, keep := range []struct{ id, phase, lease bool }{{true, true, true}, {false, true, true}, {false, true, false}, {false, false, false}} {
+		var right []string
+		if keep.phase {
+			right = append(right, string(tv.Task.Phase))
+		}
+		if keep.lease && lease != "" {
+			right = append(right, lease)
+		}
+		r := " " + strings.Join(append(right, verdict), " · ") + " "
+		left := " " + flag + title
+		if keep.id {
+			left = " " + flag + id + title
+		}
+		if room := w - ansi.StringWidth(r); ansi.StringWidth(left) <= room {
+			return padRight(left, room) + r
+		}
 	}
-	right = append(right, verdict)
-	r := " " + strings.Join(right, " · ") + " "
-	if room := w - ansi.StringWidth(r); room >= 16 {
-		return padRight(" "+strings.Join(wide, " · "), room) + r
+	// Still too long: the title gives way, then the flag. "no verdict"
+	// goes with the phase: it says nothing that needs you.
+	if tv.Verdict == nil {
+		verdict = urgent
 	}
-	// Narrow: the marks first, then the task, whose title gives way.
-	if lease != "" {
-		marks = append(marks, lease)
+	r := " " + verdict + " "
+	if verdict == "" {
+		r = " "
 	}
-	marks = append(marks, verdict, name)
-	return fit(" "+strings.Join(marks, " · "), w)
+	room := w - ansi.StringWidth(r) - 1
+	if tr := room - ansi.StringWidth(flag); tr >= minGridTitle {
+		return " " + flag + padRight(title, tr) + r
+	}
+	if fr := room - minGridTitle - 3; flag != "" && fr >= 6 {
+		return " " + padRight("⚑ "+tv.Flag, fr) + " · " + padRight(title, minGridTitle) + r
+	}
+	return padRight(" "+flag+title, w)
 }
 
 // verdictWord is the verdict in a glyph and a word, for a grid title.

@@ -54,3 +54,23 @@ func TestFinishedTaskShowsItsLastScreen(t *testing.T) {
 	m.selID, m.tabs.detailID = "OTHER", "OTHER"
 	require.NotContains(t, ansi.Strip(strings.Join(m.panes.live(tv, true, m.tabs.lastScreen(tv.Task.ID), false, m.snap.Tasks, 60, 5), "\n")), "line 2", "another task's screen is never shown")
 }
+
+// The last screen's title says a session ended on the hangup or terminate
+// a stop sends was stopped, not that it hung up; an agent's own exit, and
+// a kill, keep their words.
+func TestLastScreenTitleSaysAStopWasAStop(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		status store.SessionStatus
+		code   int
+		want   string
+	}{
+		{store.SessionExited, 129, "was stopped (SIGHUP, exit 129)"},
+		{store.SessionExited, 143, "was stopped (SIGTERM, exit 143)"},
+		{store.SessionExited, 137, "ended (exit 137, killed)"},
+		{store.SessionExited, 1, "ended (exit 1)"},
+		{store.SessionKilled, 0, "ended (killed)"},
+	} {
+		require.Equal(t, c.want, sessionEnd(&coord.LastScreen{Status: c.status, ExitCode: c.code}))
+	}
+}

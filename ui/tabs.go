@@ -197,7 +197,7 @@ func (sv stripView) verdict(tv coord.TaskView, ok bool, w int) string {
 	if !ok {
 		return fit("", w)
 	}
-	verdicts := []string{sv.st.dim.Render("verdict · · not run yet")}
+	verdicts := []string{sv.st.dim.Render("verdict · not run yet")}
 	if v := tv.Verdict; v != nil {
 		verdicts = []string{sv.st.dim.Render("verdict ") + styleVerdict(sv.st, v, verdictLine(*v))}
 		if v.Duration > 0 {

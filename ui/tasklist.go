@@ -443,22 +443,6 @@ func (v rowView) taskRow(tv coord.TaskView, c listColumns) string {
 	return b.String()
 }
 
-// taskFlag is the attention mark of a task: the engine's flag, or the reason
-// an ended or parked task is where it is.
-func taskFlag(tv coord.TaskView) string {
-	if tv.Flag != "" {
-		return tv.Flag
-	}
-	if tv.Working != "" {
-		return tv.Working // why a silent pane is not stuck: no alarm
-	}
-	switch tv.Task.State {
-	case task.StateFailed, task.StateParked, task.StateCancelled:
-		return tv.Task.Reason
-	}
-	return ""
-}
-
 // padRight pads or truncates plain text to exactly w cells; a cut ends in
 // an ellipsis right after the last word's letters ("migrate sessions…",
 // never "migrate sessions …").

@@ -9,7 +9,9 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"slices"
 	"text/tabwriter"
+	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/engine"
@@ -73,6 +75,9 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		PR *task.PullData `json:"pr,omitempty"`
 		// Usage is what the task's sessions recorded spending.
 		Usage *statusUsage `json:"usage,omitempty"`
+		// Waiting is why a queued task waits, as the running engine
+		// says it: the console's flag (coord.AttentionAt).
+		Waiting string `json:"waiting,omitempty"`
 	}
 	hosts, shared, err := taskHosts(ctx, st)
 	if err != nil {
@@ -81,6 +86,11 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 	spent, err := statusSpend(ctx, st)
 	if err != nil {
 		return fail(stderr, err)
+	}
+	waits, werr := waitReasons(ctx, r.Root, ts)
+	var hung *engine.HungError
+	if werr != nil && !errors.Is(werr, errNoEngine) && !errors.As(werr, &hung) { // warnStopped said it
+		fmt.Fprintf(stderr, "note: the engine did not say why queued tasks wait: %v\n", werr)
 	}
 	var rows []row
 	for _, t := range ts {
@@ -92,7 +102,7 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		if t.State.Live() {
 			host = hosts[t.ID]
 		}
-		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason, host, nil, spent[t.ID]})
+		rows = append(rows, row{string(t.ID), t.Title, string(t.State), string(t.Phase), t.Attempt, v, t.Reason, host, nil, spent[t.ID], waits[t.ID]})
 		if t.State == task.StatePullOpen {
 			// Few tasks wait on a pull request: one ledger read each.
 			if rows[len(rows)-1].PR, err = coord.ReadPull(ctx, st, t.ID); err != nil {
@@ -140,10 +150,66 @@ func statusCmd(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%s\n", r.ID, headless.Printable(r.Title), state, headless.Printable(r.Phase), r.Attempt, headless.Printable(r.Verdict))
 	}
-	if err := errors.Join(tw.Flush(), bw.Flush()); err != nil {
+	if err := tw.Flush(); err != nil {
+		return fail(stderr, err)
+	}
+	// Why each queued task waits, below the table: the sentences are
+	// long, and a column of them would push the verdicts off the screen.
+	queued := 0
+	for _, r := range rows {
+		if r.State == string(task.StateQueued) {
+			queued++
+		}
+		if r.Waiting != "" {
+			fmt.Fprintf(bw, "%s ⚑ %s\n", task.ID(r.ID).Short(), headless.Printable(r.Waiting))
+		}
+	}
+	if queued > 0 && errors.Is(werr, errNoEngine) {
+		what := "the queued tasks wait"
+		if queued == 1 {
+			what = "the queued task waits"
+		}
+		fmt.Fprintf(bw, "%s for an engine, and none runs here: `orchestra-tui` starts one\n", what)
+	}
+	if err := bw.Flush(); err != nil {
 		return fail(stderr, err)
 	}
 	return 0
+}
+
+// statusAsk bounds how long `status` waits for the engine's answer to why
+// queued tasks wait; past it, it lists the store's rows without it.
+const statusAsk = 5 * time.Second
+
+// waitReasons is why each queued task of ts waits, from the running
+// engine's snapshot: the same words as the console's flag, which only the
+// engine knows (a limit's reset, a program missing, no slot that can run
+// it). errNoEngine when none runs; nothing is asked when nothing is queued.
+func waitReasons(ctx context.Context, root string, ts []store.TaskStatus) (map[task.ID]string, error) {
+	if !slices.ContainsFunc(ts, func(t store.TaskStatus) bool { return t.State == task.StateQueued }) {
+		return nil, nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, statusAsk)
+	defer cancel()
+	cl, err := dialEngine(ctx, root, false, "cli")
+	if err != nil {
+		return nil, err
+	}
+	defer cl.Close()
+	snap, err := cl.FetchSnapshot(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := map[task.ID]string{}
+	for _, tv := range snap.Tasks {
+		if tv.Task.State != task.StateQueued {
+			continue
+		}
+		if why := coord.AttentionAt(tv, snap.At); why != "" {
+			out[tv.Task.ID] = why
+		}
+	}
+	return out, nil
 }
 
 // taskHosts maps each leased task to the machine of the engine holding it,
