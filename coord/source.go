@@ -466,10 +466,10 @@ func clipTo(s string, n int) string {
 }
 
 var (
-	checkbox   = regexp.MustCompile(`^\s*[-*]\s+\[[ xX]\]\s+(.+)$`)
-	listItem   = regexp.MustCompile(`^\s*(?:[-*]|\d+[.)])\s+(.+)$`)
-	acceptHead = regexp.MustCompile(`(?i)^\s*#+\s*acceptance\b`)
-	heading    = regexp.MustCompile(`^\s*#+\s`)
+	checkbox   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*[-*]\s+\[[ xX]\]\s+(.+)$`) })
+	listItem   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*(?:[-*]|\d+[.)])\s+(.+)$`) })
+	acceptHead = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^\s*#+\s*acceptance\b`) })
+	heading    = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^\s*#+\s`) })
 )
 
 // taskOf reads a task from an issue: the title; the body as the goal; the
@@ -499,18 +499,18 @@ func (s *Source) taskOf(is forge.Issue) task.Task {
 		case trimmed == "```verify":
 			inVerify = true
 			continue
-		case acceptHead.MatchString(line):
+		case acceptHead().MatchString(line):
 			inAccept = true
 			continue
-		case heading.MatchString(line):
+		case heading().MatchString(line):
 			inAccept = false
 		}
-		if m := checkbox.FindStringSubmatch(line); m != nil {
+		if m := checkbox().FindStringSubmatch(line); m != nil {
 			t.Acceptance = append(t.Acceptance, strings.TrimSpace(m[1]))
 			continue
 		}
 		if inAccept {
-			if m := listItem.FindStringSubmatch(line); m != nil {
+			if m := listItem().FindStringSubmatch(line); m != nil {
 				t.Acceptance = append(t.Acceptance, strings.TrimSpace(m[1]))
 			} else if trimmed != "" {
 				t.Acceptance = append(t.Acceptance, trimmed)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -17,18 +18,20 @@ const volatileMask = "#"
 // defaultVolatile are the parts of an agent's screen that change while it
 // does nothing of substance: spinners, elapsed-time counters, clocks and
 // token counters. A pane that only ticks these is waiting, not progressing.
-var defaultVolatile = []*regexp.Regexp{
-	// Braille spinner glyphs, wherever they are drawn.
-	regexp.MustCompile(`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]`),
-	// ASCII spinners at the start of a line, followed by a space or the end.
-	regexp.MustCompile(`(?m)^[ \t]*[|/\\-](?:[ \t]|$)`),
-	// Elapsed-time counters: "12s", "12.3s", "1m 3s", "1h 2m 3s", "120ms".
-	regexp.MustCompile(`\b(?:\d+h ?)?(?:\d+m ?)?\d+(?:\.\d+)?m?s\b`),
-	// Clock times: "12:34" and "12:34:56", optionally with am/pm.
-	regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2})?(?: ?[AaPp][Mm])?\b`),
-	// Token counters that tick while a model streams: "↑ 1.2k tokens".
-	regexp.MustCompile(`\b\d+(?:\.\d+)?k? tokens\b`),
-}
+var defaultVolatile = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// Braille spinner glyphs, wherever they are drawn.
+		regexp.MustCompile(`[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏]`),
+		// ASCII spinners at the start of a line, followed by a space or the end.
+		regexp.MustCompile(`(?m)^[ \t]*[|/\\-](?:[ \t]|$)`),
+		// Elapsed-time counters: "12s", "12.3s", "1m 3s", "1h 2m 3s", "120ms".
+		regexp.MustCompile(`\b(?:\d+h ?)?(?:\d+m ?)?\d+(?:\.\d+)?m?s\b`),
+		// Clock times: "12:34" and "12:34:56", optionally with am/pm.
+		regexp.MustCompile(`\b\d{1,2}:\d{2}(?::\d{2})?(?: ?[AaPp][Mm])?\b`),
+		// Token counters that tick while a model streams: "↑ 1.2k tokens".
+		regexp.MustCompile(`\b\d+(?:\.\d+)?k? tokens\b`),
+	}
+})
 
 // CompileVolatile compiles operator-supplied volatile patterns (from the
 // harness config), naming the pattern that does not compile.
@@ -49,7 +52,7 @@ func CompileVolatile(patterns []string) ([]*regexp.Regexp, error) {
 // Trailing spaces on each line and trailing blank lines are dropped, so a
 // resized or repainted but otherwise identical screen hashes the same.
 func ScreenFingerprint(text string, volatile []*regexp.Regexp) string {
-	for _, re := range defaultVolatile {
+	for _, re := range defaultVolatile() {
 		text = re.ReplaceAllLiteralString(text, volatileMask)
 	}
 	for _, re := range volatile {

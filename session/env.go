@@ -4,10 +4,13 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // secretName matches variable names that look like they hold a secret.
-var secretName = regexp.MustCompile(`(?i)(secret|token|password|passwd|api_?key|credential|private)`)
+var secretName = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(secret|token|password|passwd|api_?key|credential|private)`)
+})
 
 // neverInherited are variables that would make an agent believe it runs
 // inside another agent; they are dropped unless a spec names them exactly.
@@ -42,7 +45,7 @@ func ScrubEnv(environ []string, spec Spec) []string {
 		if exact[name] {
 			return true
 		}
-		if neverInherited[name] || secretName.MatchString(name) {
+		if neverInherited[name] || secretName().MatchString(name) {
 			return false
 		}
 		for _, p := range prefixes {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -109,7 +110,7 @@ func (s Spec) LimitOn(text string, now time.Time) (l Limit, n int, ok bool) {
 				}
 			}
 			l.Reset = ResetIn(msg, now)
-			if m := retryClockRe.FindStringSubmatch(retry); m != nil && l.Reset.IsZero() {
+			if m := retryClockRe().FindStringSubmatch(retry); m != nil && l.Reset.IsZero() {
 				l.Reset = ResetIn("resets "+m[1], now)
 			}
 		}
@@ -122,28 +123,32 @@ const resetUnit = `(hours?|hrs?|minutes?|mins?|seconds?|secs?|h|m|s)`
 
 var (
 	// "try again in 1m30s", "retry in 90 seconds", "resets in 2h 5m"
-	resetDelayRe = regexp.MustCompile(`(?i)\b(?:in|after)\s+(\d+(?:\.\d+)?\s*` + resetUnit + `(?:[\s,]*(?:and\s+)?\d+(?:\.\d+)?\s*` + resetUnit + `)*)\b`)
-	resetPartRe  = regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*` + resetUnit)
+	resetDelayRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:in|after)\s+(\d+(?:\.\d+)?\s*` + resetUnit + `(?:[\s,]*(?:and\s+)?\d+(?:\.\d+)?\s*` + resetUnit + `)*)\b`)
+	})
+	resetPartRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)(\d+(?:\.\d+)?)\s*` + resetUnit) })
 	// "resets 3pm", "resets at 15:04", "try again at 5:13 AM"
-	resetClockRe = regexp.MustCompile(`(?i)\b(?:resets?|try again at)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(am|pm)?\b`)
+	resetClockRe = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?i)\b(?:resets?|try again at)\s+(?:at\s+)?(\d{1,2})(?::(\d{2}))?(?::(\d{2}))?\s*(am|pm)?\b`)
+	})
 	// the clock in a CLI's own retry: "(1:50pm)"
-	retryClockRe = regexp.MustCompile(`(?i)\((\d{1,2}:\d{2}\s*(?:am|pm)?)\)`)
+	retryClockRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)\((\d{1,2}:\d{2}\s*(?:am|pm)?)\)`) })
 	// Claude Code's "usage limit reached|1767225600"
-	resetEpochRe = regexp.MustCompile(`\|(\d{10})\b`)
+	resetEpochRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\|(\d{10})\b`) })
 )
 
 // ResetIn reads a reset time from a CLI's limit message: a delay ("try
 // again in 1m30s"), a clock time ("resets 3pm", the next such time after
 // now) or a Unix time. It returns zero when the message gives none.
 func ResetIn(msg string, now time.Time) time.Time {
-	if m := resetEpochRe.FindStringSubmatch(msg); m != nil {
+	if m := resetEpochRe().FindStringSubmatch(msg); m != nil {
 		if sec, err := strconv.ParseInt(m[1], 10, 64); err == nil {
 			return time.Unix(sec, 0)
 		}
 	}
-	if m := resetDelayRe.FindStringSubmatch(msg); m != nil {
+	if m := resetDelayRe().FindStringSubmatch(msg); m != nil {
 		var d time.Duration
-		for _, p := range resetPartRe.FindAllStringSubmatch(m[1], -1) {
+		for _, p := range resetPartRe().FindAllStringSubmatch(m[1], -1) {
 			v, _ := strconv.ParseFloat(p[1], 64)
 			unit := time.Second
 			switch strings.ToLower(p[2])[0] {
@@ -158,7 +163,7 @@ func ResetIn(msg string, now time.Time) time.Time {
 			return now.Add(d)
 		}
 	}
-	if m := resetClockRe.FindStringSubmatch(msg); m != nil && (m[2] != "" || m[4] != "") {
+	if m := resetClockRe().FindStringSubmatch(msg); m != nil && (m[2] != "" || m[4] != "") {
 		h, _ := strconv.Atoi(m[1])
 		mi, _ := strconv.Atoi(m[2])
 		se, _ := strconv.Atoi(m[3])

@@ -5,10 +5,11 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // versionNumber finds the first dotted version number in a --version line.
-var versionNumber = regexp.MustCompile(`\d+(?:\.\d+)+`)
+var versionNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+(?:\.\d+)+`) })
 
 // TestedVersion says whether the installed version (the program's
 // --version output) lies in the range the harness was tested with. It
@@ -19,7 +20,7 @@ func (s Spec) TestedVersion(version string) (string, string) {
 		return "", ""
 	}
 	lo, hi := s.Tested[0], s.Tested[1]
-	v := versionNumber.FindString(version)
+	v := versionNumber().FindString(version)
 	if v == "" {
 		return "warn", fmt.Sprintf("could not read a version from %q; tested with %s to %s", version, lo, hi)
 	}

@@ -1,6 +1,12 @@
 package task
 
-import "golang.org/x/text/message"
+import (
+	"sync"
 
-// printer renders schema validation messages in English.
-var printer = message.NewPrinter(message.MatchLanguage("en"))
+	"golang.org/x/text/message"
+)
+
+// printer renders schema validation messages in English. It is made on
+// the first message: every process of the binary runs this package's
+// init, and few of them ever render one.
+var printer = sync.OnceValue(func() *message.Printer { return message.NewPrinter(message.MatchLanguage("en")) })

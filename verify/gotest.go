@@ -3,11 +3,12 @@ package verify
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // goTestRE finds `go test` where a shell command starts: at the beginning
 // of the command or after ;, &&, ||, |, ( or a newline.
-var goTestRE = regexp.MustCompile(`(^|[;&|(\n]\s*)go\s+test(\s|$)`)
+var goTestRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(^|[;&|(\n]\s*)go\s+test(\s|$)`) })
 
 // GoTestJSON rewrites every `go test` the verify command runs as `go test
 // -json -count=1`: -json so the gate counts tests rather than packages (the
@@ -17,7 +18,7 @@ var goTestRE = regexp.MustCompile(`(^|[;&|(\n]\s*)go\s+test(\s|$)`)
 // `go test` hidden in a script the command calls is not seen; its output is
 // counted as go test's text is.
 func GoTestJSON(command string) string {
-	if !goTestRE.MatchString(command) {
+	if !goTestRE().MatchString(command) {
 		return command
 	}
 	add := ""
@@ -30,5 +31,5 @@ func GoTestJSON(command string) string {
 	if add == "" {
 		return command
 	}
-	return goTestRE.ReplaceAllString(command, "${1}go test"+add+"${2}")
+	return goTestRE().ReplaceAllString(command, "${1}go test"+add+"${2}")
 }

@@ -73,6 +73,10 @@ func (c *Conn) Send(f Frame) error {
 	return err
 }
 
+// pushJoin is the largest body Push copies behind its head to write the
+// frame at once; a bigger one (a snapshot) is written after the head.
+const pushJoin = 64 << 10
+
 // Push sends a message whose body is v (none when v is nil). The frame is
 // written around the body as encoding/json would write it (id, op, body),
 // without scanning a body json.Marshal has just made compact once more: a
@@ -96,6 +100,16 @@ func (c *Conn) Push(op string, id uint64, v any) error {
 	head = strconv.AppendQuote(head, op) // ops are plain ASCII names
 	head = append(head, `,"body":`...)
 	b = append(b, '}', '\n')
+	if len(b) <= pushJoin {
+		// One write, so the peer wakes once for the frame: written in two,
+		// its reader could take the head alone, wait again for the rest,
+		// and on a loaded machine each wake-up waits for a processor.
+		head = append(head, b...)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		_, err = c.w.Write(head)
+		return err
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, err := c.w.Write(head); err != nil {

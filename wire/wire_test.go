@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -126,4 +127,39 @@ func TestCallerPairsRepliesAndFails(t *testing.T) {
 	require.ErrorIs(t, <-waiting, gone)
 	_, err = cl.Call(context.Background(), "fourth", nil)
 	require.ErrorIs(t, err, gone)
+}
+
+// countWrites counts the Write calls made on it.
+type countWrites struct {
+	bytes.Buffer
+	n int
+}
+
+func (w *countWrites) Write(b []byte) (int, error) {
+	w.n++
+	return w.Buffer.Write(b)
+}
+
+// A small frame goes out in one write, so its reader wakes once for it; a
+// body past pushJoin is written after its head, not copied.
+func TestPushWritesASmallFrameAtOnce(t *testing.T) {
+	var w countWrites
+	c := NewConn(&w)
+	if err := c.Push("do", 1, map[string]string{"Kind": "correct", "Text": "use integers"}); err != nil {
+		t.Fatal(err)
+	}
+	if w.n != 1 {
+		t.Errorf("a small frame took %d writes, want 1", w.n)
+	}
+	f, err := NewConn(&w.Buffer).Recv()
+	if err != nil || f.ID != 1 || f.Op != "do" || !strings.Contains(string(f.Body), "use integers") {
+		t.Fatalf("the frame read back is %+v, %v", f, err)
+	}
+	w.n = 0
+	if err := c.Push("snapshot", 0, strings.Repeat("x", pushJoin+1)); err != nil {
+		t.Fatal(err)
+	}
+	if w.n != 2 {
+		t.Errorf("a frame past pushJoin took %d writes, want 2 (head, then the body uncopied)", w.n)
+	}
 }
