@@ -26,7 +26,7 @@ func (t *Terminal) Cursor() (x, y int, visible bool) {
 }
 
 // Title returns the window title set with OSC 0 or 2.
-func (t *Terminal) Title() string { return t.title }
+func (t *Terminal) Title() string { return t.in.title }
 
 // Modes returns the input modes the program set.
 func (t *Terminal) Modes() Modes { return t.modes }
