@@ -143,7 +143,7 @@ func (t *Terminal) clearCells(from, to int, b Cell) {
 		return
 	}
 	l := t.scr.line(t.cur.y)
-	t.fixWide(l, from, to-from)
+	l.fixWide(from, to-from)
 	l.clear(from, to, b)
 }
 
@@ -186,39 +186,6 @@ func (t *Terminal) deleteLines(n int) {
 	t.unwrapAbove(y)
 	if kept := t.bottom + 1 - y - n; kept > 0 && n >= kept {
 		t.scr.line(y + kept - 1).wrapped = false
-	}
-}
-
-func (t *Terminal) insertChars(n int) {
-	t.endPendingWrap()
-	x := t.cur.x
-	l := t.scr.line(t.cur.y)
-	n = min(n, t.cols-x)
-	// Only a wide character the cursor splits (its right half under the
-	// cursor) is broken; one that starts at the cursor moves whole.
-	if l.cells[x].Width == 0 && x > 0 && l.cells[x-1].Width == 2 {
-		l.cells[x-1] = blankCell(0)
-	}
-	copy(l.cells[x+n:], l.cells[x:])
-	l.clear(x, x+n, t.blank())
-	if l.cells[t.cols-1].Width == 2 {
-		l.cells[t.cols-1] = blankCell(0)
-	}
-	if x < t.cols-1 {
-		l.wrote(t.cols) // tmux counts the moved rest of the row as written
-	}
-}
-
-func (t *Terminal) deleteChars(n int) {
-	t.endPendingWrap()
-	x := t.cur.x
-	l := t.scr.line(t.cur.y)
-	n = min(n, t.cols-x)
-	t.fixWide(l, x, n)
-	copy(l.cells[x:], l.cells[x+n:])
-	l.clear(t.cols-n, t.cols, t.blank())
-	if t.cols-x-n > 0 {
-		l.wrote(t.cols - n)
 	}
 }
 

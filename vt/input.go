@@ -237,7 +237,7 @@ func (in *input) execute(b byte) {
 			t.cur.x = t.cols - 1
 		}
 	case ansi.HT:
-		t.tab(1)
+		t.cur.x = t.tabs.next(t.cur.x, 1, t.cols)
 	case ansi.LF, ansi.VT, ansi.FF:
 		t.linefeed()
 		t.endPendingWrap()
@@ -330,9 +330,9 @@ func (in *input) csi(cmd ansi.Cmd, params ansi.Params) {
 	case 'H', 'f':
 		t.moveTo(param(params, 1, 1)-1, n-1)
 	case 'I':
-		t.tab(n)
+		t.cur.x = t.tabs.next(t.cur.x, n, t.cols)
 	case 'Z':
-		t.tab(-n)
+		t.cur.x = t.tabs.next(t.cur.x, -n, t.cols)
 	case 'J':
 		t.eraseDisplay(paramsOr(params, 0))
 	case 'K':
@@ -350,15 +350,17 @@ func (in *input) csi(cmd ansi.Cmd, params ansi.Params) {
 			t.cur.x = 0
 		}
 	case '@':
-		t.insertChars(n)
+		t.endPendingWrap()
+		t.scr.line(t.cur.y).insertCells(t.cur.x, n, t.cols, t.blank())
 	case 'P':
-		t.deleteChars(n)
+		t.endPendingWrap()
+		t.scr.line(t.cur.y).deleteCells(t.cur.x, n, t.cols, t.blank())
 	case 'X':
 		t.endPendingWrap()
 		x := t.cur.x
 		l := t.scr.line(t.cur.y)
 		end := min(x+n, t.cols)
-		t.fixWide(l, x, end-x)
+		l.fixWide(x, end-x)
 		l.clear(x, end, t.blank())
 	case 'S':
 		t.scrollUp(n)

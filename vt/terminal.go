@@ -62,9 +62,7 @@ type Terminal struct {
 	// compactions counts the style table's compactions, after which a
 	// style id may name another style (RowCache)
 	compactions uint64
-	clusters    []string
-	clusterIDs  map[string]rune
-	runeStr     map[rune]string
+	glyphs      glyphs
 
 	cur          cursor
 	saved        cursor // DECSC
@@ -74,7 +72,7 @@ type Terminal struct {
 	insert       bool
 	cursorHidden bool
 	modes        Modes
-	tabs         []bool
+	tabs         tabStops
 	lastRune     rune
 	// hscrolled is how many of the newest history lines scrolled there
 	// (not cleared there): a taller screen pulls back only those.
@@ -105,8 +103,7 @@ func New(cols, rows, historyLines int, reply func([]byte)) *Terminal {
 		cols: cols, rows: rows,
 		main:       newScreen(cols, rows),
 		styles:     newStyleTable(),
-		clusterIDs: make(map[string]rune),
-		runeStr:    make(map[rune]string),
+		glyphs:     newGlyphs(),
 		styleLimit: minStyleLimit,
 	}
 	t.hist.setLimit(historyLines)
@@ -123,7 +120,7 @@ func (t *Terminal) reset() {
 	t.top, t.bottom = 0, t.rows-1
 	t.autowrap, t.insert, t.cursorHidden = true, false, false
 	t.modes = Modes{}
-	t.resetTabs()
+	t.tabs.reset(t.cols)
 }
 
 // Write feeds program output to the terminal. It never fails.
@@ -131,13 +128,6 @@ func (t *Terminal) Write(p []byte) (int, error) {
 	t.version++
 	t.in.write(p)
 	return len(p), nil
-}
-
-func (t *Terminal) resetTabs() {
-	t.tabs = make([]bool, t.cols)
-	for x := 8; x < t.cols; x += 8 {
-		t.tabs[x] = true
-	}
 }
 
 // setStyle makes s the style of what is printed next.
@@ -159,7 +149,7 @@ func (t *Terminal) blank() Cell {
 
 // evict is where a line leaving the top of the main screen goes.
 func (t *Terminal) evict(l *line) {
-	t.hist.push(l, t.clusters)
+	t.hist.push(l, t.glyphs.clusters)
 	t.hscrolled = min(t.hscrolled+1, t.hist.len())
 }
 
@@ -209,24 +199,3 @@ func (t *Terminal) reverseIndex() {
 // in xterm a line feed, an index, a reverse index and the character
 // insertions and erasures all end the wait (tmux keeps it).
 func (t *Terminal) endPendingWrap() { t.cur.x = min(t.cur.x, t.cols-1) }
-
-// tab moves to the n-th next tab stop (backwards for negative n).
-func (t *Terminal) tab(n int) {
-	if n > 0 && t.cur.x >= t.cols-1 {
-		return
-	}
-	x := min(t.cur.x, t.cols-1)
-	for ; n > 0 && x < t.cols-1; n-- {
-		x++
-		for x < t.cols-1 && !t.tabs[x] {
-			x++
-		}
-	}
-	for ; n < 0 && x > 0; n++ {
-		x--
-		for x > 0 && !t.tabs[x] {
-			x--
-		}
-	}
-	t.cur.x = x
-}
