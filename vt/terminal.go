@@ -6,8 +6,9 @@
 // leaves the top is encoded into a compact history (text plus style runs)
 // whose oldest entries are reused once it is full; styles are interned, so a
 // cell is twelve bytes. Escape sequences are parsed by x/ansi's parser, except
-// that OSC and other strings are collected here, so a 0x9C byte inside the
-// UTF-8 of a title (Claude Code's "✳") never ends the string.
+// that OSC and other strings are collected by the input side (input.go), so
+// a 0x9C byte inside the UTF-8 of a title (Claude Code's "✳") never ends
+// the string.
 //
 // A Terminal is not safe for concurrent use; the session guards it.
 package vt
