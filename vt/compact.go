@@ -53,14 +53,14 @@ func (t *Terminal) compactStyles() {
 		scratch.cells = scratch.cells[:0]
 		scratch.wrapped = e.wrapped
 		scratch.used = int(e.used)
-		t.hist.each(e, t.clusters, func(c Cell, w int) {
+		t.hist.each(e, t.glyphs.clusters, func(c Cell, w int) {
 			c.Style = get(c.Style)
 			scratch.cells = append(scratch.cells, c)
 			if w == 2 {
 				scratch.cells = append(scratch.cells, Cell{Style: c.Style})
 			}
 		})
-		h2.push(scratch, t.clusters)
+		h2.push(scratch, t.glyphs.clusters)
 	}
 	t.spareHist, t.hist = t.hist, h2
 	t.cur.styleID = get(t.cur.styleID)

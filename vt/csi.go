@@ -1,8 +1,6 @@
 package vt
 
 import (
-	"strconv"
-
 	"github.com/charmbracelet/x/ansi"
 )
 
@@ -19,132 +17,12 @@ func param(params ansi.Params, i, def int) int {
 	return v
 }
 
-func (t *Terminal) csi(cmd ansi.Cmd, params ansi.Params) {
-	n := param(params, 0, 1)
-	switch cmd {
-	case 'A':
-		t.cursorUp(n)
-	case 'B':
-		t.cursorDown(n)
-	case 'e':
-		// VPR is a cursor position, not CUD: it leaves a scroll region
-		// unless origin mode keeps the cursor in it (xterm's CursorSet).
-		t.moveTo(t.cur.x, t.cur.y+n-t.originTop())
-	case 'C', 'a':
-		t.cur.x = min(min(t.cur.x, t.cols-1)+n, t.cols-1)
-	case 'D':
-		t.cur.x = max(min(t.cur.x, t.cols-1)-n, 0)
-	case 'E':
-		t.cursorDown(n)
-		t.cur.x = 0
-	case 'F':
-		t.cursorUp(n)
-		t.cur.x = 0
-	case 'G', '`':
-		t.cur.x = min(n, t.cols) - 1
-	case 'H', 'f':
-		t.moveTo(param(params, 1, 1)-1, n-1)
-	case 'I':
-		t.tab(n)
-	case 'Z':
-		t.tab(-n)
-	case 'J':
-		t.eraseDisplay(paramsOr(params, 0))
-	case 'K':
-		t.eraseLine(paramsOr(params, 0))
-	case 'L':
-		t.endPendingWrap() // outside the region too, as xterm
-		if t.cur.y >= t.top && t.cur.y <= t.bottom {
-			t.insertLines(n)
-			t.cur.x = 0
-		}
-	case 'M':
-		t.endPendingWrap()
-		if t.cur.y >= t.top && t.cur.y <= t.bottom {
-			t.deleteLines(n)
-			t.cur.x = 0
-		}
-	case '@':
-		t.insertChars(n)
-	case 'P':
-		t.deleteChars(n)
-	case 'X':
-		t.endPendingWrap()
-		x := t.cur.x
-		l := t.scr.line(t.cur.y)
-		end := min(x+n, t.cols)
-		t.fixWide(l, x, end-x)
-		l.clear(x, end, t.blank())
-	case 'S':
-		t.scrollUp(n)
-	case 'T':
-		t.scrollDown(n)
-	case 'b':
-		if t.lastRune != 0 {
-			for range min(n, t.cols*t.rows) {
-				t.printRune(t.lastRune)
-			}
-		}
-	case 'c':
-		t.send("\x1b[?1;2c")
-	case ansi.Cmd(ansi.Command('>', 0, 'c')):
-		t.send("\x1b[>84;0;0c")
-	case 'd':
-		t.moveTo(t.cur.x, n-1)
-	case 'g':
-		switch paramsOr(params, 0) {
-		case 0:
-			if t.cur.x < t.cols {
-				t.tabs[t.cur.x] = false
-			}
-		case 3:
-			clear(t.tabs)
-		}
-	case 'h', 'l':
-		t.setANSIMode(params, cmd == 'h')
-	case ansi.Cmd(ansi.Command('?', 0, 'h')), ansi.Cmd(ansi.Command('?', 0, 'l')):
-		for _, p := range params {
-			t.setDECMode(p.Param(0), cmd.Final() == 'h')
-		}
-	case 'm':
-		s := t.cur.style
-		applySGR(&s, params)
-		t.setStyle(s)
-	case 'n':
-		switch paramsOr(params, 0) {
-		case 5:
-			t.send("\x1b[0n")
-		case 6:
-			t.send("\x1b[" + strconv.Itoa(t.cur.y+1) + ";" + strconv.Itoa(min(t.cur.x, t.cols-1)+1) + "R")
-		}
-	case 'r':
-		top, bottom := param(params, 0, 1)-1, param(params, 1, t.rows)-1
-		bottom = min(bottom, t.rows-1)
-		if top < bottom {
-			t.top, t.bottom = top, bottom
-			t.moveTo(0, 0)
-		}
-	case 's':
-		t.saved = t.cur
-	case 'u':
-		t.restoreCursor(t.saved)
-	case ansi.Cmd(ansi.Command(0, '!', 'p')):
-		t.softReset()
-	}
-}
-
 // paramsOr returns the first parameter, 0 when missing.
 func paramsOr(params ansi.Params, i int) int {
 	if i >= len(params) {
 		return 0
 	}
 	return params[i].Param(0)
-}
-
-func (t *Terminal) send(s string) {
-	if t.reply != nil {
-		t.reply([]byte(s))
-	}
 }
 
 func (t *Terminal) cursorUp(n int) {
@@ -265,7 +143,7 @@ func (t *Terminal) clearCells(from, to int, b Cell) {
 		return
 	}
 	l := t.scr.line(t.cur.y)
-	t.fixWide(l, from, to-from)
+	l.fixWide(from, to-from)
 	l.clear(from, to, b)
 }
 
@@ -308,89 +186,6 @@ func (t *Terminal) deleteLines(n int) {
 	t.unwrapAbove(y)
 	if kept := t.bottom + 1 - y - n; kept > 0 && n >= kept {
 		t.scr.line(y + kept - 1).wrapped = false
-	}
-}
-
-func (t *Terminal) insertChars(n int) {
-	t.endPendingWrap()
-	x := t.cur.x
-	l := t.scr.line(t.cur.y)
-	n = min(n, t.cols-x)
-	// Only a wide character the cursor splits (its right half under the
-	// cursor) is broken; one that starts at the cursor moves whole.
-	if l.cells[x].Width == 0 && x > 0 && l.cells[x-1].Width == 2 {
-		l.cells[x-1] = blankCell(0)
-	}
-	copy(l.cells[x+n:], l.cells[x:])
-	l.clear(x, x+n, t.blank())
-	if l.cells[t.cols-1].Width == 2 {
-		l.cells[t.cols-1] = blankCell(0)
-	}
-	if x < t.cols-1 {
-		l.wrote(t.cols) // tmux counts the moved rest of the row as written
-	}
-}
-
-func (t *Terminal) deleteChars(n int) {
-	t.endPendingWrap()
-	x := t.cur.x
-	l := t.scr.line(t.cur.y)
-	n = min(n, t.cols-x)
-	t.fixWide(l, x, n)
-	copy(l.cells[x:], l.cells[x+n:])
-	l.clear(t.cols-n, t.cols, t.blank())
-	if t.cols-x-n > 0 {
-		l.wrote(t.cols - n)
-	}
-}
-
-func (t *Terminal) setANSIMode(params ansi.Params, on bool) {
-	for _, p := range params {
-		if p.Param(0) == 4 {
-			t.insert = on
-		}
-	}
-}
-
-func (t *Terminal) setDECMode(m int, on bool) {
-	switch m {
-	case 1:
-		t.modes.AppCursor = on
-	case 6:
-		t.cur.origin = on
-		t.moveTo(0, 0)
-	case 7:
-		t.autowrap = on
-	case 25:
-		t.cursorHidden = !on
-	case 9, 1000, 1002, 1003:
-		if on {
-			t.modes.Mouse = m
-		} else {
-			t.modes.Mouse = 0
-		}
-	case 1004:
-		t.modes.FocusEvents = on
-	case 1005, 1006, 1015:
-		if on {
-			t.modes.MouseEncoding = m
-		} else {
-			t.modes.MouseEncoding = 0
-		}
-	case 2004:
-		t.modes.BracketedPaste = on
-	case 1048:
-		if on {
-			t.saved = t.cur
-		} else {
-			t.restoreCursor(t.saved)
-		}
-	case 47, 1047, 1049:
-		if on {
-			t.altOn(m == 1049)
-		} else {
-			t.altOff(m == 1049)
-		}
 	}
 }
 
@@ -444,46 +239,4 @@ func (t *Terminal) softReset() {
 	t.top, t.bottom = 0, t.rows-1
 	t.autowrap, t.insert, t.cursorHidden = true, false, false
 	t.modes.AppCursor, t.modes.AppKeypad = false, false
-}
-
-func (t *Terminal) esc(cmd ansi.Cmd) {
-	switch cmd {
-	case '7':
-		t.saved = t.cur
-	case '8':
-		t.restoreCursor(t.saved)
-	case 'D':
-		t.linefeed()
-		t.endPendingWrap()
-	case 'E':
-		t.linefeed()
-		t.cur.x = 0
-	case 'M':
-		t.reverseIndex()
-	case 'H':
-		if t.cur.x < t.cols {
-			t.tabs[t.cur.x] = true
-		}
-	case 'c':
-		t.altOff(false)
-		t.reset()
-		t.setStyle(Style{})
-		t.eraseDisplay(2)
-		t.title = ""
-	case '=':
-		t.modes.AppKeypad = true
-	case '>':
-		t.modes.AppKeypad = false
-	case ansi.Cmd(ansi.Command(0, '(', '0')), ansi.Cmd(ansi.Command(0, '(', 'B')):
-		t.cur.charset[0] = cmd.Final()
-	case ansi.Cmd(ansi.Command(0, ')', '0')), ansi.Cmd(ansi.Command(0, ')', 'B')):
-		t.cur.charset[1] = cmd.Final()
-	case ansi.Cmd(ansi.Command(0, '#', '8')):
-		t.top, t.bottom = 0, t.rows-1
-		for y := range t.rows {
-			t.scr.line(y).clear(0, t.cols, Cell{R: 'E', Width: 1})
-			t.scr.line(y).wrote(t.cols)
-		}
-		t.moveTo(0, 0)
-	}
 }

@@ -115,7 +115,7 @@ func checkInvariants(t *testing.T, term *Terminal) {
 				t.Fatalf("row %d: wide character at %d without its right half: %s", y, x, dump(cells))
 			case c.Width == 0 && (x == 0 || cells[x-1].Width != 2):
 				t.Fatalf("row %d: right half at %d without a wide character: %s", y, x, dump(cells))
-			case c.R < 0 && int(-c.R-1) >= len(term.clusters):
+			case c.R < 0 && int(-c.R-1) >= len(term.glyphs.clusters):
 				t.Fatalf("row %d: cluster %d out of range", y, -c.R-1)
 			}
 		}

@@ -35,7 +35,7 @@ func (t *Terminal) printASCII(b []byte) {
 		// Overwriting part of a wide character blanks its other half.
 		if cells[0].Width == 0 || cells[n-1].Width == 2 || (x+n < t.cols && l.cells[x+n].Width == 0) {
 			for i := range n {
-				t.fixWide(l, x+i, 1)
+				l.fixWide(x+i, 1)
 			}
 		}
 		for i, c := range b[:n] {
@@ -99,7 +99,7 @@ func (t *Terminal) put(r rune, w int) {
 		}
 		l.wrote(t.cols) // tmux moves the rest of the row: all of it counts as written
 	}
-	t.fixWide(l, x, w)
+	l.fixWide(x, w)
 	l.cells[x] = Cell{R: r, Style: t.cur.styleID, Width: uint8(w)}
 	if w == 2 {
 		l.cells[x+1] = Cell{Style: t.cur.styleID}
@@ -110,17 +110,6 @@ func (t *Terminal) put(r rune, w int) {
 	if t.cur.x == t.cols && !t.autowrap {
 		t.cur.x = t.cols - 1
 		t.atMargin = t.cur.y + 1
-	}
-}
-
-// fixWide blanks the halves of wide characters that writing w cells at x
-// would split.
-func (t *Terminal) fixWide(l *line, x, w int) {
-	if l.cells[x].Width == 0 && x > 0 && l.cells[x-1].Width == 2 {
-		l.cells[x-1] = blankCell(0)
-	}
-	if end := x + w - 1; end < len(l.cells) && l.cells[end].Width == 2 && end+1 < len(l.cells) {
-		l.cells[end+1] = blankCell(0)
 	}
 }
 
@@ -142,7 +131,7 @@ func (t *Terminal) combine(r rune) {
 	var buf [64]byte
 	b := buf[:0]
 	if c.R < 0 {
-		b = append(b, t.clusters[-c.R-1]...)
+		b = append(b, t.glyphs.clusters[-c.R-1]...)
 	} else {
 		b = utf8.AppendRune(b, c.R)
 	}
@@ -150,17 +139,5 @@ func (t *Terminal) combine(r rune) {
 		return
 	}
 	b = utf8.AppendRune(b, r)
-	c.R = t.cluster(b)
-}
-
-// cluster interns a grapheme cluster and returns its cell rune.
-func (t *Terminal) cluster(b []byte) rune {
-	if id, ok := t.clusterIDs[string(b)]; ok {
-		return id
-	}
-	s := string(b)
-	t.clusters = append(t.clusters, s)
-	id := rune(-len(t.clusters))
-	t.clusterIDs[s] = id
-	return id
+	c.R = t.glyphs.intern(b)
 }

@@ -20,7 +20,7 @@ func (t *Terminal) Resize(cols, rows int) {
 	rowsChanged := rows != t.rows
 	if cols != t.cols {
 		t.cols = cols
-		t.resetTabs()
+		t.tabs.reset(t.cols)
 	}
 	t.rows = rows
 	if t.scr == t.alt {
@@ -65,7 +65,7 @@ func (t *Terminal) resizeRows(s *screen, rows, cy int, history bool) int {
 		need -= below
 		for _, l := range ls[:need] {
 			if history {
-				t.hist.push(l, t.clusters)
+				t.hist.push(l, t.glyphs.clusters)
 				t.hscrolled = min(t.hscrolled+1, t.hist.len())
 			}
 		}
@@ -76,7 +76,7 @@ func (t *Terminal) resizeRows(s *screen, rows, cy int, history bool) int {
 		var pulled []*line
 		for history && len(pulled) < need && t.hscrolled > 0 {
 			l := newLine(s.cols)
-			if !t.hist.pop(l, t.clusters) {
+			if !t.hist.pop(l, t.glyphs.clusters) {
 				break
 			}
 			t.hscrolled--
@@ -139,7 +139,7 @@ func (t *Terminal) reflow(cols, cx, cy int) (int, int) {
 		}
 		group = group[:0]
 		for i := yy; i <= end; i++ {
-			group = append(group, t.decodeRow(src[i]))
+			group = append(group, src[i].decode(t.glyphs.clusters))
 		}
 		rf := reflower{sx: cols, src: group, dead: make([]bool, len(group)), srcBase: yy, outBase: len(out), hscrolled: hs}
 		rf.run()
@@ -161,7 +161,7 @@ func (t *Terminal) reflow(cols, cx, cy int) (int, int) {
 	h2.limit = t.hist.limit
 	for _, r := range out[:hsize] {
 		if r.l != nil {
-			h2.push(r.l, t.clusters)
+			h2.push(r.l, t.glyphs.clusters)
 		} else {
 			h2.pushEncoded(r.enc, r.wrapped, r.used)
 		}
@@ -170,7 +170,7 @@ func (t *Terminal) reflow(cols, cx, cy int) (int, int) {
 	for i, r := range out[hsize:] {
 		l := r.l
 		if l == nil {
-			l = t.decodeRow(r)
+			l = r.decode(t.glyphs.clusters)
 		}
 		resizeLine(l, cols)
 		l.used = min(l.used, cols)
@@ -187,15 +187,16 @@ func (t *Terminal) reflow(cols, cx, cy int) (int, int) {
 	return min(ncx, cols), ncy - hsize
 }
 
-// decodeRow returns r as a line of its own cells: at least used wide.
-func (t *Terminal) decodeRow(r rrow) *line {
+// decode returns r as a line of its own cells: at least used wide; clusters
+// is the glyph table its encoding names clusters in.
+func (r rrow) decode(clusters []string) *line {
 	if r.l != nil {
 		// The reflow works on every cell the line holds, as tmux's does.
 		r.l.cells, r.l.hidden = r.l.held(), 0
 		return r.l
 	}
 	l := &line{used: r.used, wrapped: r.wrapped}
-	eachEncoded(r.enc, t.clusters, func(c Cell, w int) {
+	eachEncoded(r.enc, clusters, func(c Cell, w int) {
 		l.cells = append(l.cells, c)
 		if w == 2 {
 			l.cells = append(l.cells, Cell{Style: c.Style})

@@ -26,7 +26,7 @@ func (t *Terminal) Cursor() (x, y int, visible bool) {
 }
 
 // Title returns the window title set with OSC 0 or 2.
-func (t *Terminal) Title() string { return t.title }
+func (t *Terminal) Title() string { return t.in.title }
 
 // Modes returns the input modes the program set.
 func (t *Terminal) Modes() Modes { return t.modes }
@@ -47,24 +47,7 @@ func (t *Terminal) SetHistory(n int) { t.hist.setLimit(n) }
 // for the right half of a wide character), width and style.
 func (t *Terminal) CellAt(x, y int) (text string, width int, st Style) {
 	c := t.scr.line(y).cells[x]
-	return t.cellText(c), int(c.Width), t.styles.list[c.Style]
-}
-
-func (t *Terminal) cellText(c Cell) string {
-	switch {
-	case c.R < 0:
-		return t.clusters[-c.R-1]
-	case c.R == 0:
-		return ""
-	case c.R < utf8.RuneSelf:
-		return asciiStr[c.R]
-	}
-	s, ok := t.runeStr[c.R]
-	if !ok {
-		s = string(c.R)
-		t.runeStr[c.R] = s
-	}
-	return s
+	return t.glyphs.text(c), int(c.Width), t.styles.list[c.Style]
 }
 
 // Draw paints the screen's top-left corner into area of scr, cell by cell,
@@ -82,7 +65,7 @@ func (t *Terminal) Draw(scr uv.Screen, area uv.Rectangle) {
 			if c.Width == 2 && x == w-1 {
 				c = blankCell(0) // a wide character cut by the area's edge
 			}
-			uc = uv.Cell{Content: t.cellText(c), Width: int(c.Width)}
+			uc = uv.Cell{Content: t.glyphs.text(c), Width: int(c.Width)}
 			if c.Style != 0 {
 				uc.Style = *t.styles.uvStyle(c.Style)
 			}
@@ -126,7 +109,7 @@ func (t *Terminal) appendCells(dst []byte, cells []Cell, w int, pad bool) []byte
 		}
 		switch {
 		case c.R < 0:
-			dst = append(dst, t.clusters[-c.R-1]...)
+			dst = append(dst, t.glyphs.clusters[-c.R-1]...)
 		case c.R < utf8.RuneSelf:
 			dst = append(dst, byte(c.R))
 		default:
@@ -164,23 +147,9 @@ func (t *Terminal) Text() string {
 		if y > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(strings.TrimRight(t.rowText(t.scr.line(y).cells), " "))
+		b.WriteString(strings.TrimRight(t.glyphs.rowText(t.scr.line(y).cells), " "))
 	}
 	return b.String()
-}
-
-func (t *Terminal) rowText(cells []Cell) string {
-	var b []byte
-	for _, c := range cells {
-		switch {
-		case c.Width == 0 && c.R == 0:
-		case c.R < 0:
-			b = append(b, t.clusters[-c.R-1]...)
-		default:
-			b = utf8.AppendRune(b, c.R)
-		}
-	}
-	return string(b)
 }
 
 // Scrollback returns up to n of the newest history lines, oldest first, as
@@ -195,7 +164,7 @@ func (t *Terminal) Scrollback(n int) []string {
 	for i := range out {
 		e := t.hist.ent(t.hist.len() - n + i)
 		scratch.cells = scratch.cells[:0]
-		t.hist.each(e, t.clusters, func(c Cell, w int) {
+		t.hist.each(e, t.glyphs.clusters, func(c Cell, w int) {
 			scratch.cells = append(scratch.cells, c)
 			if w == 2 {
 				scratch.cells = append(scratch.cells, Cell{Style: c.Style})

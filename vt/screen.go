@@ -59,6 +59,48 @@ func (l *line) clear(from, to int, c Cell) {
 	}
 }
 
+// fixWide blanks the halves of wide characters that writing w cells at x
+// would split.
+func (l *line) fixWide(x, w int) {
+	if l.cells[x].Width == 0 && x > 0 && l.cells[x-1].Width == 2 {
+		l.cells[x-1] = blankCell(0)
+	}
+	if end := x + w - 1; end < len(l.cells) && l.cells[end].Width == 2 && end+1 < len(l.cells) {
+		l.cells[end+1] = blankCell(0)
+	}
+}
+
+// insertCells is ICH on a cols-wide row: n blanks b at column x push the
+// rest of the row right, off its end.
+func (l *line) insertCells(x, n, cols int, b Cell) {
+	n = min(n, cols-x)
+	// Only a wide character the cursor splits (its right half under the
+	// cursor) is broken; one that starts at the cursor moves whole.
+	if l.cells[x].Width == 0 && x > 0 && l.cells[x-1].Width == 2 {
+		l.cells[x-1] = blankCell(0)
+	}
+	copy(l.cells[x+n:], l.cells[x:])
+	l.clear(x, x+n, b)
+	if l.cells[cols-1].Width == 2 {
+		l.cells[cols-1] = blankCell(0)
+	}
+	if x < cols-1 {
+		l.wrote(cols) // tmux counts the moved rest of the row as written
+	}
+}
+
+// deleteCells is DCH on a cols-wide row: n cells at column x go, the rest
+// of the row moves left and blanks b come in at its end.
+func (l *line) deleteCells(x, n, cols int, b Cell) {
+	n = min(n, cols-x)
+	l.fixWide(x, n)
+	copy(l.cells[x:], l.cells[x+n:])
+	l.clear(cols-n, cols, b)
+	if cols-x-n > 0 {
+		l.wrote(cols - n)
+	}
+}
+
 // screen is a grid of rows kept as a ring: scrolling the whole screen moves
 // the ring's start, so no cell and no line is copied. Scrolling a region
 // moves line pointers only.

@@ -62,8 +62,8 @@ func TestUnterminatedStringIsBounded(t *testing.T) {
 	for range 100 {
 		_, _ = term.Write(chunk)
 	}
-	if len(term.strBuf) > maxStringLen {
-		t.Fatalf("string buffer grew to %d bytes", len(term.strBuf))
+	if len(term.in.strBuf) > maxStringLen {
+		t.Fatalf("string buffer grew to %d bytes", len(term.in.strBuf))
 	}
 	_, _ = term.Write([]byte("\x07visible"))
 	if !strings.HasPrefix(term.Text(), "visible") {
