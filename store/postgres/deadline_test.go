@@ -169,3 +169,36 @@ func TestConnectionsDialledWhileBytesAreDroppedFreeTheirSlots(t *testing.T) {
 	_, err = st.EventLastSeq(context.Background())
 	require.NoError(t, err, "the first call once the bytes pass again")
 }
+
+// The first Listen, whose LISTEN is dropped, fails at the call timeout
+// instead of holding its caller (an engine starting up) for good; once the
+// bytes pass again, a Listen returns and hears a write.
+func TestAListenWhoseBytesAreDroppedFailsAtTheCallTimeout(t *testing.T) {
+	t.Parallel()
+	p, u := proxied(t)
+	const timeout = time.Second
+	st, err := Open(context.Background(), u, CallTimeout(timeout))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	dropAll(t, p)
+	done := make(chan error, 1)
+	go func() { _, err := st.Listen(t.Context()); done <- err }()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+	case <-time.After(30 * time.Second):
+		t.Fatalf("Listen still waits 30 s after the bytes stopped (call timeout %s)", timeout)
+	}
+	require.NoError(t, p.Toxics.RemoveToxic(context.Background(), "drop"))
+	var ch <-chan struct{}
+	for ch == nil { // the listener retries with its backoff; each try is bounded
+		if c, err := st.Listen(t.Context()); err == nil {
+			ch = c
+		}
+	}
+	for len(ch) > 0 {
+		<-ch // the signal of the reconnection
+	}
+	require.NoError(t, st.EventAppend(context.Background(), task.Event{TaskID: "T1", Kind: task.EvTaskAdded, Text: "added", At: time.Now().UTC()}))
+	<-ch
+}
