@@ -253,62 +253,97 @@ func (c *Coordinator) launch(ctx context.Context, t task.Task, s *slot, l lease.
 		Token: l.Token, Holder: c.holder, Status: store.SessionLaunching, CastPath: rel, StartedAt: now,
 		Fence: l.Token,
 	}
+	// start prepares the worktree and starts the session, off the loop,
+	// once the session's row is recorded.
+	start := func() {
+		c.noteModel(t.ID, t.Model)
+		needBaseline := c.verdicts[t.ID] == nil
+		c.async(func() func() {
+			dir, w, baseline, err := c.prepare(c.io, next, r, cast, needBaseline)
+			var fp launchPrint
+			if err == nil {
+				cols, rows := w.Size() // the launch size: not live, so not resized yet
+				fp = fingerprint(c.io, c.st, c.p.Environ, next, r, dir, cols, rows)
+			}
+			return func() {
+				if baseline != nil && c.io.Err() == nil {
+					c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ", r.token)
+				}
+				if c.runs[next.ID] != r || r.stopping {
+					if w != nil {
+						// Off the loop, but counted, so a shutdown waits for it.
+						c.async(func() func() { _ = w.Stop(c.p.StopGrace); return nil })
+					}
+					return
+				}
+				r.dir = dir
+				if err != nil {
+					c.launchFailed(ctx, r, err)
+					return
+				}
+				r.w = w
+				c.infraRetry.clear(next.ID)
+				if r.fetchNote != "" {
+					c.record(ctx, c.refusalEvent(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
+				}
+				r.meter = c.usage.start(ctx, r)
+				if r.meter != nil && fp.err == nil {
+					// The CLI's version says whether it records every request.
+					r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
+				}
+				c.sizes.goLive(&c.live, next.ID, w)
+				watchPane(&c.hub, r)
+				r.launched = c.now()
+				c.rebaseLease(ctx, r)
+				ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
+					fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
+						short(r.sessionID), h, w.Pid(), r.phase, r.attempt, fp.note()))
+				ev.Data = launchedData(w)
+				c.recordFingerprint(ctx, r, fp)
+				c.record(ctx, ev)
+				early := r.early
+				r.early = nil
+				for _, rep := range early {
+					c.handleReport(ctx, rep)
+				}
+			}
+		})
+	}
 	if err := c.st.SessionInsert(ctx, sess); err != nil {
+		if storeUnreachable(c, err) {
+			// The session does not start without its row: unrecorded, it
+			// would run where no other engine, rescue or check can see it.
+			// The launch waits for the store, holding the lease it has.
+			c.writeFailed(err)
+			var insert func()
+			insert = func() {
+				if c.runs[t.ID] != r || r.stopping {
+					return
+				}
+				if err := c.st.SessionInsert(ctx, sess); err != nil {
+					if storeUnreachable(c, err) {
+						c.writeFailed(err)
+						holdUntilBack(c, insert)
+						return
+					}
+					c.record(ctx, c.refusalEvent(t.ID, r.sessionID, task.ReasonLaunchFailed, err.Error()))
+				}
+				start()
+			}
+			holdUntilBack(c, insert)
+			return
+		}
 		c.record(ctx, c.refusalEvent(t.ID, r.sessionID, task.ReasonLaunchFailed, err.Error()))
 	}
-	c.noteModel(t.ID, t.Model)
+	start()
+}
 
-	needBaseline := c.verdicts[t.ID] == nil
-	c.async(func() func() {
-		dir, w, baseline, err := c.prepare(c.io, next, r, cast, needBaseline)
-		var fp launchPrint
-		if err == nil {
-			cols, rows := w.Size() // the launch size: not live, so not resized yet
-			fp = fingerprint(c.io, c.st, c.p.Environ, next, r, dir, cols, rows)
-		}
-		return func() {
-			if baseline != nil && c.io.Err() == nil {
-				c.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ", r.token)
-			}
-			if c.runs[next.ID] != r || r.stopping {
-				if w != nil {
-					// Off the loop, but counted, so a shutdown waits for it.
-					c.async(func() func() { _ = w.Stop(c.p.StopGrace); return nil })
-				}
-				return
-			}
-			r.dir = dir
-			if err != nil {
-				c.launchFailed(ctx, r, err)
-				return
-			}
-			r.w = w
-			c.infraRetry.clear(next.ID)
-			if r.fetchNote != "" {
-				c.record(ctx, c.refusalEvent(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
-			}
-			r.meter = c.usage.start(ctx, r)
-			if r.meter != nil && fp.err == nil {
-				// The CLI's version says whether it records every request.
-				r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
-			}
-			c.sizes.goLive(&c.live, next.ID, w)
-			watchPane(&c.hub, r)
-			r.launched = c.now()
-			c.rebaseLease(ctx, r)
-			ev := c.event(next.ID, r.sessionID, task.EvSessionLaunched,
-				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
-					short(r.sessionID), h, w.Pid(), r.phase, r.attempt, fp.note()))
-			ev.Data = launchedData(w)
-			c.recordFingerprint(ctx, r, fp)
-			c.record(ctx, ev)
-			early := r.early
-			r.early = nil
-			for _, rep := range early {
-				c.handleReport(ctx, rep)
-			}
-		}
-	})
+// storeUnreachable reports whether err, from a write, is a network
+// store's failure to answer (an outage: a restart, a partition cut short
+// by the call timeout) rather than the store's refusal of the write.
+func storeUnreachable(c *Coordinator, err error) bool {
+	return c.sw.path == "" && !errors.Is(err, store.ErrStaleToken) && !errors.Is(err, store.ErrConflict) &&
+		!errors.Is(err, store.ErrNotFound)
 }
 
 // prepare runs off the loop: worktree, baseline verify, session start.
