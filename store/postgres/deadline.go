@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -50,14 +51,26 @@ func CallTimeout(d time.Duration) Option {
 	}
 }
 
-// configure sets cfg's dialling from the call timeout.
+// configure sets cfg's dialling from the call timeout, and the server's
+// idle_in_transaction_session_timeout to it (unless the URL sets one): a
+// write transaction holds the one write lock of every engine, and one
+// whose engine froze (SIGSTOP, a stalled VM) or lost its connection in a
+// way the server does not see would hold every other engine's writes
+// until it came back. The server ends such a session after the call
+// timeout, which no write of ours outlives.
 func configure(cfg *pgxpool.Config, timeout time.Duration) {
 	cc := cfg.ConnConfig
 	if cc.ConnectTimeout == 0 {
 		cc.ConnectTimeout = timeout
 	}
 	cc.DialFunc = dialer(cc.ConnectTimeout, timeout)
+	if _, ok := cc.RuntimeParams[idleInTx]; !ok {
+		cc.RuntimeParams[idleInTx] = strconv.FormatInt(timeout.Milliseconds(), 10)
+	}
 }
+
+// idleInTx is PostgreSQL's limit on a session idle inside a transaction.
+const idleInTx = "idle_in_transaction_session_timeout"
 
 // dialer dials with timeout connect, and gives a TCP connection keepalives
 // and a TCP_USER_TIMEOUT of user.

@@ -202,3 +202,32 @@ func TestAListenWhoseBytesAreDroppedFailsAtTheCallTimeout(t *testing.T) {
 	require.NoError(t, st.EventAppend(context.Background(), task.Event{TaskID: "T1", Kind: task.EvTaskAdded, Text: "added", At: time.Now().UTC()}))
 	<-ch
 }
+
+// A write transaction left idle while it holds the write lock (its engine
+// frozen, SIGSTOP, between two statements) is ended by the server after
+// the call timeout (idle_in_transaction_session_timeout), so another
+// engine's write goes through instead of waiting for the frozen one.
+func TestAFrozenWriterReleasesTheWriteLockAtTheCallTimeout(t *testing.T) {
+	t.Parallel()
+	c := pgtest.Start(t)
+	db := c.NewDatabase(t)
+	ctx := context.Background()
+	frozen, err := Open(ctx, db, CallTimeout(time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { frozen.Close() })
+	other, err := Open(ctx, db, CallTimeout(20*time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { other.Close() })
+
+	tx, err := frozen.pool.Begin(ctx)
+	require.NoError(t, err)
+	defer func() { _ = tx.Rollback(ctx) }()
+	_, err = tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(writeLock))
+	require.NoError(t, err)
+	// The frozen writer sends nothing more; the other's write waits for
+	// the lock until the server ends the idle transaction.
+	began := time.Now()
+	require.NoError(t, other.EventAppend(ctx, task.Event{TaskID: "T1", Kind: task.EvTaskAdded, Text: "added", At: time.Now().UTC()}),
+		"a write behind a frozen writer's lock")
+	require.GreaterOrEqual(t, time.Since(began), time.Second, "the lock was held")
+}
