@@ -659,7 +659,20 @@ func (c *Coordinator) orphanWhy(ctx context.Context, t task.Task, token int64, w
 		}
 		ev := c.refusalEvent(t.ID, "", task.ReasonLeaseOrphaned, detail)
 		res, err := c.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, c.now(), ev))
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			// The row moved since this view was read: most often by this
+			// start-up's own try that the store cut short after its commit
+			// (startretry.go), or by another engine. Retrying the same
+			// transition would fail for ever; the row as it is now is
+			// what the next try acts on.
+			cur, gerr := c.st.TaskGet(ctx, t.ID)
+			if gerr != nil {
+				return fmt.Errorf("requeue orphaned task %s: %w", t.ID, gerr)
+			}
+			c.tasks[t.ID] = cur
+			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
+		case err != nil:
 			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
 		}
 		c.tasks[t.ID] = res.Task
