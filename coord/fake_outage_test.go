@@ -177,3 +177,37 @@ func TestFakeALaunchWhoseRowWasNotTakenWaitsForTheStore(t *testing.T) {
 		require.Len(t, ss, 1, "one session, recorded")
 	})
 }
+
+// transitionDownStore fails the next task transitions, as a network store
+// that does not answer for a moment does.
+type transitionDownStore struct {
+	store.Store
+	fail atomic.Int32
+}
+
+func (s *transitionDownStore) TaskTransition(ctx context.Context, p store.TaskTransitionParams) (store.TaskTransitionResult, error) {
+	if s.fail.Add(-1) >= 0 {
+		return store.TaskTransitionResult{}, errNoServer
+	}
+	return s.Store.TaskTransition(ctx, p)
+}
+
+// A green gate's move to review that a network store did not take is made
+// once it answers (the fault run: a pg_ctl restart at that move left the
+// task running, its lease held and its session gone, for good).
+func TestFakeAMoveDuringAnOutageIsMadeWhenTheStoreIsBack(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ds := &transitionDownStore{}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ds.Store = st; return ds })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a, _ := b.launch(t)
+		ds.fail.Store(1) // the next transition: the gate's move to review
+		a.Finish(nil)
+		last := b.waitEvent(t, ended)
+		require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+		require.Equal(t, 1, b.taskView(t, id).Task.Attempt)
+		require.Empty(t, b.ledger(t, id, refusalOf(task.ReasonIllegalTransition)), "a store's outage is no illegal move")
+		require.NotEmpty(t, b.ledger(t, "", kindIs(task.EvStoreRecovered)))
+	})
+}

@@ -143,6 +143,24 @@ func (c *Coordinator) move(ctx context.Context, id task.ID, token int64, a task.
 // into the loop's view; a refusal is recorded and the view reread.
 func (c *Coordinator) transition(ctx context.Context, p store.TaskTransitionParams, ev task.Event) bool {
 	res, err := c.st.TaskTransition(ctx, p)
+	if err != nil && storeUnreachable(c, err) {
+		// A network store that does not answer (the fault run: a pg_ctl
+		// restart as a green gate's task moved to review left it running,
+		// its lease held, for good). The move is no refusal: it is made
+		// once the store answers (outage.go), fenced as ever; a move that
+		// did land, its answer lost, is then refused as a conflict and the
+		// view reread.
+		c.writeFailed(err)
+		if c.sw.moving == nil {
+			c.sw.moving = map[task.ID]bool{}
+		}
+		c.sw.moving[p.TaskID] = true
+		holdUntilBack(c, func() {
+			delete(c.sw.moving, p.TaskID)
+			c.transition(ctx, p, ev)
+		})
+		return false
+	}
 	if err != nil {
 		reason := task.ReasonIllegalTransition
 		if errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrConflict) {

@@ -86,7 +86,7 @@ func (c *Coordinator) checkStore(ctx context.Context) error {
 // checkStranded is the running check; see the comment at the top.
 func (c *Coordinator) checkStranded(ctx context.Context) {
 	for id, t := range c.tasks {
-		if !t.State.Live() || c.runs[id] != nil || c.gating[id] != nil || c.foreign[id] {
+		if !t.State.Live() || c.runs[id] != nil || c.gating[id] != nil || c.foreign[id] || c.sw.moving[id] {
 			continue
 		}
 		// Only this engine's own lease is requeued, under its own token:
