@@ -100,6 +100,10 @@ type Store struct {
 	// store. The environment variable ORCHESTRA_STORE_URL, when set, takes
 	// its place, so a password need not be written into the repository.
 	URL string `toml:"url"`
+	// Timeout bounds every store call that has no deadline of its own: a
+	// PostgreSQL connection whose bytes a network drops fails the call
+	// after it (an outage the engine weathers) instead of hanging it.
+	Timeout Duration `toml:"timeout"`
 }
 
 // Fleet configures an engine that shares one queue (a PostgreSQL store)
@@ -246,6 +250,7 @@ func Default() Config {
 		Finalise: Finalise{Merge: "ff", Remote: "origin", Integrate: "merge"},
 		Notify:   Notify{Bell: true, Desktop: true},
 		Fleet:    Fleet{Heartbeat: Duration{Duration: 10 * time.Second}, TTL: Duration{Duration: 30 * time.Second}},
+		Store:    Store{Timeout: Duration{Duration: 10 * time.Second}}, // store.DefaultCallTimeout
 		Limits:   DefaultLimits(),
 		Console:  Console{Colors: "auto"},
 	}
@@ -443,6 +448,9 @@ func (c Config) Validate(name string) error {
 	if u := c.Store.URL; u != "" && !strings.HasPrefix(u, "postgres://") && !strings.HasPrefix(u, "postgresql://") {
 		// Never echo the value: it may hold a password.
 		errs = append(errs, fmt.Errorf("%s: store.url must be a postgres:// URL (leave it out for the SQLite store under .orchestra/)", name))
+	}
+	if c.Store.Timeout.Duration <= 0 {
+		errs = append(errs, fmt.Errorf("%s: store.timeout must be positive", name))
 	}
 	if c.Fleet.Heartbeat.Duration <= 0 || c.Fleet.TTL.Duration < 2*c.Fleet.Heartbeat.Duration {
 		errs = append(errs, fmt.Errorf("%s: fleet.heartbeat must be positive and fleet.ttl at least twice as long (one missed beat must not cost an engine its tasks)", name))

@@ -108,6 +108,7 @@ var keyDocs = map[string]string{
 	"notify.command":  "A command the engine runs for each such event, with the event as JSON on its standard input\nand in $ORCHESTRA_NOTICE, e.g. [\"notify-send\", \"orchestra-tui\", \"a task needs you\"].",
 	"store":           "Where task state lives.",
 	"store.url":       "A postgres:// URL for a store engines on several machines share; empty: SQLite under .orchestra/.\nORCHESTRA_STORE_URL, when set, takes its place.",
+	"store.timeout":   "How long a store call may take before it fails: a database that stops answering (a partition) is then\nan outage the engine weathers, not a hang.",
 	"fleet":           "Engines on several machines sharing one PostgreSQL store ([store] url).",
 	"fleet.host":      "This machine's name in `orchestra-tui engines` and beside the tasks it runs (empty: its hostname).",
 	"fleet.ssh":       "The ssh destination ([user@]host) at which other engines reach this machine to draw the panes of\nits sessions in their consoles (`ssh DEST orchestra-tui attach --stdio`); empty: its hostname.",

@@ -59,6 +59,20 @@ func (g *gate) phaseFinished(ctx context.Context, r *run, rep worker.Report) {
 		TaskID: r.taskID, Token: r.token, Phase: r.phase, Content: artifact,
 		SessionID: r.sessionID, At: g.loop.now(), Events: []task.Event{ev},
 	})
+	if err != nil && g.sw.path == "" && !errors.Is(err, store.ErrStaleToken) && !errors.Is(err, store.ErrConflict) {
+		// A network store that does not answer (a restart, a partition
+		// cut short by the call timeout): the finished phase is no fault
+		// of the agent's, so it is neither refused nor charged. The seal
+		// waits, the session kept, until the store answers (outage.go);
+		// the fenced write then tells whether the task is still ours.
+		g.writeFailed(err)
+		g.holdUntilBack(func() {
+			if g.life.runs[r.taskID] == r {
+				g.phaseFinished(ctx, r, rep)
+			}
+		})
+		return
+	}
 	if err != nil {
 		// The worker reports a phase once and stops watching, and a
 		// finishing run gets no lease ticks and ignores its exit, so

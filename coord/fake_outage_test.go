@@ -98,3 +98,116 @@ func TestTakeoverWaitsATTLAfterAnOutage(t *testing.T) {
 	require.True(t, c.sw.takeoverPaused(now.Add(29*time.Second)))
 	require.False(t, c.sw.takeoverPaused(now.Add(30*time.Second)))
 }
+
+// sealDownStore is downStore whose artifact seals fail too while down.
+type sealDownStore struct{ *downStore }
+
+func (s sealDownStore) ArtifactSeal(ctx context.Context, p store.ArtifactSealParams) (store.Artifact, error) {
+	if s.down.Load() {
+		return store.Artifact{}, errNoServer
+	}
+	return s.Store.ArtifactSeal(ctx, p)
+}
+
+// A phase that finishes while a network store does not answer is neither
+// refused nor charged (the fault run: a seal cut short by the call
+// timeout during a partition ran the phase again at attempt 2): its seal
+// waits, with the session, until the store answers, and the task goes on
+// from there at attempt 1.
+func TestFakeASealDuringAnOutageWaitsForTheStoreAndIsNotCharged(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ds := sealDownStore{&downStore{}}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ds.Store = st; return ds })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a, _ := b.launch(t)
+
+		ds.down.Store(true)
+		a.Finish(nil)
+		b.waitEvent(t, refusalOf(task.ReasonStoreFailed))
+		time.Sleep(time.Minute)
+		b.barrier(t)
+		require.Equal(t, task.StateRunning, b.taskView(t, id).Task.State, "moved on while the seal could not be stored")
+
+		ds.down.Store(false)
+		last := b.waitEvent(t, ended)
+		require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+		require.Equal(t, 1, b.taskView(t, id).Task.Attempt, "the outage was charged:\n%s", b.dump())
+		require.Empty(t, b.ledger(t, id, refusalOf(task.ReasonArtifactNotSealed)), "refused for the store's outage")
+		require.Len(t, b.ledger(t, id, kindIs(task.EvArtifactSealed)), 1)
+	})
+}
+
+// insertDownStore fails the next session insert, as a network store that
+// does not answer for a moment does.
+type insertDownStore struct {
+	store.Store
+	fail atomic.Int32
+}
+
+func (s *insertDownStore) SessionInsert(ctx context.Context, ss store.Session, evs ...task.Event) error {
+	if s.fail.Add(-1) >= 0 {
+		return errNoServer
+	}
+	return s.Store.SessionInsert(ctx, ss, evs...)
+}
+
+// A session whose row a network store did not take is not started until
+// the row is recorded (the fault run: a session launched after its insert
+// failed ran and pushed with no row, where no check could see it): the
+// launch waits for the store, and the session that then runs has its row.
+func TestFakeALaunchWhoseRowWasNotTakenWaitsForTheStore(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ds := &insertDownStore{}
+		ds.fail.Store(2)
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ds.Store = st; return ds })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		b.waitEvent(t, refusalOf(task.ReasonStoreFailed))
+		a, _ := b.launch(t)
+		s, err := b.st.SessionGet(context.Background(), a.Params().SessionID)
+		require.NoError(t, err, "the running session has no row")
+		require.Equal(t, id, s.TaskID)
+		a.Finish(nil)
+		last := b.waitEvent(t, ended)
+		require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+		require.Equal(t, 1, b.taskView(t, id).Task.Attempt, b.dump())
+		ss, err := b.st.SessionList(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, ss, 1, "one session, recorded")
+	})
+}
+
+// transitionDownStore fails the next task transitions, as a network store
+// that does not answer for a moment does.
+type transitionDownStore struct {
+	store.Store
+	fail atomic.Int32
+}
+
+func (s *transitionDownStore) TaskTransition(ctx context.Context, p store.TaskTransitionParams) (store.TaskTransitionResult, error) {
+	if s.fail.Add(-1) >= 0 {
+		return store.TaskTransitionResult{}, errNoServer
+	}
+	return s.Store.TaskTransition(ctx, p)
+}
+
+// A green gate's move to review that a network store did not take is made
+// once it answers (the fault run: a pg_ctl restart at that move left the
+// task running, its lease held and its session gone, for good).
+func TestFakeAMoveDuringAnOutageIsMadeWhenTheStoreIsBack(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ds := &transitionDownStore{}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ds.Store = st; return ds })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a, _ := b.launch(t)
+		ds.fail.Store(1) // the next transition: the gate's move to review
+		a.Finish(nil)
+		last := b.waitEvent(t, ended)
+		require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+		require.Equal(t, 1, b.taskView(t, id).Task.Attempt)
+		require.Empty(t, b.ledger(t, id, refusalOf(task.ReasonIllegalTransition)), "a store's outage is no illegal move")
+		require.NotEmpty(t, b.ledger(t, "", kindIs(task.EvStoreRecovered)))
+	})
+}

@@ -79,12 +79,14 @@ type fleetService struct {
 	// sortedTasks are the tasks in creation order; noteModel remembers a
 	// task's model; deliverDecision types a decision into a live session
 	// (command.go); writeFailed and takeoverPaused are the store watch's
-	// (storewatch.go).
+	// (storewatch.go), and moving says whether a task's move waits for
+	// the store (outage.go).
 	sortedTasks     func() []task.Task
 	noteModel       func(task.ID, string)
 	deliverDecision func(context.Context, *run, store.Decision) (chan error, bool)
 	writeFailed     func(error)
 	takeoverPaused  func(time.Time) bool
+	moving          func(task.ID) bool
 }
 
 // sharer is implemented by stores that other engines may write to.
@@ -337,7 +339,20 @@ func (fs *fleetService) orphanWhy(ctx context.Context, t task.Task, token int64,
 		}
 		ev := fs.loop.refusal(t.ID, "", task.ReasonLeaseOrphaned, detail)
 		res, err := fs.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, fs.loop.now(), ev))
-		if err != nil {
+		switch {
+		case errors.Is(err, store.ErrConflict):
+			// The row moved since this view was read: most often by this
+			// start-up's own try that the store cut short after its commit
+			// (startretry.go), or by another engine. Retrying the same
+			// transition would fail for ever; the row as it is now is
+			// what the next try acts on.
+			cur, gerr := fs.st.TaskGet(ctx, t.ID)
+			if gerr != nil {
+				return fmt.Errorf("requeue orphaned task %s: %w", t.ID, gerr)
+			}
+			fs.tasks[t.ID] = cur
+			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
+		case err != nil:
 			return fmt.Errorf("requeue orphaned task %s: %w", t.ID, err)
 		}
 		fs.tasks[t.ID] = res.Task

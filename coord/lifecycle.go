@@ -42,6 +42,10 @@ type lifecycle struct {
 	// holdWrite holds a session row's write through a store outage
 	// (holdSessionWrite).
 	holdWrite func(err error, again func()) bool
+	// holdMove holds a task's move that a network store did not answer
+	// until it does, the strand check leaving the task alone meanwhile
+	// (holdTaskMove), and reports true; a refusal is not held.
+	holdMove func(err error, id task.ID, again func()) bool
 }
 
 // stopThen stops r's session off the loop, capturing continuity first, and
@@ -196,6 +200,15 @@ func (lc *lifecycle) move(ctx context.Context, id task.ID, token int64, a task.A
 // into the loop's view; a refusal is recorded and the view reread.
 func (lc *lifecycle) transition(ctx context.Context, p store.TaskTransitionParams, ev task.Event) bool {
 	res, err := lc.st.TaskTransition(ctx, p)
+	if err != nil && lc.holdMove(err, p.TaskID, func() { lc.transition(ctx, p, ev) }) {
+		// A network store that does not answer (the fault run: a pg_ctl
+		// restart as a green gate's task moved to review left it running,
+		// its lease held, for good). The move is no refusal: it is made
+		// once the store answers (outage.go), fenced as ever; a move that
+		// did land, its answer lost, is then refused as a conflict and the
+		// view reread.
+		return false
+	}
 	if err != nil {
 		reason := task.ReasonIllegalTransition
 		if errors.Is(err, store.ErrStaleToken) || errors.Is(err, store.ErrConflict) {

@@ -1,6 +1,12 @@
 package coord
 
-import "context"
+import (
+	"context"
+	"errors"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
 
 // A result that the store could not take during its outage (a verify
 // gate's verdict, the push after it, which must first read whose the lease
@@ -39,6 +45,44 @@ func resumeHeld(c *Coordinator, _ context.Context) {
 // error an illegal transition.
 func holdSessionWrite(c *Coordinator, err error, again func()) bool {
 	if c.sw.path != "" {
+		return false
+	}
+	c.sw.writeFailed(err)
+	holdUntilBack(c, again)
+	return true
+}
+
+// storeUnreachable reports whether err, from a write, is a network
+// store's failure to answer (an outage: a restart, a partition cut short
+// by the call timeout) rather than the store's refusal of the write.
+func storeUnreachable(sw *storeWatch, err error) bool {
+	return sw.path == "" && !errors.Is(err, store.ErrStaleToken) && !errors.Is(err, store.ErrConflict) &&
+		!errors.Is(err, store.ErrNotFound)
+}
+
+// holdTaskMove holds task id's move (a transition) that a network store
+// did not answer until it does, and reports true; a refusal is not held.
+// Until the move is made again, the strand check leaves the task alone
+// (moving), as it does a gated task.
+func holdTaskMove(c *Coordinator, err error, id task.ID, again func()) bool {
+	held := holdUnanswered(c, err, func() {
+		delete(c.sw.moving, id)
+		again()
+	})
+	if held {
+		if c.sw.moving == nil {
+			c.sw.moving = map[task.ID]bool{}
+		}
+		c.sw.moving[id] = true
+	}
+	return held
+}
+
+// holdUnanswered holds a write that a network store did not answer
+// (storeUnreachable) until it does, again then writing it, and reports
+// true; a refusal, or an embedded store's failure, is not held.
+func holdUnanswered(c *Coordinator, err error, again func()) bool {
+	if !storeUnreachable(&c.sw, err) {
 		return false
 	}
 	c.sw.writeFailed(err)

@@ -288,6 +288,9 @@ type launcher struct {
 	// task's model.
 	castPath  func(task.ID, string) string
 	noteModel func(task.ID, string)
+	// holdWrite holds a write that a network store did not answer until
+	// it does, and reports true; a refusal is not held (holdUnanswered).
+	holdWrite func(err error, again func()) bool
 }
 
 // launch starts the session's preparation, off the loop, for a task the
@@ -317,62 +320,86 @@ func (ln *launcher) launch(ctx context.Context, t task.Task, s *slot, l lease.Le
 		Token: l.Token, Holder: ln.holder, Status: store.SessionLaunching, CastPath: rel, StartedAt: now,
 		Fence: l.Token,
 	}
+	// start prepares the worktree and starts the session, off the loop,
+	// once the session's row is recorded.
+	start := func() {
+		ln.noteModel(t.ID, t.Model)
+		needBaseline := ln.verdicts[t.ID] == nil
+		ln.loop.async(func() func() {
+			dir, w, baseline, err := ln.prepare(ln.loop.io(), next, r, cast, needBaseline)
+			var fp launchPrint
+			if err == nil {
+				cols, rows := w.Size() // the launch size: not live, so not resized yet
+				fp = fingerprint(ln.loop.io(), ln.st, ln.p.Environ, next, r, dir, cols, rows)
+			}
+			return func() {
+				if baseline != nil && ln.loop.io().Err() == nil {
+					ln.gate.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ", r.token)
+				}
+				if ln.runs[next.ID] != r || r.stopping {
+					if w != nil {
+						// Off the loop, but counted, so a shutdown waits for it.
+						ln.loop.async(func() func() { _ = w.Stop(ln.p.StopGrace); return nil })
+					}
+					return
+				}
+				r.dir = dir
+				if err != nil {
+					ln.launchFailed(ctx, r, err)
+					return
+				}
+				r.w = w
+				ln.infraRetry.clear(next.ID)
+				if r.fetchNote != "" {
+					ln.loop.record(ctx, ln.loop.refusal(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
+				}
+				r.meter = ln.usage.start(ctx, r)
+				if r.meter != nil && fp.err == nil {
+					// The CLI's version says whether it records every request.
+					r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
+				}
+				ln.sizes.goLive(ln.live, next.ID, w)
+				watchPane(ln.hub, r)
+				r.launched = ln.loop.now()
+				ln.leases.rebaseLease(ctx, r)
+				ev := ln.loop.event(next.ID, r.sessionID, task.EvSessionLaunched,
+					fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
+						short(r.sessionID), h, w.Pid(), r.phase, r.attempt, fp.note()))
+				ev.Data = launchedData(w)
+				ln.reporter.recordFingerprint(ctx, r, fp)
+				ln.loop.record(ctx, ev)
+				early := r.early
+				r.early = nil
+				for _, rep := range early {
+					ln.reporter.handleReport(ctx, rep)
+				}
+			}
+		})
+	}
 	if err := ln.st.SessionInsert(ctx, sess); err != nil {
+		// The session does not start without its row: unrecorded, it
+		// would run where no other engine, rescue or check can see it. A
+		// network store that does not answer holds the launch until it
+		// does (outage.go), the lease kept.
+		var insert func()
+		insert = func() {
+			if ln.runs[t.ID] != r || r.stopping {
+				return
+			}
+			if err := ln.st.SessionInsert(ctx, sess); err != nil {
+				if ln.holdWrite(err, insert) {
+					return
+				}
+				ln.loop.record(ctx, ln.loop.refusal(t.ID, r.sessionID, task.ReasonLaunchFailed, err.Error()))
+			}
+			start()
+		}
+		if ln.holdWrite(err, insert) {
+			return
+		}
 		ln.loop.record(ctx, ln.loop.refusal(t.ID, r.sessionID, task.ReasonLaunchFailed, err.Error()))
 	}
-	ln.noteModel(t.ID, t.Model)
-
-	needBaseline := ln.verdicts[t.ID] == nil
-	ln.loop.async(func() func() {
-		dir, w, baseline, err := ln.prepare(ln.loop.io(), next, r, cast, needBaseline)
-		var fp launchPrint
-		if err == nil {
-			cols, rows := w.Size() // the launch size: not live, so not resized yet
-			fp = fingerprint(ln.loop.io(), ln.st, ln.p.Environ, next, r, dir, cols, rows)
-		}
-		return func() {
-			if baseline != nil && ln.loop.io().Err() == nil {
-				ln.gate.recordVerdict(ctx, next.ID, "", next.Phase, *baseline, "Baseline before any change: ", r.token)
-			}
-			if ln.runs[next.ID] != r || r.stopping {
-				if w != nil {
-					// Off the loop, but counted, so a shutdown waits for it.
-					ln.loop.async(func() func() { _ = w.Stop(ln.p.StopGrace); return nil })
-				}
-				return
-			}
-			r.dir = dir
-			if err != nil {
-				ln.launchFailed(ctx, r, err)
-				return
-			}
-			r.w = w
-			ln.infraRetry.clear(next.ID)
-			if r.fetchNote != "" {
-				ln.loop.record(ctx, ln.loop.refusal(next.ID, r.sessionID, task.ReasonFetchFailed, r.fetchNote))
-			}
-			r.meter = ln.usage.start(ctx, r)
-			if r.meter != nil && fp.err == nil {
-				// The CLI's version says whether it records every request.
-				r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
-			}
-			ln.sizes.goLive(ln.live, next.ID, w)
-			watchPane(ln.hub, r)
-			r.launched = ln.loop.now()
-			ln.leases.rebaseLease(ctx, r)
-			ev := ln.loop.event(next.ID, r.sessionID, task.EvSessionLaunched,
-				fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
-					short(r.sessionID), h, w.Pid(), r.phase, r.attempt, fp.note()))
-			ev.Data = launchedData(w)
-			ln.reporter.recordFingerprint(ctx, r, fp)
-			ln.loop.record(ctx, ev)
-			early := r.early
-			r.early = nil
-			for _, rep := range early {
-				ln.reporter.handleReport(ctx, rep)
-			}
-		}
-	})
+	start()
 }
 
 // launchFailed records why a launch did not happen and requeues or fails.

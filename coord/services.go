@@ -114,6 +114,7 @@ func newLifecycle(c *Coordinator) *lifecycle {
 		loop: loopOf(c), st: c.st, cfg: c.cfg, stopGrace: c.p.StopGrace, hub: &c.hub, usage: c.usage,
 		tasks: c.tasks, runs: c.runs, verdicts: c.verdicts, live: &c.live,
 		holdWrite: func(err error, again func()) bool { return holdSessionWrite(c, err, again) },
+		holdMove:  func(err error, id task.ID, again func()) bool { return holdTaskMove(c, err, id, again) },
 	}
 }
 
@@ -179,6 +180,7 @@ func newFleetService(c *Coordinator) *fleetService {
 		},
 		writeFailed:    c.sw.writeFailed,
 		takeoverPaused: c.sw.takeoverPaused,
+		moving:         func(id task.ID) bool { return c.sw.moving[id] },
 	}
 }
 
@@ -191,6 +193,7 @@ func newLauncher(c *Coordinator) *launcher {
 		infraRetry: &c.infraRetry, sizes: &c.sizes, runs: c.runs, verdicts: c.verdicts,
 		live: &c.live, hooks: prestartHooks(c),
 		castPath: c.castPath, noteModel: c.noteModel,
+		holdWrite: func(err error, again func()) bool { return holdUnanswered(c, err, again) },
 	}
 }
 

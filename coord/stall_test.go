@@ -29,6 +29,16 @@ func (f *failingSeal) ArtifactSeal(ctx context.Context, p store.ArtifactSealPara
 	return f.Store.ArtifactSeal(ctx, p)
 }
 
+// Path is the wrapped store's file: the failure is an embedded store's,
+// refused and charged, not a network store's outage that the seal waits
+// through (advance.go).
+func (f *failingSeal) Path() string {
+	if p, ok := f.Store.(pathed); ok {
+		return p.Path()
+	}
+	return ""
+}
+
 // A phase whose artifact cannot be sealed must not leave its task running
 // with a finished session that no lease tick looks at any more: the
 // session is stopped and the phase runs again, and the retry finishes it.

@@ -110,3 +110,64 @@ func TestFakeStartUpWaitsForARestartingDatabase(t *testing.T) {
 		require.Equal(t, 1, told, "the operator is told once, not at each try")
 	})
 }
+
+// lostCommitStore is a shared store whose next task transition commits and
+// then fails, as a write whose commit reached the database but whose
+// answer was lost (the connection reset or cut short by the call timeout
+// during COMMIT); conflicts counts the transitions refused as a conflict
+// after it. Past a bound it lets the start-up go on, failing the test,
+// rather than loop for ever.
+type lostCommitStore struct {
+	store.Store
+	t         *testing.T
+	armed     atomic.Bool
+	conflicts atomic.Int32
+}
+
+func (*lostCommitStore) Shared() bool { return true }
+
+func (s *lostCommitStore) TaskTransition(ctx context.Context, p store.TaskTransitionParams) (store.TaskTransitionResult, error) {
+	res, err := s.Store.TaskTransition(ctx, p)
+	if err == nil && s.armed.CompareAndSwap(true, false) {
+		return store.TaskTransitionResult{}, errors.New("store postgres://orchestra@127.0.0.1/orchestra: commit: unexpected EOF")
+	}
+	if errors.Is(err, store.ErrConflict) && s.conflicts.Add(1) > 20 {
+		s.t.Errorf("the start-up retried a transition that already happened %d times: %v", s.conflicts.Load(), err)
+		return store.TaskTransitionResult{Task: task.Task{ID: p.TaskID, State: task.StateQueued}}, nil
+	}
+	return res, err
+}
+
+// The fault run's engine that never finished starting: the requeue of a
+// task its killed predecessor held committed, but the answer was lost, so
+// the start-up retried the same transition from its stale view, refused as
+// a conflict, for ever, and every command to it (an `add`) timed out. The
+// retry starts from the row as it is now: the engine starts, the task is
+// queued once, with no attempt charged, and is placed.
+func TestFakeStartUpWhoseRequeueCommittedUnseenStarts(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ls := &lostCommitStore{t: t}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ls.Store = st; return ls })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		b.launch(t)
+		b.stop()
+		// The engine died holding the task (a crash: its lease stayed).
+		ctx := context.Background()
+		tk, err := b.st.TaskGet(ctx, id)
+		require.NoError(t, err)
+		now := time.Now()
+		_, err = b.st.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: id, Holder: "console:999999999:gone",
+			ExpectState: tk.State, GrantedAt: now, Deadline: now.Add(time.Hour)})
+		require.NoError(t, err)
+
+		ls.armed.Store(true)
+		b.run(t, b.storePath(), nil)
+		require.False(t, ls.armed.Load(), "the requeue ran")
+		requeued := b.ledger(t, id, func(e task.Event) bool { return e.Kind == task.EvRefusal && e.Reason == task.ReasonLeaseOrphaned })
+		require.Len(t, requeued, 1, "requeued once")
+		b.launch(t)
+		require.Equal(t, task.StateRunning, b.taskView(t, id).Task.State)
+		require.Equal(t, 1, b.taskView(t, id).Task.Attempt, "the crash was charged")
+	})
+}

@@ -18,7 +18,8 @@ const StoreURLEnv = "ORCHESTRA_STORE_URL"
 // OpenStore opens the store a repository's configuration names: the
 // PostgreSQL database of ORCHESTRA_STORE_URL or [store] url when either is
 // set, else the SQLite file under root's .orchestra/. It returns the store
-// and where it is, fit to print (a URL's password redacted).
+// and where it is, fit to print (a URL's password redacted). Every call of
+// it that has no deadline of its own is bounded by [store] timeout.
 func OpenStore(ctx context.Context, root string, cfg config.Config) (store.Store, string, error) {
 	url := cfg.Store.URL
 	if u := storeURLFromEnv(); u != "" {
@@ -31,13 +32,13 @@ func OpenStore(ctx context.Context, root string, cfg config.Config) (store.Store
 		if err := checkTLS(url); err != nil {
 			return nil, postgres.Redact(url), err
 		}
-		st, err := postgres.Open(ctx, url)
+		st, err := postgres.Open(ctx, url, postgres.CallTimeout(cfg.Store.Timeout.Duration))
 		if err != nil {
 			return nil, postgres.Redact(url), err
 		}
 		return st, st.Where(), nil
 	}
-	st, err := sqlite.Open(sqlite.DefaultPath(root))
+	st, err := sqlite.Open(sqlite.DefaultPath(root), sqlite.CallTimeout(cfg.Store.Timeout.Duration))
 	if err != nil {
 		return nil, sqlite.DefaultPath(root), err
 	}

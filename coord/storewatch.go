@@ -53,6 +53,9 @@ type storeWatch struct {
 	held []task.Event
 	// later are the steps held until the store answers (outage.go).
 	later []func()
+	// moving are the tasks whose move (a transition) is held among them:
+	// the strand check leaves them alone, as it does a gated task.
+	moving map[task.ID]bool
 
 	// What the watch sees of the loop: its clock and ledger, the store,
 	// the subscribers, and the fleet's TTL (a takeover waits one after an

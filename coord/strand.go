@@ -86,7 +86,7 @@ func (fs *fleetService) checkStore(ctx context.Context) error {
 // checkStranded is the running check; see the comment at the top.
 func (fs *fleetService) checkStranded(ctx context.Context) {
 	for id, t := range fs.tasks {
-		if !t.State.Live() || fs.runs[id] != nil || fs.gating[id] != nil || fs.foreign[id] {
+		if !t.State.Live() || fs.runs[id] != nil || fs.gating[id] != nil || fs.foreign[id] || fs.moving(id) {
 			continue
 		}
 		// Only this engine's own lease is requeued, under its own token:

@@ -171,10 +171,12 @@ func TestFleetRandomFaults(t *testing.T) {
 		}
 		k := schedule[i]
 		if !r.inject(k) {
-			// No live session to take a host from: try the kind again
-			// later in the schedule, a bounded number of times.
+			// No live session to take a host from (the fleet finished
+			// every task so far): add one, and try the kind again later
+			// in the schedule, a bounded number of times.
 			skipped++
 			require.Less(t, skipped, 4*perKind, "no live session for a host kill, %d times", skipped)
+			ids = append(ids, f.add(t, hosts[r.rng.IntN(len(hosts))], 1)...)
 			schedule = append(schedule, k)
 			continue
 		}

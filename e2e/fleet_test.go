@@ -187,6 +187,10 @@ func (f *fleet) add(t testing.TB, host string, n int) []task.ID {
 		var stderr strings.Builder
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
+		if err != nil {
+			// What the engine was doing says why it did not answer.
+			t.Log(f.logs())
+		}
 		require.NoError(t, err, "add on %s: stdout %q, stderr %q", host, out, stderr.String())
 		fields := strings.Fields(string(out))
 		require.NotEmpty(t, fields)

@@ -2,8 +2,11 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
 )
 
 // channel is the NOTIFY channel every write signals on commit.
@@ -39,11 +42,16 @@ func (s *Store) Listen(ctx context.Context) (<-chan struct{}, error) {
 	if s.listen.ready == nil {
 		return ch, nil // the store is closing
 	}
+	// Bounded like every call: a connection whose bytes are dropped never
+	// answers LISTEN, and the caller (an engine starting) would wait for
+	// good; it gets an error to retry on, and the listener tries again.
+	wctx, cancel := store.Bound(ctx, s.pool.timeout)
+	defer cancel()
 	select {
 	case <-s.listen.ready:
 		return ch, nil
-	case <-ctx.Done():
-		return ch, ctx.Err()
+	case <-wctx.Done():
+		return ch, fmt.Errorf("store %s: listen: %w", s.where, wctx.Err())
 	}
 }
 
@@ -74,15 +82,21 @@ func (s *Store) listenLoop(ctx context.Context) {
 
 // listenOnce LISTENs on one pooled connection and forwards notifications
 // until the connection fails or ctx ends. connected runs once LISTEN took.
+// Taking the connection and LISTEN are bounded by the call timeout (a
+// LISTEN whose bytes are dropped would be waited for by the loop for good);
+// the wait for notifications is not, as it may rightly last for hours: a
+// dead peer is found by the connection's keepalives (deadline.go).
 func (s *Store) listenOnce(ctx context.Context, connected func()) error {
-	conn, err := s.pool.Acquire(ctx)
+	sctx, cancel := store.Bound(ctx, s.pool.timeout)
+	defer cancel()
+	conn, err := s.pool.Acquire(sctx)
 	if err != nil {
 		return err
 	}
 	// The connection leaves the pool for good: it stays in LISTEN mode.
 	pc := conn.Hijack()
 	defer pc.Close(context.Background())
-	if _, err := pc.Exec(ctx, "LISTEN "+channel); err != nil {
+	if _, err := pc.Exec(sctx, "LISTEN "+channel); err != nil {
 		return err
 	}
 	connected()

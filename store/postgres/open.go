@@ -30,7 +30,8 @@ const writeLock = 0x4f524348
 // use, and several Stores, in one process or on several machines, may share
 // a database.
 type Store struct {
-	pool *pgxpool.Pool
+	// pool bounds each read by the call timeout; write bounds each write.
+	pool pool
 	// where names the database for messages, without its password.
 	where string
 	// changes wakes this process's listeners; listen feeds it from NOTIFY.
@@ -66,21 +67,27 @@ func Redact(rawURL string) string {
 // Open connects to the database at rawURL and migrates its schema forward.
 // It refuses, without changing it, a database that holds tables of someone
 // else (store.ErrForeign) or a schema newer than this binary knows
-// (store.ErrTooNew).
-func Open(ctx context.Context, rawURL string) (*Store, error) {
+// (store.ErrTooNew). Every call of the Store whose context has no deadline
+// of its own is bounded (CallTimeout; deadline.go).
+func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	where := Redact(rawURL)
+	o := options{timeout: store.DefaultCallTimeout}
+	for _, f := range opts {
+		f(&o)
+	}
 	cfg, err := pgxpool.ParseConfig(rawURL)
 	if err != nil {
 		// pgx's parse errors may quote the URL, password and all.
 		return nil, fmt.Errorf("open store %s: the URL does not parse as a PostgreSQL connection string", where)
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	configure(cfg, o.timeout)
+	pp, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
-	s := &Store{pool: pool, where: where}
+	s := &Store{pool: pool{Pool: pp, timeout: o.timeout}, where: where}
 	if err := s.migrate(ctx, len(migrations)); err != nil {
-		pool.Close()
+		pp.Close()
 		return nil, err
 	}
 	return s, nil
@@ -102,7 +109,10 @@ func (s *Store) Close() error {
 
 // write runs fn in one transaction holding the write lock and commits it
 // when fn returns nil; any error rolls everything back, events included.
+// It is bounded by the call timeout when ctx has no deadline of its own.
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	ctx, cancel := store.Bound(ctx, s.pool.timeout)
+	defer cancel()
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
 		return fmt.Errorf("store %s: begin: %w", s.where, err)

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 )
@@ -13,7 +12,7 @@ import (
 // (store/sqlq) run here.
 
 // reader runs shared queries on the pool.
-type reader struct{ pool *pgxpool.Pool }
+type reader struct{ pool pool }
 
 func (reader) Dialect() sqlq.Dialect { return sqlq.Postgres }
 

@@ -21,9 +21,9 @@ func TestUsageLowerBoundFilledFromAnOlderLedger(t *testing.T) {
 	c := pgtest.Start(t)
 	url := c.NewDatabase(t)
 	ctx := context.Background()
-	pool, err := pgxpool.New(ctx, url)
+	pp, err := pgxpool.New(ctx, url)
 	require.NoError(t, err)
-	old := &Store{pool: pool, where: "old"}
+	old := &Store{pool: pool{Pool: pp}, where: "old"}
 	require.NoError(t, old.migrate(ctx, 7), "the schema before the mark")
 	for _, data := range []string{
 		`{"session_id":"s1","phase":"plan","totals":{"models":{"opus":{"tokens":{"input":100}}}},"lower_bound":"older"}`,
@@ -32,17 +32,17 @@ func TestUsageLowerBoundFilledFromAnOlderLedger(t *testing.T) {
 		`{"session_id":"s4","phase":"implement","totals":{"models":{"opus":{"tokens":{"input":7}}}}}`,
 		`not json`,
 	} {
-		_, err := pool.Exec(ctx, `INSERT INTO events (id, task_id, session_id, kind, reason, text, data, at)
+		_, err := pp.Exec(ctx, `INSERT INTO events (id, task_id, session_id, kind, reason, text, data, at)
 VALUES ($1, 'T1', 's', 'session.usage', '', 'used', $2, now())`, task.NewULID(time.Now()), data)
 		require.NoError(t, err)
-		_, err = pool.Exec(ctx, `INSERT INTO usage_totals SELECT 'T1', coalesce(j->>'phase', ''), m.key,
+		_, err = pp.Exec(ctx, `INSERT INTO usage_totals SELECT 'T1', coalesce(j->>'phase', ''), m.key,
 	coalesce((m.value->'tokens'->>'input')::bigint, 0), 0, 0, 0, 0, false
 FROM (SELECT $1::text AS d) AS x, LATERAL (SELECT CASE WHEN x.d LIKE '{%' THEN x.d::jsonb END AS j) AS y,
 	jsonb_each(coalesce(y.j->'totals'->'models', '{}'::jsonb)) AS m
 ON CONFLICT (task_id, phase, model) DO UPDATE SET input = usage_totals.input + excluded.input`, data)
 		require.NoError(t, err)
 	}
-	pool.Close()
+	pp.Close()
 
 	st, err := Open(ctx, url)
 	require.NoError(t, err)

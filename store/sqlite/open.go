@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"time"
 
 	msqlite "modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
@@ -47,6 +48,24 @@ type Store struct {
 	insertEvent *sql.Stmt
 	// changes wakes this process's listeners after each commit.
 	changes store.Changes
+	// timeout bounds a write whose context has no deadline of its own.
+	timeout time.Duration
+}
+
+// Option adjusts Open.
+type Option func(*Store)
+
+// CallTimeout bounds every write whose context has no deadline of its own
+// (its wait for the writer connection included) by d instead of
+// store.DefaultCallTimeout; d <= 0 keeps the default. A wait for another
+// process's lock is bounded by the busy timeout, the same figure by
+// default. Reads never wait in WAL mode.
+func CallTimeout(d time.Duration) Option {
+	return func(s *Store) {
+		if d > 0 {
+			s.timeout = d
+		}
+	}
 }
 
 var _ store.Store = (*Store)(nil)
@@ -60,8 +79,15 @@ func DefaultPath(repoRoot string) string {
 // missing and migrating an older schema forward. It refuses, without
 // modifying it, a file that is not an orchestra store (store.ErrForeign) or
 // one written by a newer orchestra-tui (store.ErrTooNew).
-func Open(path string) (*Store, error) {
-	return open(path, len(migrations))
+func Open(path string, opts ...Option) (*Store, error) {
+	s, err := open(path, len(migrations))
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range opts {
+		f(s)
+	}
+	return s, nil
 }
 
 // open opens path and migrates it to schema version target; tests use a
@@ -115,7 +141,7 @@ func open(path string, target int) (*Store, error) {
 		_ = r.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	return &Store{path: abs, w: w, r: r, insertEvent: ins}, nil
+	return &Store{path: abs, w: w, r: r, insertEvent: ins, timeout: store.DefaultCallTimeout}, nil
 }
 
 // dsn is the connection string for the file at abs. Every connection turns on

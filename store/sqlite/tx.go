@@ -8,6 +8,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -39,8 +40,11 @@ func jsonText(v any) (string, error) {
 
 // write runs fn in one IMMEDIATE transaction on the writer connection and
 // commits it when fn returns nil; any error rolls everything back, the events
-// fn appended included.
+// fn appended included. It is bounded by the call timeout when ctx has no
+// deadline of its own, as the PostgreSQL driver's calls are.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
+	ctx, cancel := store.Bound(ctx, s.timeout)
+	defer cancel()
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store %s: begin: %w", s.path, err)
