@@ -3,14 +3,10 @@ package coord
 import (
 	"context"
 	"encoding/json"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/demo/agent"
@@ -29,25 +25,9 @@ import (
 // outage ends by itself and a task added then is placed.
 func TestALoopCallWhoseBytesAreDroppedFailsAndPlacementResumes(t *testing.T) {
 	t.Parallel()
-	c := pgtest.Start(t, pgtest.TCP())
-	if c.TCPAddr() == "" {
-		t.Skip("needs a PostgreSQL the test starts itself (ORCHESTRA_TEST_PG_URL is set)")
-	}
-	db := c.NewDatabase(t)
-	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	p := toxiproxy.NewProxy(srv, "pg", "127.0.0.1:0", c.TCPAddr())
-	require.NoError(t, p.Start())
-	t.Cleanup(p.Stop)
-	u, err := url.Parse(db)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Del("host")
-	q.Del("port")
-	q.Set("sslmode", "disable")
-	u.RawQuery = q.Encode()
-	u.Host = p.Listen
+	p, db := pgtest.Proxied(t)
 	const timeout = 2 * time.Second
-	pg, err := postgres.Open(context.Background(), u.String(), postgres.CallTimeout(timeout))
+	pg, err := postgres.Open(context.Background(), db, postgres.CallTimeout(timeout))
 	require.NoError(t, err)
 	t.Cleanup(func() { pg.Close() })
 	b := setupWrapped(t, agent.Script{}, nil, func(store.Store) store.Store { return pg })

@@ -4,44 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/postgres/pgtest"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
-
-// proxied is a database of a TCP cluster reached through an in-process
-// Toxiproxy, for a test to drop the bytes of.
-func proxied(t *testing.T) (*toxiproxy.Proxy, string) {
-	t.Helper()
-	c := pgtest.Start(t, pgtest.TCP())
-	if c.TCPAddr() == "" {
-		t.Skip("needs a PostgreSQL the test starts itself (ORCHESTRA_TEST_PG_URL is set)")
-	}
-	db := c.NewDatabase(t)
-	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	p := toxiproxy.NewProxy(srv, "pg", "127.0.0.1:0", c.TCPAddr())
-	require.NoError(t, p.Start())
-	t.Cleanup(p.Stop)
-	u, err := url.Parse(db)
-	require.NoError(t, err)
-	q := u.Query()
-	q.Del("host")
-	q.Del("port")
-	q.Set("sslmode", "disable")
-	u.RawQuery = q.Encode()
-	u.Host = p.Listen
-	return p, u.String()
-}
 
 // dropAll adds a Toxiproxy timeout toxic of timeout 0: nothing the client
 // sends reaches the server, and no connection is closed, so a call waits
@@ -62,7 +35,7 @@ func dropAll(t *testing.T, p *toxiproxy.Proxy) {
 // again, the next call succeeds. Without the bound each call hung for good.
 func TestACallWhoseBytesAreDroppedFailsAtTheCallTimeout(t *testing.T) {
 	t.Parallel()
-	p, u := proxied(t)
+	p, u := pgtest.Proxied(t)
 	const timeout = time.Second
 	st, err := Open(context.Background(), u, CallTimeout(timeout))
 	require.NoError(t, err)
@@ -120,7 +93,7 @@ func TestACallWhoseBytesAreDroppedFailsAtTheCallTimeout(t *testing.T) {
 // from it), not hang: what `orchestra-tui add` does during a partition.
 func TestOpenOnADatabaseThatDropsEverythingFailsAtTheCallTimeout(t *testing.T) {
 	t.Parallel()
-	p, u := proxied(t)
+	p, u := pgtest.Proxied(t)
 	dropAll(t, p)
 	const timeout = time.Second
 	done := make(chan error, 1)
@@ -151,7 +124,7 @@ func TestOpenOnADatabaseThatDropsEverythingFailsAtTheCallTimeout(t *testing.T) {
 // network came back still failed.
 func TestConnectionsDialledWhileBytesAreDroppedFreeTheirSlots(t *testing.T) {
 	t.Parallel()
-	p, u := proxied(t)
+	p, u := pgtest.Proxied(t)
 	const timeout = time.Second
 	st, err := Open(context.Background(), u, CallTimeout(timeout))
 	require.NoError(t, err)
@@ -175,7 +148,7 @@ func TestConnectionsDialledWhileBytesAreDroppedFreeTheirSlots(t *testing.T) {
 // bytes pass again, a Listen returns and hears a write.
 func TestAListenWhoseBytesAreDroppedFailsAtTheCallTimeout(t *testing.T) {
 	t.Parallel()
-	p, u := proxied(t)
+	p, u := pgtest.Proxied(t)
 	const timeout = time.Second
 	st, err := Open(context.Background(), u, CallTimeout(timeout))
 	require.NoError(t, err)
