@@ -16,6 +16,20 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
+// timeout is the call timeout of the stores these tests open.
+const timeout = time.Second
+
+// openProxied opens a store with the call timeout on a database behind an
+// in-process Toxiproxy (pgtest.Proxied), closed when the test ends.
+func openProxied(t *testing.T) (*toxiproxy.Proxy, *Store) {
+	t.Helper()
+	p, u := pgtest.Proxied(t)
+	st, err := Open(context.Background(), u, CallTimeout(timeout))
+	require.NoError(t, err)
+	t.Cleanup(func() { st.Close() })
+	return p, st
+}
+
 // dropAll adds a Toxiproxy timeout toxic of timeout 0: nothing the client
 // sends reaches the server, and no connection is closed, so a call waits
 // for an answer that never comes.
@@ -35,11 +49,7 @@ func dropAll(t *testing.T, p *toxiproxy.Proxy) {
 // again, the next call succeeds. Without the bound each call hung for good.
 func TestACallWhoseBytesAreDroppedFailsAtTheCallTimeout(t *testing.T) {
 	t.Parallel()
-	p, u := pgtest.Proxied(t)
-	const timeout = time.Second
-	st, err := Open(context.Background(), u, CallTimeout(timeout))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	p, st := openProxied(t)
 	ev := func() task.Event {
 		return task.Event{TaskID: "T1", Kind: task.EvTaskAdded, Text: "added", At: time.Now().UTC()}
 	}
@@ -82,7 +92,7 @@ func TestACallWhoseBytesAreDroppedFailsAtTheCallTimeout(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*timeout)
 	defer cancel()
 	began := time.Now()
-	_, err = st.EventLastSeq(ctx)
+	_, err := st.EventLastSeq(ctx)
 	require.Error(t, err)
 	require.GreaterOrEqual(t, time.Since(began), 2*timeout, "the caller's deadline, not the store's")
 	require.NoError(t, p.Toxics.RemoveToxic(context.Background(), "drop"))
@@ -95,7 +105,6 @@ func TestOpenOnADatabaseThatDropsEverythingFailsAtTheCallTimeout(t *testing.T) {
 	t.Parallel()
 	p, u := pgtest.Proxied(t)
 	dropAll(t, p)
-	const timeout = time.Second
 	done := make(chan error, 1)
 	go func() {
 		st, err := Open(context.Background(), u, CallTimeout(timeout))
@@ -124,11 +133,7 @@ func TestOpenOnADatabaseThatDropsEverythingFailsAtTheCallTimeout(t *testing.T) {
 // network came back still failed.
 func TestConnectionsDialledWhileBytesAreDroppedFreeTheirSlots(t *testing.T) {
 	t.Parallel()
-	p, u := pgtest.Proxied(t)
-	const timeout = time.Second
-	st, err := Open(context.Background(), u, CallTimeout(timeout))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	p, st := openProxied(t)
 	dropAll(t, p)
 	n := int(st.pool.Config().MaxConns) + 2
 	errs := make(chan error, n)
@@ -139,7 +144,7 @@ func TestConnectionsDialledWhileBytesAreDroppedFreeTheirSlots(t *testing.T) {
 		require.Error(t, <-errs)
 	}
 	require.NoError(t, p.Toxics.RemoveToxic(context.Background(), "drop"))
-	_, err = st.EventLastSeq(context.Background())
+	_, err := st.EventLastSeq(context.Background())
 	require.NoError(t, err, "the first call once the bytes pass again")
 }
 
@@ -148,11 +153,7 @@ func TestConnectionsDialledWhileBytesAreDroppedFreeTheirSlots(t *testing.T) {
 // bytes pass again, a Listen returns and hears a write.
 func TestAListenWhoseBytesAreDroppedFailsAtTheCallTimeout(t *testing.T) {
 	t.Parallel()
-	p, u := pgtest.Proxied(t)
-	const timeout = time.Second
-	st, err := Open(context.Background(), u, CallTimeout(timeout))
-	require.NoError(t, err)
-	t.Cleanup(func() { st.Close() })
+	p, st := openProxied(t)
 	dropAll(t, p)
 	done := make(chan error, 1)
 	go func() { _, err := st.Listen(t.Context()); done <- err }()
