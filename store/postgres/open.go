@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 )
 
 // writeLock is the advisory lock key every write transaction holds ("ORCH").
@@ -30,6 +31,9 @@ const writeLock = 0x4f524348
 // use, and several Stores, in one process or on several machines, may share
 // a database.
 type Store struct {
+	// Ops are the store operations shared with the SQLite driver, run on
+	// this Store's pool and write transactions (sqlq.go).
+	sqlq.Ops
 	// pool bounds each read by the call timeout; write bounds each write.
 	pool pool
 	// where names the database for messages, without its password.
@@ -86,6 +90,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
 	s := &Store{pool: pool{Pool: pp, timeout: o.timeout}, where: where}
+	s.Ops = sqlq.Ops{D: driver{s}}
 	if err := s.migrate(ctx, len(migrations)); err != nil {
 		pp.Close()
 		return nil, err

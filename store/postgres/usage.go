@@ -73,11 +73,6 @@ FROM (SELECT DISTINCT ON (task_id, phase) task_id, phase, lower_bound FROM (
 WHERE u.task_id = m.task_id AND u.phase = m.phase;
 `
 
-// UsageList returns every task's usage per phase, from the running sums.
-func (s *Store) UsageList(ctx context.Context) ([]store.UsageTotal, error) {
-	return sqlq.UsageList(ctx, reader{s.pool})
-}
-
 // modelSep separates models in TaskSummaries' aggregate; no model id holds it.
 const modelSep = "\x1f"
 
@@ -94,7 +89,7 @@ FROM tasks t ORDER BY created_at, id`)
 	}
 	out, err := collect(rows, func(row pgx.Row) (store.TaskSummary, error) {
 		var verdict, models *string
-		t, err := scanTask(withExtra{row, []any{&verdict, &models}})
+		t, err := scanTask(sqlq.WithExtra{Row: row, Extra: []any{&verdict, &models}})
 		if err != nil {
 			return store.TaskSummary{}, err
 		}
@@ -117,12 +112,3 @@ FROM tasks t ORDER BY created_at, id`)
 	}
 	return out, nil
 }
-
-// withExtra scans a row's leading columns into a scanner's destinations and
-// the rest into extra.
-type withExtra struct {
-	row   pgx.Row
-	extra []any
-}
-
-func (w withExtra) Scan(dest ...any) error { return w.row.Scan(append(dest, w.extra...)...) }

@@ -20,6 +20,7 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -37,6 +38,9 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // Store is a store.Store backed by one SQLite file. It is safe for concurrent
 // use; several Stores, in one process or several, may share a file.
 type Store struct {
+	// Ops are the store operations shared with the PostgreSQL driver,
+	// run on this Store's connections (sqlq.go).
+	sqlq.Ops
 	path string
 	// w carries every write on a single connection: writers in this process
 	// queue in Go instead of polling SQLite's busy handler, and each
@@ -135,13 +139,15 @@ func open(path string, target int) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	r.SetMaxOpenConns(4)
-	ins, err := w.Prepare(insertEvent)
+	ins, err := w.Prepare(sqlq.InsertEvent)
 	if err != nil {
 		_ = w.Close()
 		_ = r.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	return &Store{path: abs, w: w, r: r, insertEvent: ins, timeout: store.DefaultCallTimeout}, nil
+	s := &Store{path: abs, w: w, r: r, insertEvent: ins, timeout: store.DefaultCallTimeout}
+	s.Ops = sqlq.Ops{D: driver{s}}
+	return s, nil
 }
 
 // dsn is the connection string for the file at abs. Every connection turns on

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -116,7 +117,7 @@ func (s *Store) TaskSummaries(ctx context.Context) ([]store.TaskSummary, error) 
 			v                  task.Verdict
 			duration           int64
 		)
-		t, err := scanTask(withExtra{rows, []any{&models, &status, &v.Command, &v.ExitCode, &v.Passed, &v.Failed,
+		t, err := scanTask(sqlq.WithExtra{Row: rows, Extra: []any{&models, &status, &v.Command, &v.ExitCode, &v.Passed, &v.Failed,
 			&v.Skipped, &v.Counted, &v.OutputBytes, &v.Detail, &duration, &at}})
 		if err != nil {
 			return nil, fmt.Errorf("list tasks: %w", err)
@@ -148,15 +149,6 @@ func (s *Store) TaskSummaries(ctx context.Context) ([]store.TaskSummary, error) 
 	})
 	return out, nil
 }
-
-// withExtra scans a row's leading columns into a scanner's destinations and
-// the rest into extra.
-type withExtra struct {
-	sc    scanner
-	extra []any
-}
-
-func (w withExtra) Scan(dest ...any) error { return w.sc.Scan(append(dest, w.extra...)...) }
 
 // TaskStatusList returns every task's status line, oldest first: a few
 // columns of one table, read in the index's order.

@@ -1,12 +1,5 @@
 package sqlite
 
-import (
-	"context"
-
-	"github.com/orchestra-tui/orchestra-tui/store"
-	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
-)
-
 // migrationUsageTotals keeps usage sums per task, phase and model, written
 // with each session.usage event (sqlq.AddUsage), and fills them from the ledger
 // of a store made before it.
@@ -49,8 +42,3 @@ UPDATE usage_totals SET lower_bound = coalesce((SELECT json_extract(e.data, '$.l
 	AND json_type(e.data, '$.lower_bound') = 'text' AND json_extract(e.data, '$.lower_bound') <> ''
 	ORDER BY e.seq DESC LIMIT 1), '');
 `
-
-// UsageList returns every task's usage per phase, from the running sums.
-func (s *Store) UsageList(ctx context.Context) ([]store.UsageTotal, error) {
-	return sqlq.UsageList(ctx, reader{s.r})
-}

@@ -18,18 +18,20 @@ ON CONFLICT (source, what) DO UPDATE SET
 // The source_cursors table keeps its times as milliseconds since the
 // epoch (0 for none), so both dialects bind and compare plain integers.
 
-// CursorPut records c inside the writer's transaction (store.Store's
-// CursorPut).
-func CursorPut(ctx context.Context, w Writer, c store.Cursor) error {
-	if err := w.Exec(ctx, w.Dialect().Bind(upsertCursor), c.Source, c.What, millis(c.Since), c.Ref); err != nil {
-		return fmt.Errorf("record the cursor of %s %s: %w", c.Source, c.What, err)
-	}
-	return nil
+// CursorPut records a forge source's cursor; Since never moves back.
+func (o Ops) CursorPut(ctx context.Context, c store.Cursor) error {
+	return o.D.Write(ctx, func(tx Tx) error {
+		if _, err := tx.Exec(ctx, upsertCursor, c.Source, c.What, millis(c.Since), c.Ref); err != nil {
+			return fmt.Errorf("record the cursor of %s %s: %w", c.Source, c.What, err)
+		}
+		return nil
+	})
 }
 
-// CursorGet reads one cursor, or store.ErrNotFound.
-func CursorGet(ctx context.Context, r Reader, source, what string) (store.Cursor, error) {
-	rows, err := r.Query(ctx, `SELECT since_ms, ref FROM source_cursors WHERE source = ? AND what = ?`, source, what)
+// CursorGet returns how far a forge source has read one of its lists, or
+// store.ErrNotFound.
+func (o Ops) CursorGet(ctx context.Context, source, what string) (store.Cursor, error) {
+	rows, err := o.D.Reads().Query(ctx, `SELECT since_ms, ref FROM source_cursors WHERE source = ? AND what = ?`, source, what)
 	if err != nil {
 		return store.Cursor{}, fmt.Errorf("read the cursor of %s %s: %w", source, what, err)
 	}

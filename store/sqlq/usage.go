@@ -24,11 +24,10 @@ ON CONFLICT (task_id, phase, model) DO UPDATE SET
 // AddUsage adds the session.usage events' totals to usage_totals inside
 // the writer's transaction. Data the store cannot read adds nothing: the
 // ledger keeps it as written.
-func AddUsage(ctx context.Context, w Writer, events ...task.Event) error {
-	q := w.Dialect().Bind(upsertUsage)
+func AddUsage(ctx context.Context, tx Tx, events ...task.Event) error {
 	for _, e := range events {
 		for _, a := range store.UsageAdditions(e) {
-			if err := w.Exec(ctx, q, string(a.TaskID), string(a.Phase), a.Model, a.Tokens.Input,
+			if _, err := tx.Exec(ctx, upsertUsage, string(a.TaskID), string(a.Phase), a.Model, a.Tokens.Input,
 				a.Tokens.Output, a.Tokens.CacheCreation, a.Tokens.CacheRead, a.CostUSD, a.Priced, a.LowerBound); err != nil {
 				return fmt.Errorf("add usage of task %s: %w", e.TaskID, err)
 			}
@@ -38,8 +37,8 @@ func AddUsage(ctx context.Context, w Writer, events ...task.Event) error {
 }
 
 // UsageList returns every task's usage per phase, from the running sums.
-func UsageList(ctx context.Context, r Reader) ([]store.UsageTotal, error) {
-	rows, err := r.Query(ctx, `SELECT task_id, phase, model, input, output, cache_creation, cache_read,
+func (o Ops) UsageList(ctx context.Context) ([]store.UsageTotal, error) {
+	rows, err := o.D.Reads().Query(ctx, `SELECT task_id, phase, model, input, output, cache_creation, cache_read,
 cost_usd, priced, lower_bound FROM usage_totals ORDER BY task_id, phase, model`)
 	if err != nil {
 		return nil, fmt.Errorf("list usage: %w", err)

@@ -1,4 +1,4 @@
-package sqlite
+package sqlq
 
 import (
 	"encoding/json"
