@@ -29,14 +29,5 @@ func scanTaskToken(row pgx.Row, token *int64) (task.Task, error) { return sqlq.S
 
 // collect scans every row with scan and closes rows.
 func collect[T any](rows pgx.Rows, scan func(pgx.Row) (T, error)) ([]T, error) {
-	defer rows.Close()
-	var out []T
-	for rows.Next() {
-		v, err := scan(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, v)
-	}
-	return out, rows.Err()
+	return sqlq.Collect(rows, func(r sqlq.Row) (T, error) { return scan(r) })
 }

@@ -13,7 +13,7 @@ created_at, last_hit_at, forks, retired_at, last_used_at`
 
 // BaseInsert stores a newly trained base and its events.
 func (o Ops) BaseInsert(ctx context.Context, b store.Base, events ...task.Event) error {
-	return o.D.Write(ctx, func(tx Tx) error {
+	return write(ctx, o.D, events, func(tx Tx) error {
 		d := tx.Dialect()
 		_, err := tx.Exec(ctx, `INSERT INTO bases (`+baseColumns+`)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -22,7 +22,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		if err != nil {
 			return fmt.Errorf("insert base %s of task %s: %w", b.ID, b.TaskID, err)
 		}
-		return tx.AppendEvents(ctx, events)
+		return nil
 	})
 }
 
@@ -45,7 +45,7 @@ WHERE ? = '' OR task_id = ? ORDER BY created_at, id`, string(taskID), string(tas
 // BaseUpdate rewrites a base's last hit, last use, fork count and
 // retirement, with its events; store.ErrNotFound when there is no such base.
 func (o Ops) BaseUpdate(ctx context.Context, b store.Base, events ...task.Event) error {
-	return o.D.Write(ctx, func(tx Tx) error {
+	return write(ctx, o.D, events, func(tx Tx) error {
 		d := tx.Dialect()
 		n, err := tx.Exec(ctx, `UPDATE bases SET last_hit_at = ?, forks = ?, retired_at = ?, last_used_at = ? WHERE id = ?`,
 			d.Time(b.LastHitAt), b.Forks, d.Time(b.RetiredAt), d.Time(b.LastUsedAt), b.ID)
@@ -55,7 +55,7 @@ func (o Ops) BaseUpdate(ctx context.Context, b store.Base, events ...task.Event)
 		if n == 0 {
 			return fmt.Errorf("base %s: %w", b.ID, store.ErrNotFound)
 		}
-		return tx.AppendEvents(ctx, events)
+		return nil
 	})
 }
 

@@ -14,11 +14,8 @@ import (
 
 // DecisionInsert stores a human correction and its events.
 func (o Ops) DecisionInsert(ctx context.Context, d store.Decision, events ...task.Event) error {
-	return o.D.Write(ctx, func(tx Tx) error {
-		if err := insertDecision(ctx, tx, d); err != nil {
-			return err
-		}
-		return tx.AppendEvents(ctx, events)
+	return write(ctx, o.D, events, func(tx Tx) error {
+		return insertDecision(ctx, tx, d)
 	})
 }
 
@@ -99,7 +96,7 @@ WHERE d.task_id = ? ORDER BY dl.at, dl.decision_id, dl.session_id`, string(taskI
 
 // DecisionResolve marks a decision resolved, with its events.
 func (o Ops) DecisionResolve(ctx context.Context, taskID task.ID, id string, at time.Time, events ...task.Event) error {
-	return o.D.Write(ctx, func(tx Tx) error {
+	return write(ctx, o.D, events, func(tx Tx) error {
 		n, err := tx.Exec(ctx, `UPDATE decisions SET resolved_at = ? WHERE id = ? AND task_id = ?`, tx.Dialect().Time(at), id, string(taskID))
 		if err != nil {
 			return fmt.Errorf("resolve decision %s of task %s: %w", id, taskID, err)
@@ -107,7 +104,7 @@ func (o Ops) DecisionResolve(ctx context.Context, taskID task.ID, id string, at 
 		if n == 0 {
 			return fmt.Errorf("resolve decision %s of task %s: %w", id, taskID, store.ErrNotFound)
 		}
-		return tx.AppendEvents(ctx, events)
+		return nil
 	})
 }
 
@@ -127,14 +124,14 @@ func (o Ops) ArtifactSeal(ctx context.Context, p store.ArtifactSealParams) (stor
 		Session: p.SessionID,
 		At:      p.At.UTC(),
 	}
-	err := o.D.Write(ctx, func(tx Tx) error {
+	err := write(ctx, o.D, p.Events, func(tx Tx) error {
 		if err := tx.Fence(ctx, "seal the "+string(p.Phase)+" artifact", p.TaskID, p.Token); err != nil {
 			return err
 		}
 		if err := insertArtifact(ctx, tx, a, p.Token); err != nil {
 			return fmt.Errorf("seal %w", err)
 		}
-		return tx.AppendEvents(ctx, p.Events)
+		return nil
 	})
 	if err != nil {
 		return store.Artifact{}, err
@@ -177,7 +174,7 @@ func (o Ops) VerdictInsert(ctx context.Context, v store.VerdictRecord, events ..
 	if err != nil {
 		return fmt.Errorf("insert verdict for task %s: %w", v.TaskID, err)
 	}
-	return o.D.Write(ctx, func(tx Tx) error {
+	return write(ctx, o.D, events, func(tx Tx) error {
 		if v.Token != 0 {
 			if err := tx.Fence(ctx, "record a verdict", v.TaskID, v.Token); err != nil {
 				return err
@@ -189,7 +186,7 @@ VALUES (?, ?, ?, ?, ?, ?)`, string(v.TaskID), v.SessionID, string(v.Phase), stri
 		if err != nil {
 			return fmt.Errorf("insert verdict for task %s: %w", v.TaskID, err)
 		}
-		return tx.AppendEvents(ctx, events)
+		return nil
 	})
 }
 
@@ -212,11 +209,8 @@ func (o Ops) VerdictList(ctx context.Context, taskID task.ID) ([]store.VerdictRe
 
 // DeadEndInsert stores an approach that failed, and its events.
 func (o Ops) DeadEndInsert(ctx context.Context, d store.DeadEnd, events ...task.Event) error {
-	return o.D.Write(ctx, func(tx Tx) error {
-		if err := insertDeadEnd(ctx, tx, d); err != nil {
-			return err
-		}
-		return tx.AppendEvents(ctx, events)
+	return write(ctx, o.D, events, func(tx Tx) error {
+		return insertDeadEnd(ctx, tx, d)
 	})
 }
 

@@ -3,6 +3,7 @@ package sqlq
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBind(t *testing.T) {
@@ -16,5 +17,59 @@ func TestBind(t *testing.T) {
 	// Every ? of a shared statement is a placeholder: as many as it binds.
 	if n := strings.Count(upsertUsage, "?"); n != 10 {
 		t.Fatalf("upsertUsage holds %d ?, binds 10", n)
+	}
+}
+
+// A time column reads back the same from either dialect: SQLite's text
+// ("" for none), PostgreSQL's timestamptz (NULL for none).
+func TestAtScansBothDialects(t *testing.T) {
+	at := time.Date(2026, 12, 3, 10, 45, 52, 123456789, time.FixedZone("x", 3600))
+	for _, src := range []any{TimeText(at), []byte(TimeText(at)), at} {
+		var got time.Time
+		if err := At(&got).Scan(src); err != nil {
+			t.Fatalf("scan %T: %v", src, err)
+		}
+		if !got.Equal(at) || got.Location() != time.UTC {
+			t.Fatalf("scan %T: %v, want %v in UTC", src, got, at)
+		}
+	}
+	for _, src := range []any{nil, "", TimeText(time.Time{})} {
+		got := at
+		if err := At(&got).Scan(src); err != nil || !got.IsZero() {
+			t.Fatalf("scan %#v: %v, %v; want the zero time", src, got, err)
+		}
+	}
+	var got time.Time
+	if err := At(&got).Scan("yesterday"); err == nil {
+		t.Fatal("scanned text that is no stored time")
+	}
+}
+
+func TestDialectBindsTimesAndLists(t *testing.T) {
+	at := time.Date(2026, 12, 3, 10, 0, 0, 0, time.FixedZone("x", 3600))
+	if got := SQLite.Time(at); got != "2026-12-03T09:00:00.000000000Z" {
+		t.Fatalf("SQLite time %v", got)
+	}
+	if got := Postgres.Time(at).(time.Time); !got.Equal(at) || got.Location() != time.UTC {
+		t.Fatalf("Postgres time %v", got)
+	}
+	if got := SQLite.OptTime(time.Time{}); got != "" {
+		t.Fatalf("SQLite no time %#v", got)
+	}
+	if got := Postgres.OptTime(time.Time{}); got != nil {
+		t.Fatalf("Postgres no time %#v", got)
+	}
+	cond, args := SQLite.In("state", []string{"queued", "leased"})
+	if cond != "state IN (?, ?)" || len(args) != 2 || args[1] != "leased" {
+		t.Fatalf("SQLite In %q %v", cond, args)
+	}
+	cond, args = Postgres.In("state", []string{"queued", "leased"})
+	if Postgres.Bind(cond) != "state = ANY($1)" || len(args) != 1 {
+		t.Fatalf("Postgres In %q %v", cond, args)
+	}
+	// The cached binding is the binding.
+	q := "SELECT 1 WHERE a = ? AND b = ?"
+	if Postgres.Bind(q) != Postgres.Bind(q) || Postgres.Bind(q) != "SELECT 1 WHERE a = $1 AND b = $2" {
+		t.Fatalf("Bind %q", Postgres.Bind(q))
 	}
 }

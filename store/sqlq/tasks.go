@@ -27,8 +27,8 @@ func notFound(err error, verb, what string) error {
 	return fmt.Errorf("%s %s: %w", verb, what, err)
 }
 
-// collect scans every row with scan and closes rows.
-func collect[T any](rows Rows, scan func(Row) (T, error)) ([]T, error) {
+// Collect scans every row with scan and closes rows.
+func Collect[T any](rows Rows, scan func(Row) (T, error)) ([]T, error) {
 	defer rows.Close()
 	var out []T
 	for rows.Next() {
@@ -41,6 +41,17 @@ func collect[T any](rows Rows, scan func(Row) (T, error)) ([]T, error) {
 	return out, rows.Err()
 }
 
+// write runs fn in one write transaction of d and appends events after it,
+// in the same transaction.
+func write(ctx context.Context, d Driver, events []task.Event, fn func(Tx) error) error {
+	return d.Write(ctx, func(tx Tx) error {
+		if err := fn(tx); err != nil {
+			return err
+		}
+		return tx.AppendEvents(ctx, events)
+	})
+}
+
 // list runs q on r and collects its rows with scan; an error says what
 // failed to list.
 func list[T any](ctx context.Context, r Querier, what string, scan func(Row) (T, error), q string, args ...any) ([]T, error) {
@@ -48,7 +59,7 @@ func list[T any](ctx context.Context, r Querier, what string, scan func(Row) (T,
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", what, err)
 	}
-	out, err := collect(rows, scan)
+	out, err := Collect(rows, scan)
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", what, err)
 	}
@@ -57,11 +68,8 @@ func list[T any](ctx context.Context, r Querier, what string, scan func(Row) (T,
 
 // TaskInsert stores a new task and its events in one transaction.
 func (o Ops) TaskInsert(ctx context.Context, t task.Task, events ...task.Event) error {
-	return o.D.Write(ctx, func(tx Tx) error {
-		if err := InsertTask(ctx, tx, t); err != nil {
-			return err
-		}
-		return tx.AppendEvents(ctx, events)
+	return write(ctx, o.D, events, func(tx Tx) error {
+		return InsertTask(ctx, tx, t)
 	})
 }
 
@@ -131,7 +139,7 @@ func scanTask(row Row) (task.Task, error) { return ScanTask(row, nil) }
 // p.ExpectToken is non-zero, holds that lease token.
 func (o Ops) TaskUpdate(ctx context.Context, p store.TaskUpdateParams) error {
 	t := p.Task
-	return o.D.Write(ctx, func(tx Tx) error {
+	return write(ctx, o.D, p.Events, func(tx Tx) error {
 		state, token, err := TaskGuard(ctx, tx, t.ID)
 		if err != nil {
 			return err
@@ -149,7 +157,7 @@ branch = ?, reason = ?, updated_at = ? WHERE id = ?`,
 		if err != nil {
 			return tx.BranchTaken(ctx, t, fmt.Errorf("update task %s: %w", t.ID, err))
 		}
-		return tx.AppendEvents(ctx, p.Events)
+		return nil
 	})
 }
 
@@ -235,7 +243,7 @@ func (o Ops) TaskImport(ctx context.Context, p store.TaskImportParams) error {
 		return err
 	}
 	id := p.Task.ID
-	return o.D.Write(ctx, func(tx Tx) error {
+	return write(ctx, o.D, p.Events, func(tx Tx) error {
 		if err := InsertTask(ctx, tx, p.Task); err != nil {
 			return fmt.Errorf("import: %w", err)
 		}
@@ -260,6 +268,6 @@ func (o Ops) TaskImport(ctx context.Context, p store.TaskImportParams) error {
 				return fmt.Errorf("import task %s: %w", id, err)
 			}
 		}
-		return tx.AppendEvents(ctx, p.Events)
+		return nil
 	})
 }
