@@ -103,15 +103,12 @@ func (o Ops) EventList(ctx context.Context, p store.EventListParams) ([]task.Eve
 		var (
 			e                    task.Event
 			taskID, kind, reason string
-			data                 *string
+			data                 []byte
 		)
 		if err := rows.Scan(&e.Seq, &e.ID, &taskID, &e.SessionID, &kind, &reason, &e.Text, &data, At(&e.At)); err != nil {
 			return nil, fmt.Errorf("list events: %w", err)
 		}
-		e.TaskID, e.Kind, e.Reason = task.ID(taskID), task.Kind(kind), task.Reason(reason)
-		if data != nil {
-			e.Data = []byte(*data)
-		}
+		e.TaskID, e.Kind, e.Reason, e.Data = task.ID(taskID), task.Kind(kind), task.Reason(reason), data
 		out = append(out, e)
 	}
 	if err := rows.Err(); err != nil {
