@@ -35,7 +35,9 @@ const (
 )
 
 // bound caches Postgres.Bind: the shared statements are a few dozen
-// constants, bound on every call.
+// constants and variants of them, bound on every call. A query built from
+// data (a list of n placeholders) would grow it without end: lists are
+// bound as one array (In) on PostgreSQL.
 var bound sync.Map // string -> string
 
 // Bind returns q, written with ? placeholders, in d's placeholders. The
