@@ -19,8 +19,8 @@ import (
 const snapEvery = time.Second
 
 // frameEvery is the shortest time between two pushes of one pane to one
-// console: the console draws at most 30 frames a second anyway.
-const frameEvery = time.Second / 30
+// console: the console coalesces pane notices to 60 a second anyway.
+const frameEvery = time.Second / 60
 
 // watcher pushes one client's view: the snapshot when it changes, every
 // event in order, and each dirty pane's newest screen. It writes on the

@@ -25,3 +25,29 @@ func TestHelpWrapsAt80x24(t *testing.T) {
 		}
 	}
 }
+
+// On a wide screen the help spreads over columns of about equal height
+// instead of one long column beside 150 empty ones, and no key line runs
+// into the next column without a gap.
+func TestHelpSpreadsOverAWideScreen(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(200, 50).press("?")
+	lines := strings.Split(ansi.Strip(b.view()), "\n")
+	used := 0
+	for i, l := range lines[1:] {
+		if strings.TrimSpace(l) != "" {
+			used = i + 1
+		}
+	}
+	total := 0
+	for _, g := range b.m.keys.helpGroups() {
+		total += 2 + len(g.keys)
+	}
+	require.LessOrEqual(t, used, total/3+8, "the help fills %d rows of 50 at 200x50:\n%s", used, strings.Join(lines, "\n"))
+	for _, h := range []string{"Navigate", "Panes", "Console"} {
+		require.Contains(t, strings.Join(lines, "\n"), h)
+	}
+	for _, l := range lines {
+		require.NotContains(t, l, "Diff Act", "a key line runs into the next column")
+	}
+}

@@ -152,6 +152,23 @@ func TestDestructiveKeysAskFirst(t *testing.T) {
 	require.Contains(t, ansi.Strip(b.view()), "nothing to expire")
 }
 
+// A complaint about where the operator was goes when a key takes them
+// elsewhere (another task, tab or mode); it does not linger for its 8 s
+// over a screen it no longer speaks of.
+func TestAComplaintGoesWithTheOperatorsMove(t *testing.T) {
+	t.Parallel()
+	for _, move := range []string{"j", "2", "?"} {
+		b := setup(t, everyState).size(120, 40).selectState(task.StateCompleted).press("x")
+		require.Contains(t, ansi.Strip(b.view()), "nothing to expire", "before %q", move)
+		b.press(move)
+		require.NotContains(t, ansi.Strip(b.view()), "nothing to expire", "after %q", move)
+	}
+	// A key that moves nothing leaves it be.
+	b := setup(t, everyState).size(120, 40).selectState(task.StateCompleted).press("x")
+	b.press("x")
+	require.Contains(t, ansi.Strip(b.view()), "nothing to expire")
+}
+
 func TestDoErrorShowsInStatusBar(t *testing.T) {
 	t.Parallel()
 	b := setup(t, everyState)

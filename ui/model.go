@@ -193,7 +193,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		}
 		return m, m.relayout()
 	case tea.KeyPressMsg:
-		return m, m.handleKey(msg)
+		at, was := m.statusAt, placeOf(m)
+		cmd := m.handleKey(msg)
+		if !m.statusOK && m.statusAt.Equal(at) && placeOf(m) != was {
+			// A complaint about where the operator was ("move to a line of
+			// code…", "nothing to expire: …") is stale once the key moved
+			// them elsewhere; a result keeps its statusTTL.
+			m.status = ""
+		}
+		return m, cmd
 	case tea.PasteMsg:
 		return m, m.handlePaste(msg)
 	case eventMsg:
@@ -290,6 +298,18 @@ func (m *Model) View() tea.View {
 	v := tea.NewView(m.render())
 	v.AltScreen = true
 	return v
+}
+
+// place is where the operator is: the mode, the view and the selection.
+type place struct {
+	mode       mode
+	grid, zoom bool
+	tab        tab
+	sel        task.ID
+}
+
+func placeOf(m *Model) place {
+	return place{m.mode, m.grid, m.zoom, m.tab, m.selID}
 }
 
 func (m *Model) setStatus(s string, ok bool) {

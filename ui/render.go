@@ -296,20 +296,23 @@ func (hs helpScreen) render(w, h int) []string {
 	}
 	title := hs.st.header.Render(fit(" orchestra-tui · keys · any key closes this screen", w))
 	rows := h - 1
+	// As few columns as hold it all, but on a wide screen as many as keep
+	// a column about helpColW cells wide (up to three), so a 200-column
+	// terminal does not get one long column and 150 empty ones.
 	var cols [][]string
-	for n := 1; n <= 3; n++ {
-		colW := (w - (n - 1)) / n
-		cols = hs.columns(groups, keyW, colW, rows, n)
+	for n := max(1, min(3, w/helpColW)); n <= 3; n++ {
+		colW := (w - helpGap*(n-1)) / n
+		cols = hs.balanced(groups, keyW, colW, rows, n)
 		if cols != nil || n == 3 {
 			break
 		}
 	}
 	n := max(len(cols), 1)
-	colW := (w - (n - 1)) / n
+	colW := (w - helpGap*(n-1)) / n
 	truncated := false
 	if cols == nil {
 		// Even three columns do not hold it: show what fits.
-		n, colW = 2, (w-1)/2
+		n, colW = 2, (w-helpGap)/2
 		cols = hs.columns(groups, keyW, colW, 1<<20, 1)
 		all := cols[0]
 		cols = [][]string{all[:min(rows, len(all))], all[min(rows, len(all)):min(2*rows, len(all))]}
@@ -320,7 +323,7 @@ func (hs helpScreen) render(w, h int) []string {
 		var b strings.Builder
 		for c := 0; c < n; c++ {
 			if c > 0 {
-				b.WriteString(" ")
+				b.WriteString(strings.Repeat(" ", helpGap))
 			}
 			e := ""
 			if c < len(cols) && r < len(cols[c]) {
@@ -334,6 +337,30 @@ func (hs helpScreen) render(w, h int) []string {
 		out[len(out)-1] = hs.st.dim.Render(fit("… more keys than fit: enlarge the terminal", w))
 	}
 	return block(out, w, h)
+}
+
+// helpColW is the width of a help column on a wide screen, and helpGap
+// the blank cells between columns (one let a full-width key line run into
+// the next column's heading).
+const (
+	helpColW = 64
+	helpGap  = 2
+)
+
+// balanced lays the groups out in n columns of about equal height: the
+// fewest rows per column, up to rows, at which they fit; nil when even
+// rows do not hold them.
+func (hs helpScreen) balanced(groups []helpGroup, keyW, colW, rows, n int) [][]string {
+	all := hs.columns(groups, keyW, colW, 1<<20, 1)
+	if all == nil {
+		return nil
+	}
+	for r := min(rows, (len(all[0])+n-1)/n); r <= rows; r++ {
+		if cols := hs.columns(groups, keyW, colW, r, n); cols != nil {
+			return cols
+		}
+	}
+	return nil
 }
 
 // columns lays the groups out in at most n columns of colW cells and

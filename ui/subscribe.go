@@ -10,8 +10,9 @@ import (
 )
 
 // FrameInterval is the shortest time between two redraws caused by pane
-// output: about 30 frames a second, however fast agents write.
-const FrameInterval = time.Second / 30
+// output: about 60 frames a second (the console's frame rate), however
+// fast agents write.
+const FrameInterval = time.Second / 60
 
 // Subscribe forwards the engine's notices to the program from one
 // goroutine. Event notices are sent as they come, in order; pane notices

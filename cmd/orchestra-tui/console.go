@@ -288,11 +288,14 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 		}
 		out = rec
 	}
-	// 30 frames a second, the rate the engine sends a pane at: bubbletea's
-	// default 60 wakes an idle console 60 times a second for nothing (its
-	// idle CPU on a 10,000-task store went from 1.2-1.7% of a core to
-	// 0.65-0.7%).
-	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out), tea.WithFPS(30)}
+	// 60 frames a second, the rate the engine sends a pane at and a
+	// display's: a key's echo waits for the renderer's next tick, and at 30
+	// that wait made typing into a focused pane take 24 ms to the screen
+	// (p50, bench/keyscreen.sh; 14 ms at 60, 9 ms at 120). Each tick wakes
+	// an idle console even when nothing changed: its idle CPU with 8
+	// sessions was 1.0% of a core at 30, 1.3-1.5% at 60 and 2.2-2.5% at
+	// 120 (bench/console.sh, at load 5-8).
+	progOpts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithOutput(out), tea.WithFPS(60)}
 	if profile, forced := consoleColors(cfg.Console.Colors, os.Environ()); forced {
 		progOpts = append(progOpts, tea.WithColorProfile(profile))
 	}
