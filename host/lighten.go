@@ -46,18 +46,19 @@ const trimQuiet = time.Second
 func trim(s *session.Session) {
 	s.Trim()
 	debug.FreeOSMemory()
-	dropCode()
+	DropCode()
 }
 
-// dropCode unmaps the pages of the binary's read-only segments (code,
+// DropCode unmaps the pages of the binary's read-only segments (code,
 // read-only data, the function tables) that this process touched. The
-// one binary is every process of the tool, so a host's start runs every
-// package's init and maps some 14 MB of it, of which an idle host uses a
-// few hundred kB; the pages stay in the page cache, shared, and what the
-// host runs next faults back in from there. Only private file mappings
-// that are not writable are dropped: their pages are the file's own
-// (nothing writes there), so MADV_DONTNEED loses nothing.
-func dropCode() {
+// one binary is every process of the tool, so each process's start runs
+// every package's init and maps some 14 MB of it, of which an idle host
+// uses a few hundred kB (the engine too keeps using only a part); the
+// pages stay in the page cache, shared, and what the process runs next
+// faults back in from there. Only private file mappings that are not
+// writable are dropped: their pages are the file's own (nothing writes
+// there), so MADV_DONTNEED loses nothing.
+func DropCode() {
 	var st syscall.Stat_t
 	if syscall.Stat("/proc/self/exe", &st) != nil {
 		return
