@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
 # Memory of the session hosts against tmux, by PSS and private memory
 # (/proc/PID/smaps_rollup), COUNT rounds, with the real binary running the
-# hosts (ORCHESTRA_HOST_BIN) and a console of it attached at 200x50:
+# engine (`engine --foreground`), its hosts (ORCHESTRA_HOST_BIN) and a
+# console of it attached at 200x50, as an operator runs them, measured
+# once the hosts have sat idle for 3 s (a host hands back what its work
+# took a second after its session falls quiet):
 #   - an idle host: its PSS and private memory (median of 8 hosts; goal at
 #     most 3 MiB private);
-#   - eight panes that each printed 3 MB: the engine (the benchmark's
-#     process) + its eight hosts + the console, against a tmux server
+#   - eight panes that each printed 3 MB: the engine + its eight hosts +
+#     the console, against a tmux server (both sides in the same round)
 #     holding the same eight panes with the same history limit (goal at
 #     most 1x). The agents (`cat`) are counted on neither side.
 #

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -354,26 +353,7 @@ func BenchmarkHostRSS(b *testing.B) {
 // hostPids lists this process's children that are session hosts.
 func hostPids(b *testing.B) []int {
 	b.Helper()
-	ents, err := os.ReadDir("/proc")
-	require.NoError(b, err)
-	var out []int
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		cmd, err := os.ReadFile("/proc/" + e.Name() + "/cmdline")
-		if err != nil || !bytes.Contains(cmd, []byte("\x00host\x00--socket\x00")) {
-			continue
-		}
-		if st, err := os.ReadFile("/proc/" + e.Name() + "/stat"); err == nil {
-			f := strings.Fields(string(st[bytes.LastIndexByte(st, ')')+1:]))
-			if ppid, _ := strconv.Atoi(f[1]); ppid == os.Getpid() {
-				out = append(out, pid)
-			}
-		}
-	}
-	return out
+	return childPids(b, os.Getpid())
 }
 
 // procCPU sums the CPU time of every thread of pids, in nanoseconds

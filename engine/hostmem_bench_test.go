@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -15,12 +16,20 @@ import (
 // binary's pages shared with the engine and the other hosts split
 // between them) and its private memory (Private_Clean + Private_Dirty:
 // what goes when it goes), the median and the largest of 8 idle hosts
-// whose screens are 80x24 with the default scrollback.
+// whose screens are 80x24 with the default scrollback, sitting at their
+// prompts (hostsSettle). With ORCHESTRA_HOST_BIN set the engine is that
+// binary too (realEngine).
 func BenchmarkHostMemory(b *testing.B) {
 	const n = 8
-	idleEngineWith(b, n, true)
-	hosts := hostPids(b)
+	var hosts []int
+	if bin := os.Getenv("ORCHESTRA_HOST_BIN"); bin != "" {
+		_, _, hosts = realEngine(b, bin, n, "echo READY; exec cat")
+	} else {
+		idleEngineWith(b, n, true)
+		hosts = hostPids(b)
+	}
 	require.Len(b, hosts, n)
+	settle()
 	b.ResetTimer()
 	for range b.N {
 		var pss, priv []float64
@@ -35,6 +44,17 @@ func BenchmarkHostMemory(b *testing.B) {
 		b.ReportMetric(priv[n/2], "private-kB/host")
 		b.ReportMetric(priv[n-1], "max-private-kB/host")
 	}
+}
+
+// hostsSettle is how long the memory benchmarks let the hosts sit before
+// they measure: an idle host is one whose session has been quiet for a
+// while, longer than a host waits before it hands back what its work
+// took (host.trimQuiet, 1 s).
+const hostsSettle = 3 * time.Second
+
+func settle() {
+	t := time.NewTimer(hostsSettle)
+	<-t.C
 }
 
 // smapsRollup reads the kB figures of /proc/PID/smaps_rollup.

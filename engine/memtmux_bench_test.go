@@ -16,12 +16,15 @@ import (
 )
 
 // BenchmarkMemoryVsTmux compares, by PSS (/proc/PID/smaps_rollup), what
-// eight panes that each printed 3 MB cost here (the engine, which is this
-// test process, its eight session hosts, and with ORCHESTRA_HOST_BIN set
-// a console of that binary attached at 200x50) against a tmux server
-// holding the same eight panes with the same history limit. The agents
-// (`cat`) are counted on neither side. bench/memory.sh runs it with the
-// real binary.
+// eight panes that each printed 3 MB cost here (the engine, its eight
+// session hosts, and with ORCHESTRA_HOST_BIN set a console attached at
+// 200x50) against a tmux server holding the same eight panes with the
+// same history limit, measured in the same round once both sides sat
+// idle (hostsSettle). With ORCHESTRA_HOST_BIN the engine, the hosts and
+// the console are all that binary, as an operator runs them
+// (realEngine); without it the engine is this test process and there is
+// no console. The agents (`cat`) are counted on neither side.
+// bench/memory.sh runs it with the real binary.
 func BenchmarkMemoryVsTmux(b *testing.B) {
 	if _, err := exec.LookPath("tmux"); err != nil {
 		b.Skip("needs tmux")
@@ -36,8 +39,17 @@ func BenchmarkMemoryVsTmux(b *testing.B) {
 	text.WriteString("END-OF-PANE\n")
 	require.NoError(b, os.WriteFile(out, []byte(text.String()), 0o644))
 
-	e, _ := idleEngineRun(b, n, true, "cat "+out+"; echo READY; exec cat")
-	hosts := hostPids(b)
+	bin := os.Getenv("ORCHESTRA_HOST_BIN")
+	script := "cat " + out + "; echo READY; exec cat"
+	var root string
+	var enginePid int
+	var hosts []int
+	if bin != "" {
+		root, enginePid, hosts = realEngine(b, bin, n, script)
+	} else {
+		idleEngineRun(b, n, true, script)
+		enginePid, hosts = os.Getpid(), hostPids(b)
+	}
 	require.Len(b, hosts, n)
 
 	tm := func(sock string, args ...string) string {
@@ -64,19 +76,20 @@ func BenchmarkMemoryVsTmux(b *testing.B) {
 	require.NoError(b, err)
 
 	console := 0
-	if bin := os.Getenv("ORCHESTRA_HOST_BIN"); bin != "" {
+	if bin != "" {
 		csock := sock + "-console"
 		b.Cleanup(func() { _ = exec.Command("tmux", "-L", csock, "kill-server").Run() })
-		tm(csock, "new-session", "-d", "-x", "200", "-y", "50", bin+" --no-anim -C "+filepath.Dir(filepath.Dir(filepath.Dir(e.Paths.Socket))))
+		tm(csock, "new-session", "-d", "-x", "200", "-y", "50", bin+" --no-anim -C "+root)
 		waitFor(b, func() bool { return strings.Contains(tm(csock, "capture-pane", "-p"), "idle 8") })
 		pid, err := strconv.Atoi(tm(csock, "display", "-p", "#{pane_pid}"))
 		require.NoError(b, err)
 		console = pid
 	}
+	settle()
 	b.ResetTimer()
 	for range b.N {
 		kb := func(pid int) float64 { return float64(smapsRollup(b, pid)["Pss"]) }
-		engine := kb(os.Getpid())
+		engine := kb(enginePid)
 		var hs float64
 		for _, pid := range hosts {
 			hs += kb(pid)

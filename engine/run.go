@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
+	"github.com/orchestra-tui/orchestra-tui/host"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/store"
@@ -153,6 +154,9 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 	} else {
 		lg.Printf("tasks are signed and checked with the fleet key %s", id)
 	}
+	// The store is loaded: the code of the binary's package inits, which
+	// an engine runs once, goes back to the page cache (host.DropCode).
+	host.DropCode()
 	return e, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"log"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"strconv"
 	"strings"
 	"syscall"
@@ -127,15 +126,18 @@ func Main(args []string, stderr io.Writer) int {
 	if err := sched.ShortSlice(); err != nil {
 		lg.Printf("scheduling: %v", err)
 	}
-	srv := NewServer(s, l.TaskID, l.SessionID, *version, lg.Printf)
+	tr := newTrimmer()
+	srv := NewServer(s, l.TaskID, l.SessionID, *version, lg.Printf, tr.active)
 	go func() { _ = srv.Serve(ln) }()
 	lg.Printf("pid %d serving session %s of task %s (agent pid %d) on %s", os.Getpid(), l.SessionID, l.TaskID, s.Pid(), *sock)
 	report("ready " + strconv.Itoa(s.Pid()))
 	// What the start allocated and dropped (the launch, the harness's
-	// spec, the first screens) goes back to the kernel now rather than
-	// when the scavenger gets to it: an idle host is most of a host's
-	// life.
-	debug.FreeOSMemory()
+	// spec, the first screens, the code of every package's init) goes
+	// back to the kernel now rather than when the scavenger gets to it,
+	// and again whenever the session falls quiet after work: an idle host
+	// is most of a host's life.
+	trim(s)
+	go tr.run(trimQuiet, func() { trim(s) }, srv.Exited())
 	var lingerC <-chan time.Time
 	exited := srv.Exited()
 	anchor := AnchorGone()
@@ -214,16 +216,4 @@ func oneLine(s string) string {
 		}
 	}
 	return string(b)
-}
-
-// hostGCPercent is the host's GOGC: a host's live heap is a screen, its
-// history and a few buffers, so collecting when it has grown by a quarter
-// (not doubled) keeps its private memory near that, at a cost in CPU only
-// for an agent that floods its terminal. GOGC in the environment wins.
-const hostGCPercent = 25
-
-func lighten() {
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(hostGCPercent)
-	}
 }

@@ -31,17 +31,21 @@ type Server struct {
 	collect chan struct{} // closed when a client collected the exit
 	once    sync.Once
 	wg      sync.WaitGroup
+	// active, when set, is told of each change of the screen and each
+	// request: the host trims its memory once they stop (trimmer).
+	active func()
 }
 
 // NewServer serves s, a session of taskID named sessionID. logf (nil: no
-// log) receives connections and refusals.
-func NewServer(s *session.Session, taskID, sessionID, version string, logf func(string, ...any)) *Server {
+// log) receives connections and refusals; active (nil: none) is called on
+// each change of the screen and each request.
+func NewServer(s *session.Session, taskID, sessionID, version string, logf func(string, ...any), active func()) *Server {
 	if logf == nil {
 		logf = func(string, ...any) {}
 	}
 	cols, rows := s.Size()
 	srv := &Server{
-		sess: s, logf: logf, watches: map[chan struct{}]struct{}{},
+		sess: s, logf: logf, active: active, watches: map[chan struct{}]struct{}{},
 		exited: make(chan struct{}), collect: make(chan struct{}),
 		base: Welcome{Protocol: ProtocolVersion, Version: version, HostPid: os.Getpid(), Pid: s.Pid(),
 			Task: taskID, Session: sessionID, Cols: cols, Rows: rows, StartedAt: time.Now().UTC(), PushRows: true},
@@ -57,6 +61,7 @@ func (srv *Server) fanout() {
 		select {
 		case <-srv.sess.Changed():
 			srv.poke()
+			srv.touch()
 		case <-srv.sess.Done():
 			var remain []int
 			var rem *session.RemainError
@@ -71,6 +76,12 @@ func (srv *Server) fanout() {
 			srv.poke()
 			return
 		}
+	}
+}
+
+func (srv *Server) touch() {
+	if srv.active != nil {
+		srv.active()
 	}
 }
 
@@ -121,7 +132,7 @@ func (srv *Server) Serve(ln net.Listener) error {
 // delivery) is cancelled with it: the agent is never touched by a client
 // leaving.
 func (srv *Server) ServeConn(rw io.ReadWriteCloser) {
-	c := wire.NewConn(rw)
+	c := wire.NewConnSize(rw, 4<<10) // the client's requests are small
 	defer c.Close()
 	var h hello
 	if wire.ReadHello(c, rw, "an orchestra-tui session host", &h) != nil {
@@ -147,6 +158,7 @@ func (srv *Server) ServeConn(rw io.ReadWriteCloser) {
 		if err != nil {
 			return
 		}
+		srv.touch()
 		switch f.Op {
 		case opWatch:
 			var q watchReq

@@ -143,3 +143,14 @@ func (s *Session) feed(p []byte) {
 		runtime.Gosched()
 	}
 }
+
+// trim drops the queue's buffers while nothing waits in them: a flood
+// grows them to maxQueued and more, and an idle session needs neither.
+func (q *parseQueue) trim() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.spare = nil
+	if len(q.buf) == 0 {
+		q.buf = nil
+	}
+}

@@ -350,6 +350,11 @@ func (s *Session) View() View { return s.term }
 // coordinator, which turns it into pane-dirty notices.
 func (s *Session) Changed() <-chan struct{} { return s.changed }
 
+// Trim drops the buffers a burst of output grew and an idle session does
+// not need (the queue between the pty's reader and the emulator); the
+// next output allocates them again.
+func (s *Session) Trim() { s.parse.trim() }
+
 // LastOutput returns when output last reached the screen (the start time
 // before any output).
 func (s *Session) LastOutput() time.Time { return time.Unix(0, s.lastOutput.Load()) }

@@ -128,13 +128,17 @@ func (h *history) grow(need int) {
 	h.buf, h.head = buf, off
 }
 
+// growEnts doubles the line index, up to the limit: never past it, as
+// a slice cut to the limit would keep the doubled array (16,384 entries
+// for the default 10,000).
 func (h *history) growEnts() {
-	ents := make([]hent, max(1024, len(h.ents)*2))
+	n := max(1024, len(h.ents)*2)
+	if h.limit > 0 {
+		n = min(n, h.limit)
+	}
+	ents := make([]hent, n)
 	for i := range h.n {
 		ents[i] = *h.ent(i)
-	}
-	if h.limit > 0 && len(ents) > h.limit {
-		ents = ents[:h.limit]
 	}
 	h.ents, h.start = ents, 0
 }

@@ -107,3 +107,18 @@ func TestStyleTableStaysBounded(t *testing.T) {
 		t.Fatalf("screen row 3 %q, want it to start %q", row, want)
 	}
 }
+
+// The line index grows by doubling but never past the limit: at the
+// default 10,000 lines, no array of 16,384 entries is kept for them.
+func TestTheHistoryIndexStopsAtTheLimit(t *testing.T) {
+	term := New(20, 3, DefaultHistory, nil)
+	for i := range DefaultHistory + 500 {
+		_, _ = fmt.Fprintf(term, "line %d\r\n", i)
+	}
+	if got := term.hist.len(); got != DefaultHistory {
+		t.Fatalf("history holds %d lines, want %d", got, DefaultHistory)
+	}
+	if got := cap(term.hist.ents); got > DefaultHistory {
+		t.Fatalf("the history's line index has room for %d entries, for a limit of %d", got, DefaultHistory)
+	}
+}

@@ -52,8 +52,14 @@ type Conn struct {
 }
 
 // NewConn frames messages over rw; Close closes rw when it is an io.Closer.
-func NewConn(rw io.ReadWriter) *Conn {
-	c := &Conn{r: bufio.NewReaderSize(rw, 64<<10), w: rw}
+func NewConn(rw io.ReadWriter) *Conn { return NewConnSize(rw, 64<<10) }
+
+// NewConnSize is NewConn reading through a buffer of size bytes: a side
+// that receives only small requests (a session host: keys, row requests)
+// needs no 64 kB of it. A message longer than the buffer is still read
+// whole.
+func NewConnSize(rw io.ReadWriter, size int) *Conn {
+	c := &Conn{r: bufio.NewReaderSize(rw, size), w: rw}
 	if cl, ok := rw.(io.Closer); ok {
 		c.c = cl
 	}

@@ -163,3 +163,23 @@ func TestPushWritesASmallFrameAtOnce(t *testing.T) {
 		t.Errorf("a frame past pushJoin took %d writes, want 2 (head, then the body uncopied)", w.n)
 	}
 }
+
+// A small read buffer (a session host's) still reads a message many
+// times its size, whole, and the ones after it.
+func TestAMessageLongerThanTheBufferReadsWhole(t *testing.T) {
+	t.Parallel()
+	var buf bytes.Buffer
+	c := NewConnSize(&buf, 16)
+	long := strings.Repeat("row of a screen ", 1000)
+	require.NoError(t, c.Push("rows", 3, map[string]string{"l": long}))
+	require.NoError(t, c.Push(OpOK, 4, nil))
+	f, err := c.Recv()
+	require.NoError(t, err)
+	require.Equal(t, uint64(3), f.ID)
+	var got map[string]string
+	require.NoError(t, json.Unmarshal(f.Body, &got))
+	require.Equal(t, long, got["l"])
+	f, err = c.Recv()
+	require.NoError(t, err)
+	require.Equal(t, Frame{ID: 4, Op: OpOK}, f)
+}

@@ -1,0 +1,58 @@
+package host
+
+import (
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+)
+
+// The trim comes once per quiet stretch after activity: not while output
+// keeps coming, not before the quiet has passed, not again without new
+// activity, and never after the session ended.
+func TestTheTrimWaitsForQuietAfterActivity(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		tr := newTrimmer()
+		done := make(chan struct{})
+		var n atomic.Int32
+		trims := func() int32 { return n.Load() }
+		go tr.run(time.Second, func() { n.Add(1) }, done)
+
+		synctest.Wait()
+		if trims() != 0 {
+			t.Fatalf("trimmed %d times with no activity", trims())
+		}
+		// Output every half second for five seconds: never quiet.
+		for range 10 {
+			tr.active()
+			time.Sleep(500 * time.Millisecond)
+			synctest.Wait()
+		}
+		if trims() != 0 {
+			t.Fatalf("trimmed %d times while output kept coming", trims())
+		}
+		time.Sleep(600 * time.Millisecond)
+		synctest.Wait()
+		if trims() != 1 {
+			t.Fatalf("trimmed %d times after a quiet second, want 1", trims())
+		}
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if trims() != 1 {
+			t.Fatalf("trimmed %d times over a quiet hour, want still 1", trims())
+		}
+		tr.active()
+		time.Sleep(1100 * time.Millisecond)
+		synctest.Wait()
+		if trims() != 2 {
+			t.Fatalf("trimmed %d times after new activity and quiet, want 2", trims())
+		}
+		tr.active()
+		close(done)
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if trims() != 2 {
+			t.Fatalf("trimmed %d times after the end, want 2", trims())
+		}
+	})
+}
