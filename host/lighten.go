@@ -2,10 +2,12 @@ package host
 
 import (
 	"bytes"
+	"debug/elf"
 	"os"
 	"runtime"
 	"runtime/debug"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -57,8 +59,15 @@ func trim(s *session.Session) {
 // pages stay in the page cache, shared, and what the process runs next
 // faults back in from there. Only private file mappings that are not
 // writable are dropped: their pages are the file's own (nothing writes
-// there), so MADV_DONTNEED loses nothing.
+// there), so MADV_DONTNEED loses nothing. A RELRO segment is the
+// exception: the dynamic linker wrote it before making it read-only, so
+// its pages are this process's own and are never dropped (a binary whose
+// segments cannot be read drops nothing).
 func DropCode() {
+	relro, ok := relroRanges()
+	if !ok {
+		return
+	}
 	var st syscall.Stat_t
 	if syscall.Stat("/proc/self/exe", &st) != nil {
 		return
@@ -80,11 +89,39 @@ func DropCode() {
 		}
 		start, err1 := strconv.ParseUint(string(lo), 16, 64)
 		end, err2 := strconv.ParseUint(string(hi), 16, 64)
-		if err1 != nil || err2 != nil || end <= start {
+		off, err3 := strconv.ParseUint(string(f[2]), 16, 64)
+		if err1 != nil || err2 != nil || err3 != nil || end <= start || overlaps(relro, off, off+(end-start)) {
 			continue
 		}
 		_, _, _ = syscall.Syscall(syscall.SYS_MADVISE, uintptr(start), uintptr(end-start), syscall.MADV_DONTNEED)
 	}
+}
+
+// relroRanges are the file ranges of the binary's PT_GNU_RELRO segments,
+// read once.
+var relroRanges = sync.OnceValues(func() ([][2]uint64, bool) {
+	f, err := elf.Open("/proc/self/exe")
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	var out [][2]uint64
+	for _, p := range f.Progs {
+		if p.Type == elf.PT_GNU_RELRO {
+			out = append(out, [2]uint64{p.Off, p.Off + p.Filesz})
+		}
+	}
+	return out, true
+})
+
+// overlaps reports whether [lo, hi) meets one of rs.
+func overlaps(rs [][2]uint64, lo, hi uint64) bool {
+	for _, r := range rs {
+		if lo < r[1] && r[0] < hi {
+			return true
+		}
+	}
+	return false
 }
 
 // trimmer calls a trim once after each stretch of activity, when the

@@ -1,10 +1,14 @@
 package host
 
 import (
+	"net"
+	"os/user"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/stretchr/testify/require"
 )
 
 // The trim comes once per quiet stretch after activity: not while output
@@ -55,4 +59,18 @@ func TestTheTrimWaitsForQuietAfterActivity(t *testing.T) {
 			t.Fatalf("trimmed %d times after the end, want 2", trims())
 		}
 	})
+}
+
+// After DropCode the process runs on: code, read-only data and the
+// dynamic linker's relocated tables (a RELRO segment is never dropped)
+// fault back in, the libc calls of cgo included.
+func TestTheProcessRunsOnAfterDropCode(t *testing.T) {
+	DropCode()
+	u, err := user.Current()
+	require.NoError(t, err)
+	require.NotEmpty(t, u.Username)
+	_, err = net.LookupHost("localhost")
+	require.NoError(t, err)
+	require.True(t, overlaps([][2]uint64{{10, 20}}, 15, 30))
+	require.False(t, overlaps([][2]uint64{{10, 20}}, 20, 30))
 }
