@@ -39,7 +39,7 @@ import (
 //     built-in --no-daemon: without it Codex leaves `codex app-server`
 //     daemons behind).
 func TestDemoWithCodex(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	agentcli.Codex.Require(t)
 	demoWithAgent(t, "codex", nil)
 }
@@ -52,7 +52,7 @@ func TestDemoWithCodex(t *testing.T) {
 // the input box; before the built-in pending pattern saw a short paste
 // there, the plan's refusal sat unsubmitted and plan failed three times.
 func TestDemoWithGemini(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	agentcli.Gemini.Require(t)
 	demoWithAgent(t, "gemini", nil)
 }
@@ -76,7 +76,7 @@ func TestDemoWithOpenCode(t *testing.T) {
 	if os.Getenv("ORCHESTRA_OPENCODE_DEMO") == "" {
 		t.Skip("set ORCHESTRA_OPENCODE_DEMO=1 to run the opencode demo (under load its launch spends the lease's renewal cap before its brief)")
 	}
-	t.Parallel()
+	parallel(t)
 	agentcli.OpenCode.Require(t)
 	demoWithAgent(t, "opencode", func(t *testing.T, s *scenario.Scenario) {
 		home := filepath.Join(s.Dir, "opencode-home")

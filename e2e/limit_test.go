@@ -94,7 +94,7 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 	t.Parallel()
 	for _, cli := range limitCLIs {
 		t.Run(cli.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			lw := &modelstub.LimitWindow{Turn: 1, For: cli.reset()}
 			rules := append([]modelstub.Rule{lw.Rule()}, modelstub.PhaseScript(modelstub.ScriptOptions{
 				Code: []modelstub.ToolUse{modelstub.Read("calc.go"), modelstub.Write("calc.go", project.CalcFixed)},
@@ -121,6 +121,7 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 			require.False(t, tv.LimitReset.After(reset.Add(61*time.Second)), "reset %s shown as %s", reset, tv.LimitReset)
 			t.Logf("%s: limited at %s, reset %s, shown %s: %s", cli.name, limited.At.Format(time.TimeOnly), reset.Format(time.TimeOnly),
 				tv.LimitReset.Format(time.TimeOnly), limited.Text)
+			waiting(t) // until the reset
 
 			resumed := b.waitEvent(t, tk.ID, 3*time.Minute, func(e task.Event) bool { return e.Kind == task.EvSessionLimitReset })
 			require.False(t, resumed.At.Before(reset.Add(-time.Second)), "resumed at %s before the reset %s", resumed.At, reset)
@@ -156,7 +157,7 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 // provider shows its limit moves to Codex with its continuity, and
 // finishes there green, with no attempt charged.
 func TestLimitHandsOffClaudeToCodex(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	codexBin := agentcli.Codex.Require(t)
 	lw := &modelstub.LimitWindow{Turn: 1, For: time.Hour}
 	limitOnClaude := lw.Rule()
@@ -289,7 +290,7 @@ func TestRefusalTheCLIRetriesIsNotStuck(t *testing.T) {
 	t.Parallel()
 	for name, sr := range selfRetries {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			for _, cli := range limitCLIs {
 				if cli.name == sr.cli {
 					testSelfRetry(t, cli, sr)
@@ -314,7 +315,11 @@ func testSelfRetry(t *testing.T, cli limitCLI, sr selfRetry) {
 		cfg.Lease.MaxRenewals = 60
 		cfg.Stuck.After.Duration = 20 * time.Second
 	})
-	last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
+	last := b.waitEvent(t, tk.ID, 4*time.Minute, func(e task.Event) bool { return e.Kind == task.EvSessionLimited || ended(e) })
+	if !ended(last) {
+		waiting(t) // while the CLI retries
+		last = b.waitEvent(t, tk.ID, 4*time.Minute, ended)
+	}
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 	reset := lw.ResetAt()
 	require.False(t, reset.IsZero(), "the stub never refused")
