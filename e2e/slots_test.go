@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Most of these tests keep the machine busy (a real agent CLI starting,
@@ -69,7 +70,12 @@ func setParallel() {
 func parallel(t *testing.T) {
 	t.Helper()
 	t.Parallel()
+	asked := time.Now()
 	cpuSlots <- struct{}{}
+	if d := time.Since(asked); d > time.Second {
+		// Counted in the test's elapsed time, but not its own.
+		t.Logf("waited %v for a slot", d.Round(100*time.Millisecond))
+	}
 	var once sync.Once
 	give := func() { once.Do(func() { <-cpuSlots }) }
 	released.Store(t, give)
