@@ -348,6 +348,9 @@ func overlay(base, s session.Spec) session.Spec {
 	if s.LaunchTimeout.Duration == 0 {
 		s.LaunchTimeout = base.LaunchTimeout
 	}
+	if s.OwnGrace.Duration == 0 {
+		s.OwnGrace = base.OwnGrace
+	}
 	if s.Resubmit == "" {
 		s.Resubmit = base.Resubmit
 	}

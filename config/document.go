@@ -32,6 +32,7 @@ var keyDocs = map[string]string{
 	"harness.limit_retry":    "A regular expression on a limit's message saying the program retries by itself; then nothing is typed at the reset.",
 	"harness.quiet":          "The screen must stay still this long after ready before the launch counts.",
 	"harness.launch_timeout": "How long a launch may take before it is refused.",
+	"harness.own_grace":      "How long after the last input or change of screen the program's own CPU time counts as work for its lease and the stuck flag (0: 1m).",
 	"harness.resubmit":       `What resubmitting a stuck pane sends: "submit" (the submit key), "brief" (the brief again) or "last-input".`,
 	"harness.volatile":       "Regular expressions of screen regions that change without progress (spinners, clocks).",
 	"harness.capabilities":   "Tags a task's --capability must find in the slot that runs it.",

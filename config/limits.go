@@ -141,6 +141,7 @@ func (c Config) rangeErrors(name string) []error {
 		intIn("harness."+n+".capacity", h.Capacity, 0, maxSlotsCapacity)
 		durIn("harness."+n+".quiet", h.Quiet.Duration, 0, time.Hour)
 		durIn("harness."+n+".launch_timeout", h.LaunchTimeout.Duration, 0, time.Hour)
+		durIn("harness."+n+".own_grace", h.OwnGrace.Duration, 0, time.Hour)
 	}
 	for _, m := range sortedKeys(c.Prices) {
 		p := c.Prices[m]

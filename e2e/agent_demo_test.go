@@ -39,7 +39,7 @@ import (
 //     built-in --no-daemon: without it Codex leaves `codex app-server`
 //     daemons behind).
 func TestDemoWithCodex(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	agentcli.Codex.Require(t)
 	demoWithAgent(t, "codex", nil)
 }
@@ -52,7 +52,7 @@ func TestDemoWithCodex(t *testing.T) {
 // the input box; before the built-in pending pattern saw a short paste
 // there, the plan's refusal sat unsubmitted and plan failed three times.
 func TestDemoWithGemini(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	agentcli.Gemini.Require(t)
 	demoWithAgent(t, "gemini", nil)
 }
@@ -76,7 +76,7 @@ func TestDemoWithOpenCode(t *testing.T) {
 	if os.Getenv("ORCHESTRA_OPENCODE_DEMO") == "" {
 		t.Skip("set ORCHESTRA_OPENCODE_DEMO=1 to run the opencode demo (under load its launch spends the lease's renewal cap before its brief)")
 	}
-	t.Parallel()
+	parallel(t)
 	agentcli.OpenCode.Require(t)
 	demoWithAgent(t, "opencode", func(t *testing.T, s *scenario.Scenario) {
 		home := filepath.Join(s.Dir, "opencode-home")
@@ -141,11 +141,13 @@ func demoWithAgent(t *testing.T, name string, after func(*testing.T, *scenario.S
 	// The correction's own echo and the submit that follows it are
 	// progress (one or two renewals on a loaded machine); a counter that
 	// counted would renew every window up to lease.max_renewals.
-	// Gemini CLI's pane earned 6 renewals after the correction in one run
-	// under load (its cause is not known yet: something beside its masked
-	// "Thinking... (esc to cancel, Ns)" line changed), yet the lease still
-	// ran out; the bound is held for Codex, whose counter the test is about
-	// (see also TestHungCodexLeaseNeedsItsVolatilePatterns).
+	// Gemini CLI's pane earns renewals after the correction on its own CPU
+	// time: its spinner keeps its node process busy, which counts as work
+	// within the harness's own_grace of the correction (15 s with the
+	// demo's fast clocks; with the default minute it earned 34 to 38, to
+	// the cap), yet the lease still runs out; the bound is held for Codex,
+	// whose counter the test is about (see also
+	// TestHungCodexLeaseNeedsItsVolatilePatterns).
 	if name == "codex" {
 		require.LessOrEqual(t, renewals, 3, "no renewal for the ticking counter after the correction")
 	} else {

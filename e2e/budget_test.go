@@ -32,7 +32,7 @@ func TestUsageAddsUpWithClaude(t *testing.T) {
 	t.Parallel()
 	for name, bin := range map[string]string{"pinned": "", "oldest": os.Getenv(oldestClaudeEnv)} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			if name == "oldest" && bin == "" {
 				t.Skip(oldestClaudeEnv + " is not set: eval \"$(.ci/install-agents.sh)\" installs the oldest supported Claude Code")
 			}
@@ -136,7 +136,7 @@ var budgetReply = modelstub.Usage{InputTokens: 2000, OutputTokens: 100, CacheCre
 // it once, and the task list's reason and the verdict strip's budget show
 // it.
 func TestTaskBudgetParksAClaudeTask(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	notices := filepath.Join(t.TempDir(), "notices.jsonl")
 	rules := modelstub.PhaseScript(modelstub.ScriptOptions{
 		Code:  modelstub.EditFile("calc.go", project.CalcBroken, project.CalcFixed),

@@ -33,7 +33,7 @@ import (
 // that Claude Code left nothing in the user's home and the demo removed its
 // directory.
 func TestDemoWithClaude(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	demoWithClaude(t, claudecli.Require(t))
 }
 
@@ -43,7 +43,7 @@ func TestDemoWithClaude(t *testing.T) {
 // "[Pasted text #1 +81 lines]" and drops a submit key sent with the paste:
 // the delivery is confirmed from the screen and the key sent again.
 func TestDemoWithOldestClaude(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	bin := os.Getenv(oldestClaudeEnv)
 	if bin == "" {
 		if os.Getenv("CI") != "" {

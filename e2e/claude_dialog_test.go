@@ -25,7 +25,7 @@ import (
 // charged; the operator's answer typed into the pane (up to "Yes", enter)
 // lets the launch confirm and the task finish.
 func TestClaudeAPIKeyDialogNeedsYou(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	rules := modelstub.PhaseScript(modelstub.ScriptOptions{
 		Code: modelstub.EditFile("calc.go", project.CalcBroken, project.CalcFixed),
 	})
@@ -69,7 +69,7 @@ func TestClaudeAPIKeyDialogNeedsYou(t *testing.T) {
 // confirmed, nothing needs the operator, and the task finishes on its
 // first attempt; the config gained that worktree's entry and kept the rest.
 func TestClaudeWorktreeIsTrusted(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	rules := modelstub.PhaseScript(modelstub.ScriptOptions{
 		Code: modelstub.EditFile("calc.go", project.CalcBroken, project.CalcFixed),
 	})

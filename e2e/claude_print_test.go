@@ -25,7 +25,7 @@ import (
 // the transcript followed as it grows. Both must match what the stub
 // reported; only the transcript names the model that answered.
 func TestClaudePrintModeUsage(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	bin := claudecli.Require(t)
 	srv := modelstub.New(modelstub.PhaseScript(modelstub.ScriptOptions{Model: servedModel, Usage: perReply}))
 	srv.Logf = t.Logf

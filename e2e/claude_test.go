@@ -36,7 +36,7 @@ func TestClaudeRunsTaskInAPane(t *testing.T) {
 		"pipeline":  task.DefaultPipeline(),
 	} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			runClaudeTask(t, p)
 		})
 	}

@@ -42,7 +42,7 @@ func TestHungCodexLeaseNeedsItsVolatilePatterns(t *testing.T) {
 		builtin bool
 	}{{"without the built-in patterns the blink keeps the lease", false}, {"with them the lease is lost", true}} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			root, err := filepath.EvalSymlinks(t.TempDir())
 			require.NoError(t, err)
 			require.NoError(t, project.WriteProject(root))

@@ -104,7 +104,7 @@ func (f fixture) consoleSized(t testing.TB, w, h int, args ...string) *tmuxTerm 
 // agent with resubmit and sees it get to work, finds the correction in the
 // next session's brief, then quits and confirms.
 func TestConsoleCorrectionResubmitQuit(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	pace := 20
 	f := newFixture(t, agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{
 		// The plan session sits at its prompt having ignored its brief: a

@@ -51,7 +51,7 @@ func TestCorrectionWhileWorkingIsDeliveredOnce(t *testing.T) {
 		{"opencode", "opencode", func(t *testing.T) string { return agentcli.OpenCode.Require(t) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			correctWhileWorking(t, c.harness, c.bin(t))
 		})
 	}

@@ -29,7 +29,7 @@ func TestDemoSurvivesACuriousUser(t *testing.T) {
 			name = "quit"
 		}
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			t.Logf("seed %d", seed)
 			rng := rand.New(rand.NewPCG(seed, seed))
 			cmdline := shellQuote(bin) + ` demo --fast; echo "demo exited with status $?"; exec sleep 3600`

@@ -54,7 +54,7 @@ func TestAgentsOutliveTheConsole(t *testing.T) {
 	t.Parallel()
 	for _, end := range []string{"SIGKILL", "SIGHUP", "q"} {
 		t.Run(end, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			fix := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
 			// The implement session sits at its prompt having ignored its
 			// brief until it is resubmitted: a live agent whose screen is
@@ -245,7 +245,7 @@ func stalledUnderConsole(t *testing.T) (fixture, *tmuxTerm) {
 // typed in one reaches the agent and shows in the other's pane and event
 // log.
 func TestTwoConsolesSeeTheSameRun(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f, one := stalledUnderConsole(t)
 	two := f.attachTerm(t)
 	two.waitText(30*time.Second, "implement · running", "Thinking…")
@@ -261,7 +261,7 @@ func TestTwoConsolesSeeTheSameRun(t *testing.T) {
 // TestForegroundEngineIgnoresHangupAndStopsOnTerm: the engine a service
 // manager runs survives SIGHUP and stops cleanly, exit 0, on SIGTERM.
 func TestForegroundEngineIgnoresHangupAndStopsOnTerm(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newRepoFixture(t, agent.Script{}, "")
 	cmd := execIn(f, "engine", "--foreground")
 	var logb strings.Builder
@@ -311,7 +311,7 @@ func waitAnswers(t *testing.T, f fixture) {
 // engine, which takes the live agent up, and shows the run again, with no
 // attempt charged.
 func TestConsoleStartsALostEngineAgain(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f, one := stalledUnderConsole(t)
 	waitLedger(t, f.root, task.EvBriefDelivered)
 	id, pid := launchedAgent(t, f.root)

@@ -34,7 +34,7 @@ func TestFirstHourScreenshots(t *testing.T) {
 		// console most of its time, so it runs beside them instead of
 		// alone before them. Captures keep it alone, as the screenshots
 		// script has always run it.
-		t.Parallel()
+		parallel(t)
 	}
 	pace := 30
 	f := newFixture(t, agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{

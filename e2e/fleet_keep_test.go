@@ -94,7 +94,7 @@ func (f *fleet) correct(t testing.TB, host string, id task.ID, text string) {
 // next on machine-a takes up the very same agent processes. Every task
 // then finishes green with one session and one attempt: none ran twice.
 func TestFleetStopKeepingAgentsHandsThemToTheMachinesNextEngine(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newFleetWith(t, []string{"machine-a", "machine-b"}, 2, awaitingFix())
 	// The kept agents are machine-a's next engine's for a TTL after the
 	// stop: room for a loaded machine to start it.

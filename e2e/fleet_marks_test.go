@@ -42,7 +42,7 @@ func waitExit(t testing.TB, pid int, d time.Duration) {
 // ends its own agent, never machine-b's; T finishes green on machine-b
 // with its attempt uncharged.
 func TestFleetEnginesOnOneMachineNeverSignalEachOthersAgents(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newFleetWith(t, []string{"machine-a", "machine-b"}, 1, awaitingFix())
 	ctx := context.Background()
 	f.start(t, "machine-a")

@@ -26,7 +26,7 @@ import (
 // machine-b's agent exactly once, the extend key extends machine-b's
 // lease, and a key typed in focus mode reaches the agent as well.
 func TestFleetRemoteConsoleDrawsAnotherEnginesPane(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	srv := startSSHD(t)
 	record := t.TempDir()
 	pace := 10

@@ -25,7 +25,7 @@ import (
 // screen machine-b's recording replayed by the emulator alone gives at
 // the offset of the correction's ledger event.
 func TestFleetReplayInTheConsole(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newFleetWith(t, []string{"machine-a", "machine-b"}, 1, agent.Script{PaceMS: new(int), Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{AwaitDecision: true, Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 	}})

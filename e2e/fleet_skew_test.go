@@ -23,7 +23,7 @@ import (
 // none is taken over, no two sessions of a task overlap, and every engine
 // is still beating at the end.
 func TestFleetSkewedClocksTakeNothingOver(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	hosts := []string{"machine-right", "machine-ahead", "machine-behind"}
 	f := newFleet(t, hosts, 2, 10)
 	f.bin = buildBinary(t, t.TempDir(), "-tags", "orchestra_faults")

@@ -284,7 +284,7 @@ func (f *fleet) checkFinished(t *testing.T, ids []task.ID) map[task.ID][]store.S
 // green, each ran on one engine at a time, both engines took work from the
 // one queue, and every task branch is on the remote.
 func TestFleetTwoEnginesOneQueue(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newFleet(t, []string{"machine-a", "machine-b"}, 3, 10)
 	f.start(t, "machine-a")
 	f.start(t, "machine-b")
@@ -313,7 +313,7 @@ var lostAge = regexp.MustCompile(`last beat (\S+) ago`)
 // brief and no attempt charged, and every task ends green; a write replayed
 // afterwards with the dead engine's fencing token is refused.
 func TestFleetFailover(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newFleet(t, []string{"machine-a", "machine-b"}, 2, 300)
 	ctx := context.Background()
 	f.start(t, "machine-a")

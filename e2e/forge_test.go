@@ -176,7 +176,7 @@ func (r *forgeRun) engineUp(t *testing.T) int {
 //   - the token is in no store row, event, recording, log, handoff file or
 //     agent's environment.
 func TestForgeIssuesCommentsAndPullRequestOnARealGitea(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	srv := giteatest.Start(t)
 	repoName := srv.CreateRepo(t, "calc")
 	aliceToken := srv.CreateUser(t, "alice")
@@ -287,6 +287,7 @@ func TestForgeIssuesCommentsAndPullRequestOnARealGitea(t *testing.T) {
 	}
 	srv.Stop()
 	down := time.Now()
+	waiting(t)
 	<-time.After(60 * time.Second) // the outage itself is what is tested
 	require.NoError(t, srv.Restart())
 	t.Logf("Gitea was down %s", time.Since(down).Round(time.Second))
@@ -489,7 +490,7 @@ func agentEnvironments(t *testing.T, script string) [][]byte {
 // each issue is one task, each comment one decision, delivered once; the
 // token is in no store row, file, log or agent environment.
 func TestFleetTwoEnginesOneSource(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	gh := githubstub.New(t, "team", "calc")
 	gh.Token = "ghp_fleet_source_token"
 	gh.SetPermission("alice", "write")

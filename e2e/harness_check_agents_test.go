@@ -36,7 +36,7 @@ func TestHarnessCheckAgentsAreGreen(t *testing.T) {
 		{"opencode-run", agentcli.OpenCode, nil, seedOpenCode},
 	} {
 		t.Run(c.harness, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			bin := c.cli.Require(t)
 			srv := modelstub.New(modelstub.PhaseScript(modelstub.ScriptOptions{}))
 			base, err := srv.Start()

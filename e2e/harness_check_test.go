@@ -28,7 +28,7 @@ func TestHarnessCheckClaudeIsGreen(t *testing.T) {
 	bin := claudecli.Require(t)
 	for _, name := range []string{"claude", "claude-print"} {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			srv := modelstub.New(modelstub.PhaseScript(modelstub.ScriptOptions{}))
 			base, err := srv.Start()
 			require.NoError(t, err)
@@ -55,7 +55,7 @@ func TestHarnessCheckClaudeIsGreen(t *testing.T) {
 // `shell` for a human and the `scripted` demo agent, run as a user would
 // (the real binary, in a repository), is green and exits 0.
 func TestHarnessCheckShellAndScriptedAreGreen(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	bin := buildBinary(t, t.TempDir())
 	root := t.TempDir()
 	require.NoError(t, project.WriteProject(root))
@@ -79,6 +79,6 @@ var harnessChecked = []string{"claude", "claude-print", "codex", "codex-exec", "
 // Every built-in harness has a test that runs `harness check` on it: a new
 // built-in without one fails here.
 func TestEveryBuiltinHarnessIsChecked(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	require.ElementsMatch(t, session.BuiltinNames(), harnessChecked)
 }

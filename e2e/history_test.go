@@ -17,7 +17,7 @@ import (
 // ended filter lists them too. Before, the console read the snapshot before
 // the coordinator had loaded the store and showed "0 tasks".
 func TestConsoleListsAnAllEndedRepository(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	// The agent does nothing in implement, so the verify gate stays red and
 	// with one attempt allowed every task fails.
 	f := newFixture(t, agent.Script{}, "[lease]\nmax_attempts = 1\n")
@@ -58,7 +58,7 @@ func TestConsoleListsAnAllEndedRepository(t *testing.T) {
 // A `demo --keep` directory opens on the demo's finished task, in the
 // console a user gets by default: attached to the repository's engine.
 func TestConsoleListsAKeptDemo(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	needTmux(t)
 	bin := buildBinary(t, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)

@@ -23,7 +23,7 @@ import (
 // relaunches the phase with its continuity, names the dead host in a
 // refusal, charges no attempt, and the fourth session finishes green.
 func TestKilledSessionHostsAreNotChargedToTheTask(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newRepoFixture(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{AwaitDecision: true, Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 	}}, "")

@@ -20,7 +20,7 @@ import (
 // and `status` says so, each at once; `stop` ends it and keeps its agent;
 // the next engine takes the same agent up, with no requeue.
 func TestAStoppedEngineIsSaidEndedByStopAndItsAgentAdopted(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newRepoFixture(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Behave: agent.BehaveStall, AwaitDecision: true}},
 	}}, "")

@@ -22,10 +22,28 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
-// limitReset is how far ahead of the limit the stubs put its reset: the
-// Done-when's 90 s, and longer than the lease below, so a wait that did not
-// hold the lease would lose it.
+// limitReset is how far ahead of the limit the stubs put its reset for a
+// CLI that keeps the default harness.own_grace (a minute): longer than
+// that grace and the lease below together, so a wait that did not hold
+// the lease would lose it even while the CLI's own CPU time still counts.
 const limitReset = 90 * time.Second
+
+// limitGrace is the harness.own_grace the tests give a CLI that builds its
+// requests quickly (all but opencode), and limitShortReset the reset then:
+// still longer than limitGrace and the lease (20 s) together, and than
+// stuck.after (10 s), by 15 s; half as long a wait as limitReset.
+const (
+	limitGrace      = 10 * time.Second
+	limitShortReset = 45 * time.Second
+)
+
+// reset is how far ahead of the limit cli's stub puts its reset.
+func (cli limitCLI) reset() time.Duration {
+	if cli.ownGrace > 0 {
+		return limitShortReset
+	}
+	return limitReset
+}
 
 // limitCLI is one real agent CLI against its stub, answering mid-phase
 // with its provider's usage-limit error.
@@ -43,10 +61,16 @@ type limitCLI struct {
 	// retries says the CLI retries by itself at the reset (opencode):
 	// nothing is typed then.
 	retries bool
+	// ownGrace, if set, is the harness's own_grace in these tests (see
+	// limitGrace), and the reset limitShortReset. opencode keeps the
+	// default: it spent over 30 s of its own CPU time building a request
+	// on a loaded machine. So does Claude Code 2.1.197: with a reset 45 s
+	// ahead it retries by itself, showing no limit, and was never limited.
+	ownGrace time.Duration
 }
 
 var limitCLIs = []limitCLI{
-	{name: "claude", harness: "claude", bin: func(t *testing.T) string { return claudecli.Require(t) }},
+	{name: "claude", harness: "claude", bin: func(t *testing.T) string { return claudecli.Require(t) }, ownGrace: limitGrace},
 	{name: "claude-2.1.197", harness: "claude", bin: func(t *testing.T) string {
 		bin := os.Getenv(oldestClaudeEnv)
 		if bin == "" {
@@ -54,15 +78,17 @@ var limitCLIs = []limitCLI{
 		}
 		return bin
 	}},
-	{name: "codex", harness: "codex", bin: func(t *testing.T) string { return agentcli.Codex.Require(t) }, seed: seedCodex, shown: true},
+	{name: "codex", harness: "codex", bin: func(t *testing.T) string { return agentcli.Codex.Require(t) }, seed: seedCodex, shown: true,
+		ownGrace: limitGrace},
 	{name: "gemini", harness: "gemini", bin: func(t *testing.T) string { return agentcli.Gemini.Require(t) },
-		args: []string{"-m", modelstub.GeminiModel}, seed: seedGemini},
+		args: []string{"-m", modelstub.GeminiModel}, seed: seedGemini, ownGrace: limitGrace},
 	{name: "opencode", harness: "opencode", bin: func(t *testing.T) string { return agentcli.OpenCode.Require(t) },
 		seed: seedOpenCode, shown: true, retries: true},
 }
 
 // Each CLI, its stub answering the phase's second request with its
-// provider's usage limit (the reset 90 s ahead): the task shows waiting
+// provider's usage limit (the reset 45 s ahead, 90 s for opencode and
+// Claude Code 2.1.197; see cli.reset): the task shows waiting
 // with the reset, its lease (20 s) is held and never expires, it is not
 // flagged stuck (stuck.after 10 s), no attempt is charged, and at the reset
 // "continue" goes into the same conversation, which finishes the task green.
@@ -70,14 +96,14 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 	t.Parallel()
 	for _, cli := range limitCLIs {
 		t.Run(cli.name, func(t *testing.T) {
-			t.Parallel()
-			lw := &modelstub.LimitWindow{Turn: 1, For: limitReset}
+			parallel(t)
+			lw := &modelstub.LimitWindow{Turn: 1, For: cli.reset()}
 			rules := append([]modelstub.Rule{lw.Rule()}, modelstub.PhaseScript(modelstub.ScriptOptions{
 				Code: []modelstub.ToolUse{modelstub.Read("calc.go"), modelstub.Write("calc.go", project.CalcFixed)},
 			})...)
 			b, tk := limitSetup(t, cli, rules, func(cfg *config.Config) {
 				if !cli.shown {
-					cfg.Limits.LimitWait.Duration = limitReset
+					cfg.Limits.LimitWait.Duration = cli.reset()
 				}
 				cfg.Lease.Length.Duration, cfg.Lease.Window.Duration = 20*time.Second, 15*time.Second
 				cfg.Stuck.After.Duration = 10 * time.Second
@@ -97,6 +123,7 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 			require.False(t, tv.LimitReset.After(reset.Add(61*time.Second)), "reset %s shown as %s", reset, tv.LimitReset)
 			t.Logf("%s: limited at %s, reset %s, shown %s: %s", cli.name, limited.At.Format(time.TimeOnly), reset.Format(time.TimeOnly),
 				tv.LimitReset.Format(time.TimeOnly), limited.Text)
+			waiting(t) // until the reset
 
 			resumed := b.waitEvent(t, tk.ID, 3*time.Minute, func(e task.Event) bool { return e.Kind == task.EvSessionLimitReset })
 			require.False(t, resumed.At.Before(reset.Add(-time.Second)), "resumed at %s before the reset %s", resumed.At, reset)
@@ -132,7 +159,7 @@ func TestLimitWaitsForTheResetWithEachCLI(t *testing.T) {
 // provider shows its limit moves to Codex with its continuity, and
 // finishes there green, with no attempt charged.
 func TestLimitHandsOffClaudeToCodex(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	codexBin := agentcli.Codex.Require(t)
 	lw := &modelstub.LimitWindow{Turn: 1, For: time.Hour}
 	limitOnClaude := lw.Rule()
@@ -222,6 +249,9 @@ func limitSetup(t *testing.T, cli limitCLI, rules []modelstub.Rule, tweak func(*
 	}
 	spec.SetEnv["GOCACHE"] = goEnv(t, goBin, "GOCACHE")
 	spec.SetEnv["GOTOOLCHAIN"] = "local"
+	if cli.ownGrace > 0 {
+		spec.OwnGrace = session.Duration{Duration: cli.ownGrace}
+	}
 	b.cfg.Harness[cli.harness] = spec
 	b.cfg.Pane = config.Pane{Cols: 120, Rows: 40}
 	b.cfg.Lease.Tick.Duration = 100 * time.Millisecond
@@ -247,7 +277,9 @@ var selfRetries = map[string]selfRetry{
 	"opencode-overloaded": {cli: "opencode", kind: modelstub.LimitOverloaded, window: 45 * time.Second, want: session.LimitOverloaded},
 	// Claude Code 2.1.332 waits by itself for a 5-hour limit's reset
 	// about a minute ahead ("retrying in 53s (1:50pm) · attempt 1/10").
-	"claude-usage": {cli: "claude", kind: modelstub.LimitUsage, window: 50 * time.Second, want: session.LimitUsage},
+	// 35 s: longer than stuck.after and than its limitGrace and lease
+	// together (30 s), so a wait that did not hold the lease would lose it.
+	"claude-usage": {cli: "claude", kind: modelstub.LimitUsage, window: 35 * time.Second, want: session.LimitUsage},
 }
 
 // Each CLI, its stub refusing the phase's second request as it would
@@ -260,7 +292,7 @@ func TestRefusalTheCLIRetriesIsNotStuck(t *testing.T) {
 	t.Parallel()
 	for name, sr := range selfRetries {
 		t.Run(name, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			for _, cli := range limitCLIs {
 				if cli.name == sr.cli {
 					testSelfRetry(t, cli, sr)
@@ -285,7 +317,11 @@ func testSelfRetry(t *testing.T, cli limitCLI, sr selfRetry) {
 		cfg.Lease.MaxRenewals = 60
 		cfg.Stuck.After.Duration = 20 * time.Second
 	})
-	last := b.waitEvent(t, tk.ID, 4*time.Minute, ended)
+	last := b.waitEvent(t, tk.ID, 4*time.Minute, func(e task.Event) bool { return e.Kind == task.EvSessionLimited || ended(e) })
+	if !ended(last) {
+		waiting(t) // while the CLI retries
+		last = b.waitEvent(t, tk.ID, 4*time.Minute, ended)
+	}
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
 	reset := lw.ResetAt()
 	require.False(t, reset.IsZero(), "the stub never refused")

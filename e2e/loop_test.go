@@ -97,7 +97,7 @@ func kind(k task.Kind) func(headless.Record) bool {
 // --headless --json` output go straight to correct, expire, approve and
 // merge; --wait picks up a task added later; prune then cleans up.
 func TestHeadlessJSONDrivesTheLoopFromAddToMergedBranch(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	fix := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
 	f := newRepoFixture(t, agent.Script{Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Behave: agent.BehaveStall}},

@@ -14,6 +14,7 @@ import (
 // the variable through the environment like everything else.
 func TestMain(m *testing.M) {
 	os.Setenv(host.AnchorEnv, strconv.Itoa(os.Getpid()))
+	setParallel()
 	code := withFleetKeyDir(m)
 	removeSharedBinary()
 	os.Exit(code)

@@ -21,7 +21,7 @@ import (
 // window) and the engine runs the `[notify] command` with the event as
 // JSON.
 func TestNotifyWhenATaskNeedsAHuman(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	notices := filepath.Join(t.TempDir(), "notices.jsonl")
 	cmd, err := json.Marshal([]string{"sh", "-c", "cat >> " + shellQuote(notices)})
 	require.NoError(t, err)

@@ -79,7 +79,7 @@ func TestOneShotAgentsRunATask(t *testing.T) {
 	}
 	for _, a := range oneShotAgents {
 		t.Run(a.harness, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			var bin string
 			if a.harness == "claude-print" {
 				bin = claudecli.Require(t)

@@ -20,7 +20,7 @@ const otherSized = "sized by another console"
 // nothing. (That the probe's redraw on each resize is no progress for its
 // stuck clock is worker's TestAResizeIsNoProgress.)
 func TestTwoConsolesSizePanesByTheLatest(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	log := filepath.Join(t.TempDir(), "sizes.log")
 	f := newFixture(t, agent.Script{}, probeHarness(log)+"\n[[slots]]\nharness = \"probe\"\ncapacity = 2\n")
 	t.Cleanup(func() { _, _ = runIn(f, "stop") })

@@ -122,7 +122,7 @@ func TestPtyHasThePaneSize(t *testing.T) {
 	t.Parallel()
 	for _, size := range [][2]int{{100, 30}, {200, 50}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			log := filepath.Join(t.TempDir(), "sizes.log")
 			f := newFixture(t, agent.Script{}, probeHarness(log))
 			f.orch(t, "add", "--title", "probe", "--goal", "know the terminal", "--verify", "true",
@@ -185,7 +185,7 @@ func TestClaudePtyHasThePaneSize(t *testing.T) {
 	claude := claudecli.Require(t)
 	for _, size := range [][2]int{{100, 30}, {200, 50}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			srv := modelstub.New([]modelstub.Rule{{
 				Name: "wait", When: func(modelstub.Request) bool { return true },
 				Reply: func(modelstub.Request) modelstub.Reply {

@@ -47,7 +47,7 @@ func TestBriefLineWholeAfterGridAndZoom(t *testing.T) {
 	t.Parallel()
 	for _, size := range [][2]int{{80, 24}, {120, 40}, {200, 50}} {
 		t.Run(fmt.Sprintf("%dx%d", size[0], size[1]), func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			// Two shells at once, so the grid has two cells.
 			f := newFixture(t, agent.Script{}, "[[slots]]\nharness = \"shell\"\ncapacity = 2\n")
 			for _, title := range []string{"first shell", "second shell"} {

@@ -109,7 +109,7 @@ PermitRootLogin prohibit-password
 // correction typed in the console reaches the agent exactly once, and q
 // detaches with the agent still running.
 func TestRemoteConsoleOverSSH(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	// The engine ssh starts has the login's environment, not the test's
 	// temporary config directory: orchestra.toml names the fleet key both
 	// sides sign and check with, as a fleet's machines share one file.

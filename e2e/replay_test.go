@@ -24,7 +24,7 @@ import (
 // and the pane shows exactly the screen the recording replayed by the
 // emulator alone gives at the offset of the correction's ledger event.
 func TestReplayInTheConsole(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newFixture(t, agent.Script{PaceMS: new(int), Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{AwaitDecision: true, Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 	}}, "")

@@ -52,7 +52,7 @@ var sgrForeground = regexp.MustCompile(`\x1b\[[0-9;]*\b38;[25];[0-9;]*m`)
 // tmux window runs `events --follow --json`, whose output must be every
 // event of the run, with the ids the store holds.
 func TestReviewInTheConsole(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newFixture(t, agent.Script{PaceMS: new(int), Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Edits: []agent.Edit{
 			{Path: "calc.go", Content: project.CalcFixed},

@@ -43,7 +43,7 @@ func (f *fleet) refusalsOf(t testing.TB, id task.ID) []task.Event {
 // fleet, each naming the bad signature and itself; nothing of it runs,
 // while a task added through an engine runs as before.
 func TestFleetRefusesAnEditedTask(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	f := newFleet(t, []string{"m1", "m2"}, 1, 0)
 	ctx := context.Background()
 	r, err := repo.Open(f.engines["m1"].dir)
@@ -91,7 +91,7 @@ func TestFleetRefusesAnEditedTask(t *testing.T) {
 // agent's own environment, not its session host's, not the engine's, nor
 // any other ancestor's environment or command line.
 func TestAgentCannotReadTheStorePassword(t *testing.T) {
-	t.Parallel()
+	parallel(t)
 	const password = "pw-only-the-engine-knows"
 	u, err := url.Parse(pgtest.Start(t).NewDatabase(t))
 	require.NoError(t, err)

@@ -121,7 +121,7 @@ func TestTruecolorInsideTmux(t *testing.T) {
 		same   bool
 	}{{"", true}, {"256", false}} {
 		t.Run("colors="+tc.colors, func(t *testing.T) {
-			t.Parallel()
+			parallel(t)
 			f := newFixture(t, agent.Script{}, gradHarness(tc.colors))
 			f.orch(t, "add", "--title", "gradient", "--goal", "show colours", "--verify", "true",
 				"--harness", "grad", "--pipeline", "implement")

@@ -33,9 +33,10 @@ import (
 // they reaped spent (cutime and cstime) is the children's.
 
 // OwnGrace is how long after the last input or change of screen the agent
-// CLI's own CPU time counts as work: longer than opencode took to build a
-// request on a loaded machine (34 s), and a minute (lease.CPUWindow) at
-// most of a stall hidden behind a spinner.
+// CLI's own CPU time counts as work, unless its harness sets own_grace:
+// longer than opencode took to build a request on a loaded machine (34 s),
+// and a minute (lease.CPUWindow) at most of a stall hidden behind a
+// spinner.
 const OwnGrace = time.Minute
 
 // clockTicks is the unit of the times in /proc/PID/stat (USER_HZ, 100 on
@@ -54,6 +55,8 @@ type ownProcs struct {
 	// last reading, and activeAt when it last changed or input was sent.
 	screen   string
 	activeAt time.Time
+	// grace is the harness's own_grace; 0 means OwnGrace.
+	grace time.Duration
 }
 
 // ownProc is one of the CLI's processes: its start (a pid the kernel gave
@@ -110,7 +113,8 @@ func (o *ownProcs) active(at time.Time) {
 // does not count as work, given spent (what they spent so far), the
 // session's screen (less its volatile regions) and the time now: what they
 // spent since the last call counts when the screen changed since, or when
-// the last input or change of screen is at most OwnGrace before now.
+// the last input or change of screen is at most the grace (OwnGrace
+// unless the harness sets own_grace) before now.
 func (o *ownProcs) uncounted(spent time.Duration, screen string, now time.Time) time.Duration {
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -120,8 +124,12 @@ func (o *ownProcs) uncounted(spent time.Duration, screen string, now time.Time) 
 			o.activeAt = now
 		}
 	}
+	grace := o.grace
+	if grace <= 0 {
+		grace = OwnGrace
+	}
 	if spent > o.seen {
-		if !o.activeAt.IsZero() && now.Sub(o.activeAt) <= OwnGrace {
+		if !o.activeAt.IsZero() && now.Sub(o.activeAt) <= grace {
 			o.counted += spent - o.seen
 		}
 		o.seen = spent

@@ -135,3 +135,28 @@ func TestOwnTimeCountsWithinOwnGraceOfInputOrScreen(t *testing.T) {
 	o.active(at.Add(5 * OwnGrace))
 	require.Equal(t, 6*time.Second, o.uncounted(13*time.Second, "reply", at.Add(5*OwnGrace+time.Second)), "work after an input did not count")
 }
+
+// A harness's own_grace replaces OwnGrace: a session started from a spec
+// with own_grace 5s leaves its CLI's own time out 5 s after its last input
+// or change of screen, not a minute after (a demo's short lease would
+// otherwise be renewed for a minute by a stalled CLI's spinner).
+func TestOwnGraceOfTheHarnessReplacesOwnGrace(t *testing.T) {
+	t.Parallel()
+	spec := Spec{Name: "idle", Argv: []string{"sh", "-c", "printf 'READY\\n'; exec sleep 60"},
+		Env: []string{"PATH"}, Delivery: DeliveryType, Submit: `\r`, Ready: "READY", OwnGrace: Duration{5 * time.Second}}
+	s, err := Start(Params{Spec: spec, Dir: t.TempDir(), Cols: 40, Rows: 5, Environ: []string{"PATH=" + os.Getenv("PATH")}})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = s.Stop(time.Second) })
+	require.Equal(t, 5*time.Second, s.own.grace)
+
+	o := &s.own
+	at := time.Now().Add(time.Hour) // after the launch's own marks
+	o.active(at)
+	require.Equal(t, time.Duration(0), o.uncounted(0, "prompt", at))
+	require.Equal(t, time.Duration(0), o.uncounted(2*time.Second, "prompt", at.Add(5*time.Second)), "work within the harness's grace counted")
+	require.Equal(t, 3*time.Second, o.uncounted(5*time.Second, "prompt", at.Add(6*time.Second)), "spinning past the harness's grace counted")
+
+	bad := spec
+	bad.OwnGrace = Duration{-time.Second}
+	require.ErrorContains(t, bad.Validate(), "own_grace")
+}

@@ -102,6 +102,11 @@ type Spec struct {
 	Quiet Duration `toml:"quiet"`
 	// LaunchTimeout bounds the wait for a confirmed launch.
 	LaunchTimeout Duration `toml:"launch_timeout"`
+	// OwnGrace is how long after the last input or change of screen the
+	// program's own CPU time counts as work (cpu_own.go); 0 means
+	// OwnGrace. A lease shorter than a minute (the demo's) wants a
+	// shorter one, or a stall behind a spinner keeps it for a minute.
+	OwnGrace Duration `toml:"own_grace"`
 	// Resubmit says what a resubmit of a stuck pane sends.
 	Resubmit ResubmitMode `toml:"resubmit"`
 	// Volatile lists regular expressions of screen regions that change
@@ -233,6 +238,9 @@ func (s Spec) Validate() error {
 	}
 	if s.LaunchTimeout.Duration < 0 {
 		bad("launch_timeout", "is negative")
+	}
+	if s.OwnGrace.Duration < 0 {
+		bad("own_grace", "is negative")
 	}
 	if !validTrust(s.Trust) {
 		bad("trust", "unknown value %q; use one of %q or leave it out", s.Trust, trustStores)

@@ -158,6 +158,7 @@ func Start(p Params) (*Session, error) {
 		changed: make(chan struct{}, 1), sig: make(chan struct{}),
 		in: newInputQueue(), readerDone: make(chan struct{}), done: make(chan struct{}),
 		parse: newParseQueue(), parserDone: make(chan struct{}), cols: p.Cols, rows: p.Rows,
+		own: ownProcs{grace: spec.OwnGrace.Duration},
 	}
 	if spec.Ready != "" {
 		s.ready = regexp.MustCompile(spec.Ready)

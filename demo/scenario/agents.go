@@ -42,6 +42,11 @@ type agentKind struct {
 	// lease, window and stuck are the fast clocks; a CLI that takes long
 	// to start or to draw gets longer ones.
 	lease, window, stuck time.Duration
+	// ownGrace, if set, is the harness's own_grace with the fast clocks:
+	// a CLI whose own process keeps busy behind its spinner while its
+	// model is held renews its lease on that CPU time for the default
+	// minute (session.OwnGrace) before the lease can run out.
+	ownGrace time.Duration
 }
 
 var agentKinds = map[string]agentKind{
@@ -62,6 +67,11 @@ var agentKinds = map[string]agentKind{
 		// is no progress. (A slow start costs no lease: until its launch
 		// is confirmed a session is bounded by its launch_timeout.)
 		lease: 15 * time.Second, window: 13 * time.Second, stuck: 4 * time.Second,
+		// Its spinner keeps its node process busy: with the default
+		// grace the stalled implement attempt 1 renewed its lease on
+		// that for a minute (34 renewals after the correction), a
+		// minute and a quarter in all before the lease ran out.
+		ownGrace: 15 * time.Second,
 	},
 	"opencode": {
 		cli: agentcli.OpenCode, model: modelstub.OpenCodeModel,
@@ -193,6 +203,9 @@ func (a *agentHarness) tweak(cfg *config.Config) {
 	// As for Claude: an idle prompt ignores a bare Enter, and pasting the
 	// brief again is what a person would do.
 	spec.Resubmit = session.ResubmitBrief
+	if a.fast && a.kind.ownGrace > 0 {
+		spec.OwnGrace = session.Duration{Duration: a.kind.ownGrace}
+	}
 	cfg.Harness[a.name] = spec
 	length, window, stuck := a.kind.lease, a.kind.window, a.kind.stuck
 	if !a.fast {
