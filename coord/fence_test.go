@@ -47,7 +47,7 @@ func TestAnOldSessionsArtifactIsNotSealed(t *testing.T) {
 	old := exec.Command("nohup", "/bin/sh", "-c",
 		`printf '%s' "$ART" > .orchestra/implement.json && touch .orchestra/done && exec sleep 600`)
 	old.Dir = dir
-	old.Env = append(os.Environ(), session.TaskEnv+"="+string(id), session.SessionEnv+"=S-OF-A-KILLED-CONSOLE",
+	old.Env = append(os.Environ(), session.TaskEnv+"="+string(id), session.SessionEnv+"="+task.NewULID(time.Now().Add(-time.Hour)), // a session made before this one
 		"ART="+task.Example(task.PhaseImplement))
 	require.NoError(t, old.Start())
 	exited := make(chan struct{})

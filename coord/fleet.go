@@ -338,7 +338,12 @@ func (fs *fleetService) orphanWhy(ctx context.Context, t task.Task, token int64,
 			detail += fmt.Sprintf(" Attempt %d of phase %s is not counted.", t.Attempt, t.Phase)
 		}
 		ev := fs.loop.refusal(t.ID, "", task.ReasonLeaseOrphaned, detail)
-		res, err := fs.st.TaskTransition(ctx, store.Orphan(t.ID, t.State, token, fs.loop.now(), ev))
+		// The requeue ends the holder's sessions in its own transaction:
+		// no engine may place the task while they still count as live.
+		orphan := store.Orphan(t.ID, t.State, token, fs.loop.now(), ev)
+		orphan.EndLive = &store.SessionsEnd{Status: store.SessionKilled, At: fs.loop.now(),
+			Continuity: func(s store.Session) string { return lostContinuity(s, why) }}
+		res, err := fs.st.TaskTransition(ctx, orphan)
 		switch {
 		case errors.Is(err, store.ErrConflict):
 			// The row moved since this view was read: most often by this
@@ -357,6 +362,7 @@ func (fs *fleetService) orphanWhy(ctx context.Context, t task.Task, token int64,
 		}
 		fs.tasks[t.ID] = res.Task
 		fs.hub.event(ev)
+		return nil
 	} else if token > 0 {
 		if err := fs.st.LeaseDelete(ctx, t.ID, token); err != nil && !errors.Is(err, store.ErrNotFound) {
 			return fmt.Errorf("delete orphaned lease of %s: %w", t.ID, err)

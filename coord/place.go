@@ -288,6 +288,9 @@ type launcher struct {
 	// task's model.
 	castPath  func(task.ID, string) string
 	noteModel func(task.ID, string)
+	// fencedOut stops a session whose task another engine took over
+	// (fleet.go).
+	fencedOut func(ctx context.Context, r *run, token int64)
 	// holdWrite holds a write that a network store did not answer until
 	// it does, and reports true; a refusal is not held (holdUnanswered).
 	holdWrite func(err error, again func()) bool
@@ -366,8 +369,14 @@ func (ln *launcher) launch(ctx context.Context, t task.Task, s *slot, l lease.Le
 					fmt.Sprintf("Session %s launched (%s, pid %d) for phase %s, attempt %d%s.",
 						short(r.sessionID), h, w.Pid(), r.phase, r.attempt, fp.note()))
 				ev.Data = launchedData(w)
+				if !ln.gate.recordFor(ctx, r.token, ev) {
+					// Another engine took the task over while the session
+					// started: nothing of it is the task's, so it is stopped.
+					token, _ := ln.st.TaskToken(ctx, next.ID)
+					ln.fencedOut(ctx, r, token)
+					return
+				}
 				ln.reporter.recordFingerprint(ctx, r, fp)
-				ln.loop.record(ctx, ev)
 				early := r.early
 				r.early = nil
 				for _, rep := range early {

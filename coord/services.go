@@ -194,6 +194,7 @@ func newLauncher(c *Coordinator) *launcher {
 		live: &c.live, hooks: prestartHooks(c),
 		castPath: c.castPath, noteModel: c.noteModel,
 		holdWrite: func(err error, again func()) bool { return holdUnanswered(c, err, again) },
+		fencedOut: func(ctx context.Context, r *run, token int64) { c.fleetSvc.fencedOut(ctx, r, token) },
 	}
 }
 

@@ -406,7 +406,7 @@ func endTaskCgroups(owner, task, keep string, grace time.Duration) error {
 		if !ok || !strings.HasPrefix(rest, prefix) || !ownedBy(got, cleanMark(owner)) {
 			continue
 		}
-		if keep != "" && rest == prefix+cleanMark(keep) {
+		if !OlderSession(strings.TrimPrefix(rest, prefix), cleanMark(keep)) {
 			continue
 		}
 		errs = append(errs, endCgroup(fmt.Sprintf("stop processes of task %s", task), filepath.Join(base, e.Name()), 0, grace))

@@ -71,22 +71,22 @@ func TestStopMarkedEndsAnotherSessionsCgroup(t *testing.T) {
 		cg.started()
 		return cmd
 	}
-	old, keep := start("S-old"), start("S-new")
+	old, keep := start("S-1old"), start("S-2new")
 	exited := make(chan struct{})
 	go func() { _ = old.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = keep.Process.Kill()
 		_ = keep.Wait()
-		_ = os.Remove(filepath.Join(base, cgroupName("", "T-cgfence", "S-new")))
+		_ = os.Remove(filepath.Join(base, cgroupName("", "T-cgfence", "S-2new")))
 	})
 	require.Empty(t, Marked("", "T-cgfence"), "no process carries a mark")
 
-	require.NoError(t, StopMarked("", "T-cgfence", "S-new", time.Second))
+	require.NoError(t, StopMarked("", "T-cgfence", "S-2new", time.Second))
 	select {
 	case <-exited:
 	case <-time.After(waitLimit):
 		t.Fatal("the old session's process outlived StopMarked")
 	}
-	require.NoDirExists(t, filepath.Join(base, cgroupName("", "T-cgfence", "S-old")))
+	require.NoDirExists(t, filepath.Join(base, cgroupName("", "T-cgfence", "S-1old")))
 	require.NoError(t, syscall.Kill(keep.Process.Pid, 0), "the kept session's process still runs")
 }

@@ -79,3 +79,11 @@ func (e *RemainError) Error() string {
 	}
 	return fmt.Sprintf("%s: process(es) %s still alive after SIGKILL; they may be stuck in the kernel (state D): see /proc/PID/status", e.What, strings.Join(ps, ", "))
 }
+
+// OlderSession reports whether a process of session s is swept by a sweep
+// that keeps session keep: keep "" keeps none; otherwise only sessions
+// made before keep go (ids are ULIDs, which sort in the order they were
+// made), so keep's successors live on.
+func OlderSession(s, keep string) bool {
+	return keep == "" || s < keep
+}

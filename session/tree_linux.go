@@ -66,13 +66,16 @@ func marks(env, want []byte) (procMarks, bool) {
 
 // StopMarked ends every process carrying task's mark and owner's (ownedBy:
 // another engine's agents on this machine are never touched) whose session
-// mark is not keep ("" keeps none): SIGTERM, then SIGKILL to those still
+// is older than keep ("" keeps none): SIGTERM, then SIGKILL to those still
 // alive after grace, then a wait of up to grace for them to be gone.
-// Signals go through a pidfd opened while the mark was checked, so a pid
-// reused in between is never signalled. It returns a *RemainError naming
-// the pids still alive at the end instead of waiting longer.
+// keep and every later session of the task are spared (session ids are
+// ULIDs, made in order: OlderSession), so a superseded session's sweep
+// never ends its successor's agent. Signals go through a pidfd opened
+// while the mark was checked, so a pid reused in between is never
+// signalled. It returns a *RemainError naming the pids still alive at the
+// end instead of waiting longer.
 func StopMarked(owner, task, keep string, grace time.Duration) error {
-	err := stopMarked(owner, task, func(s string) bool { return keep == "" || s != keep }, 0, grace)
+	err := stopMarked(owner, task, func(s string) bool { return OlderSession(s, keep) }, 0, grace)
 	// A process that exec'd with a clean environment has no marks, but
 	// stays in its session's cgroup where there is one.
 	return errors.Join(err, endTaskCgroups(owner, task, keep, grace))

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // readPid waits on the session's screen for the script to say it wrote its
@@ -73,9 +75,9 @@ while [ ! -s "` + pidFile + `" ]; do sleep 0.01; done; echo daemon-started; read
 func TestStopMarkedFencesAnotherConsolesSurvivor(t *testing.T) {
 	t.Parallel()
 	survivor := exec.Command("sleep", "600")
-	survivor.Env = append(os.Environ(), TaskEnv+"=T-fence", SessionEnv+"=S-old")
+	survivor.Env = append(os.Environ(), TaskEnv+"=T-fence", SessionEnv+"=S-1old")
 	keep := exec.Command("sleep", "600")
-	keep.Env = append(os.Environ(), TaskEnv+"=T-fence", SessionEnv+"=S-new")
+	keep.Env = append(os.Environ(), TaskEnv+"=T-fence", SessionEnv+"=S-2new")
 	require.NoError(t, survivor.Start())
 	require.NoError(t, keep.Start())
 	t.Cleanup(func() { _ = keep.Process.Kill(); _ = keep.Wait() })
@@ -86,11 +88,36 @@ func TestStopMarkedFencesAnotherConsolesSurvivor(t *testing.T) {
 	for _, p := range Marked("", "T-fence") {
 		sessions = append(sessions, p.Session)
 	}
-	require.ElementsMatch(t, []string{"S-old", "S-new"}, sessions)
-	require.NoError(t, StopMarked("", "T-fence", "S-new", time.Second))
+	require.ElementsMatch(t, []string{"S-1old", "S-2new"}, sessions)
+	require.NoError(t, StopMarked("", "T-fence", "S-2new", time.Second))
 	<-exited
 	require.NoError(t, syscall.Kill(keep.Process.Pid, 0), "the kept session's process still runs")
 	require.Len(t, Marked("", "T-fence"), 1)
+}
+
+// A superseded session's sweep (its launch still under way when its
+// successor started, in the fault run) ends the sessions before it and
+// never its successor's agent: session ids sort in the order they were
+// made.
+func TestStopMarkedSparesTheSessionsAfterTheOneKept(t *testing.T) {
+	t.Parallel()
+	start := func(session string) (*exec.Cmd, chan struct{}) {
+		cmd := exec.Command("sleep", "600")
+		cmd.Env = append(os.Environ(), TaskEnv+"=T-order", SessionEnv+"="+session)
+		require.NoError(t, cmd.Start())
+		done := make(chan struct{})
+		go func() { _ = cmd.Wait(); close(done) }()
+		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+		return cmd, done
+	}
+	now := time.Now()
+	older, superseded, successor := task.NewULID(now), task.NewULID(now), task.NewULID(now)
+	_, olderDone := start(older)
+	next, _ := start(successor)
+	require.NoError(t, StopMarked("", "T-order", superseded, time.Second))
+	<-olderDone
+	require.NoError(t, syscall.Kill(next.Process.Pid, 0), "the successor's agent was stopped by the superseded session's sweep")
+	require.Len(t, Marked("", "T-order"), 1)
 }
 
 func TestRemainErrorNamesThePids(t *testing.T) {

@@ -81,6 +81,29 @@ type TaskTransitionParams struct {
 	Lease *lease.Lease
 	// Events returns the events appended, given the task as stored before.
 	Events func(before task.Task) []task.Event
+	// EndLive, when set, ends the task's live sessions (launching or
+	// confirmed) in the same transaction: a takeover's requeue and the
+	// end of its predecessor's sessions land together, so no reader sees
+	// the task free while an old session of it still counts as live.
+	EndLive *SessionsEnd
+}
+
+// SessionsEnd is how a transition ends a task's live sessions.
+type SessionsEnd struct {
+	Status SessionStatus
+	At     time.Time
+	// Continuity gives a session that has no continuity record one (nil:
+	// none).
+	Continuity func(Session) string
+}
+
+// End returns s ended as e says.
+func (e SessionsEnd) End(s Session) Session {
+	s.Status, s.EndedAt = e.Status, e.At
+	if s.Continuity == "" && e.Continuity != nil {
+		s.Continuity = e.Continuity(s)
+	}
+	return s
 }
 
 // TaskTransitionResult is what a transition wrote.

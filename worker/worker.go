@@ -185,7 +185,9 @@ func Start(ctx context.Context, p Params) (*Run, error) {
 	// agent, say) is stopped before this one starts in the worktree, so it
 	// cannot write this session's artifact (stopped before the old
 	// sentinel and artifact are cleared, so it cannot write them again).
-	if err := session.StopMarked(p.Owner, string(p.TaskID), "", fenceGrace); err != nil {
+	// Only sessions before this one: a launch superseded while it was
+	// prepared must not end its successor's agent.
+	if err := session.StopMarked(p.Owner, string(p.TaskID), p.SessionID, fenceGrace); err != nil {
 		wt.Close()
 		return nil, &task.Refusal{Reason: task.ReasonLaunchFailed, Detail: "an earlier session's processes could not be stopped: " + err.Error()}
 	}

@@ -103,6 +103,28 @@ WHERE status IN ('launching', 'confirmed') ORDER BY started_at, id`)
 	return out, nil
 }
 
+// endLiveSessions ends the live sessions of task id inside tx (a
+// transition's EndLive).
+func endLiveSessions(ctx context.Context, tx pgx.Tx, id task.ID, e store.SessionsEnd) error {
+	rows, err := tx.Query(ctx, `SELECT `+sessionColumns+` FROM sessions
+WHERE task_id = $1 AND status IN ('launching', 'confirmed') FOR UPDATE`, string(id))
+	if err != nil {
+		return fmt.Errorf("list live sessions of task %s: %w", id, err)
+	}
+	live, err := collect(rows, scanSession)
+	if err != nil {
+		return fmt.Errorf("list live sessions of task %s: %w", id, err)
+	}
+	for _, ss := range live {
+		ss = e.End(ss)
+		if _, err := tx.Exec(ctx, `UPDATE sessions SET status = $1, ended_at = $2, continuity = $3 WHERE id = $4`,
+			string(ss.Status), ss.EndedAt.UTC(), ss.Continuity, ss.ID); err != nil {
+			return fmt.Errorf("end session %s: %w", ss.ID, err)
+		}
+	}
+	return nil
+}
+
 func scanSession(row pgx.Row) (store.Session, error) {
 	var (
 		ss                    store.Session

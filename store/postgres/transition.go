@@ -61,5 +61,10 @@ branch = $5, reason = $6, updated_at = $7, token = $8, harness = $9, model = $10
 	if err := appendEvents(ctx, tx, plan.Events); err != nil {
 		return store.TaskTransitionResult{}, err
 	}
+	if p.EndLive != nil {
+		if err := endLiveSessions(ctx, tx, t.ID, *p.EndLive); err != nil {
+			return store.TaskTransitionResult{}, err
+		}
+	}
 	return plan.Result(before), nil
 }

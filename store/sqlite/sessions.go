@@ -125,6 +125,37 @@ WHERE status IN ('launching', 'confirmed') ORDER BY started_at, id`)
 	return out, nil
 }
 
+// endLiveSessions ends the live sessions of task id inside tx (a
+// transition's EndLive).
+func endLiveSessions(ctx context.Context, tx *sql.Tx, id task.ID, e store.SessionsEnd) error {
+	rows, err := tx.QueryContext(ctx, `SELECT `+sessionColumns+` FROM sessions
+WHERE task_id = ? AND status IN ('launching', 'confirmed')`, string(id))
+	if err != nil {
+		return fmt.Errorf("list live sessions of task %s: %w", id, err)
+	}
+	var live []store.Session
+	for rows.Next() {
+		ss, err := scanSession(rows)
+		if err != nil {
+			rows.Close()
+			return fmt.Errorf("list live sessions of task %s: %w", id, err)
+		}
+		live = append(live, ss)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list live sessions of task %s: %w", id, err)
+	}
+	for _, ss := range live {
+		ss = e.End(ss)
+		if _, err := tx.ExecContext(ctx, `UPDATE sessions SET status = ?, ended_at = ?, continuity = ? WHERE id = ?`,
+			string(ss.Status), timeText(ss.EndedAt), ss.Continuity, ss.ID); err != nil {
+			return fmt.Errorf("end session %s: %w", ss.ID, err)
+		}
+	}
+	return nil
+}
+
 func scanSession(sc scanner) (store.Session, error) {
 	var (
 		ss                                store.Session

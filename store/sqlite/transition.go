@@ -64,5 +64,10 @@ branch = ?, reason = ?, updated_at = ?, token = ?, harness = ?, model = ?, signa
 	if err := s.appendEvents(ctx, tx, plan.Events); err != nil {
 		return store.TaskTransitionResult{}, err
 	}
+	if p.EndLive != nil {
+		if err := endLiveSessions(ctx, tx, t.ID, *p.EndLive); err != nil {
+			return store.TaskTransitionResult{}, err
+		}
+	}
 	return plan.Result(before), nil
 }

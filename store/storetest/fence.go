@@ -15,6 +15,7 @@ var fenceCases = []testCase{
 	{"FencedWritesRefusedOnceOrphaned", testFencedWritesRefusedOrphaned},
 	{"FencedWritesRefusedAfterANewGrant", testFencedWritesRefusedRegranted},
 	{"EventAppendFencedOneTask", testEventAppendFencedOneTask},
+	{"OrphanEndsTheLiveSessionsAtOnce", testOrphanEndsTheLiveSessions},
 }
 
 // fencedWrites tries every fenced write of a run under token: a verdict, an
@@ -140,4 +141,47 @@ func testEventAppendFencedOneTask(t *testing.T, b *bundle) {
 	require.ErrorIs(t, b.st.EventAppendFenced(b.ctx, l.Token, b.event("01NOSUCHTASK0000000000000", task.EvBranchPushed)), store.ErrNotFound)
 	require.Empty(t, b.events(t, a.ID))
 	require.Empty(t, b.events(t, c.ID))
+}
+
+// A takeover's requeue ends the task's live sessions in its own
+// transaction (EndLive): the task is never queued while its old session
+// still counts as live (the fault run saw the old session's end land 18 to
+// 30 ms after the new holder's session began). An ended session keeps its
+// end, a session with continuity keeps it, and a refused requeue ends
+// nothing.
+func testOrphanEndsTheLiveSessions(t *testing.T, b *bundle) {
+	tk, token, s := b.fencedFixture(t)
+	done := b.newSession(tk.ID, 2*time.Second)
+	done.Token, done.Status, done.EndedAt, done.Continuity = token, store.SessionExited, b.at(3*time.Second), `{"kept":true}`
+	require.NoError(t, b.st.SessionInsert(b.ctx, done))
+	end := &store.SessionsEnd{Status: store.SessionKilled, At: b.at(time.Minute),
+		Continuity: func(s store.Session) string { return `{"lost":"` + s.ID + `"}` }}
+
+	stale := store.Orphan(tk.ID, task.StateLeased, token+1, b.at(time.Minute), b.event(tk.ID, task.EvRefusal))
+	stale.EndLive = end
+	_, err := b.st.TaskTransition(b.ctx, stale)
+	require.ErrorIs(t, err, store.ErrStaleToken)
+	got, err := b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionConfirmed, got.Status, "a refused requeue ended a session")
+
+	orphan := store.Orphan(tk.ID, task.StateLeased, token, b.at(time.Minute), b.event(tk.ID, task.EvRefusal))
+	orphan.EndLive = end
+	res, err := b.st.TaskTransition(b.ctx, orphan)
+	require.NoError(t, err)
+	require.Equal(t, task.StateQueued, res.Task.State)
+	got, err = b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionKilled, got.Status, "the requeue left the old session live")
+	require.True(t, got.EndedAt.Equal(b.at(time.Minute)), "ended at %s", got.EndedAt)
+	require.Equal(t, `{"lost":"`+s.ID+`"}`, got.Continuity)
+	kept, err := b.st.SessionGet(b.ctx, done.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionExited, kept.Status, "an ended session was ended again")
+	require.Equal(t, `{"kept":true}`, kept.Continuity)
+	live, err := b.st.SessionListLive(b.ctx)
+	require.NoError(t, err)
+	for _, l := range live {
+		require.NotEqual(t, tk.ID, l.TaskID, "a session of the requeued task is still live")
+	}
 }

@@ -1,0 +1,65 @@
+package coord
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/task"
+)
+
+// takeoverAtInsertStore is a shared store where another engine takes the
+// task over right after this engine recorded its new session's row, as a
+// takeover that lands while the agent starts does.
+type takeoverAtInsertStore struct {
+	store.Store
+	other string
+	done  atomic.Bool
+}
+
+func (*takeoverAtInsertStore) Shared() bool { return true }
+
+func (s *takeoverAtInsertStore) SessionInsert(ctx context.Context, sess store.Session, evs ...task.Event) error {
+	if err := s.Store.SessionInsert(ctx, sess, evs...); err != nil || s.done.Swap(true) {
+		return err
+	}
+	l, err := s.Store.LeaseGet(ctx, sess.TaskID)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Store.TaskTransition(ctx, store.Orphan(sess.TaskID, task.StateLeased, l.Token, time.Now())); err != nil {
+		return err
+	}
+	_, err = s.Store.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: sess.TaskID, Holder: s.other,
+		ExpectState: task.StateQueued, GrantedAt: time.Now(), Deadline: time.Now().Add(time.Hour)})
+	return err
+}
+
+// A session whose task another engine took over while it started records
+// no session.launched under the lost token (the fault run's stale write
+// landed 316 ms after the new holder's session began): the session is
+// stopped and the task left to its new holder.
+func TestFakeALaunchFencedOutWhileItStartsRecordsNothingAndStops(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ts := &takeoverAtInsertStore{other: liveHolder(t)}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ts.Store = st; return ts })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a := b.agents.Next()
+		b.waitEvent(t, refusalOf(task.ReasonStaleLeaseToken))
+		<-a.Done()
+		b.barrier(t)
+		require.Empty(t, b.ledger(t, id, kindIs(task.EvSessionLaunched)), "session.launched landed under a stale token:\n%s", b.dump())
+		l, err := b.st.LeaseGet(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, ts.other, l.Holder, "the new holder's lease was touched")
+		tk, err := b.st.TaskGet(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, task.StateLeased, tk.State, "the task was moved under the old token")
+	})
+}
