@@ -233,7 +233,10 @@ func New(p Params) (*Coordinator, error) {
 	if c.fleet.ttl <= 0 {
 		c.fleet.ttl = EngineTTL
 	}
-	c.sw = storeWatch{loop: loopOf(c), st: c.st, hub: &c.hub, ttl: c.fleet.ttl}
+	c.sw = storeWatch{loop: loopOf(c), st: c.st, hub: &c.hub, ttl: c.fleet.ttl,
+		// A held write refused as stale: the task is read again, and a
+		// session of it this engine still runs is stopped (fleet.go).
+		stale: func(ctx context.Context, id task.ID) { c.fleetSvc.rereadTask(ctx, id) }}
 	c.hub.seqs = func(ids []string) map[string]int64 {
 		if c.sw.outage {
 			return nil // not in the ledger yet: held until the store answers
@@ -735,13 +738,13 @@ func (c *Coordinator) refusalEvent(id task.ID, sessionID string, reason task.Rea
 // reported to subscribers so it is never silent.
 func (c *Coordinator) record(ctx context.Context, evs ...task.Event) {
 	if c.sw.outage {
-		c.sw.held = append(c.sw.held, evs...) // appended once the store answers
+		c.sw.hold(0, evs) // appended once the store answers
 		return
 	}
 	if err := c.st.EventAppend(ctx, evs...); err != nil {
 		c.sw.writeFailed(err)
 		if c.sw.outage {
-			c.sw.held = append(c.sw.held, evs...)
+			c.sw.hold(0, evs)
 		}
 		return
 	}

@@ -63,3 +63,51 @@ func TestFakeALaunchFencedOutWhileItStartsRecordsNothingAndStops(t *testing.T) {
 		require.Equal(t, task.StateLeased, tk.State, "the task was moved under the old token")
 	})
 }
+
+// launchedDownStore is a network store that stops answering at a
+// session's session.launched, while another engine takes the task over.
+type launchedDownStore struct {
+	store.Store
+	other string
+	done  atomic.Bool
+}
+
+func (s *launchedDownStore) Shared() bool { return true }
+
+func (s *launchedDownStore) EventAppendFenced(ctx context.Context, token int64, evs ...task.Event) error {
+	if len(evs) == 0 || evs[0].Kind != task.EvSessionLaunched || s.done.Swap(true) {
+		return s.Store.EventAppendFenced(ctx, token, evs...)
+	}
+	id := evs[0].TaskID
+	if _, err := s.Store.TaskTransition(ctx, store.Orphan(id, task.StateLeased, token, time.Now())); err != nil {
+		return err
+	}
+	if _, err := s.Store.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: id, Holder: s.other,
+		ExpectState: task.StateQueued, GrantedAt: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
+		return err
+	}
+	return errNoServer
+}
+
+// A fenced write held through an outage stays fenced: when the store
+// answers, a write of a lease another engine took meanwhile is refused,
+// not appended (the fault run's session.launched, held through a
+// pg_ctl restart, landed 150 ms after the new holder's session began),
+// and the session of the lost lease is stopped.
+func TestFakeAFencedWriteHeldThroughAnOutageIsStillFenced(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ds := &launchedDownStore{other: liveHolder(t)}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ds.Store = st; return ds })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a := b.agents.Next()
+		b.waitEvent(t, kindIs(task.EvStoreRecovered))
+		b.waitEvent(t, refusalOf(task.ReasonStaleLeaseToken))
+		<-a.Done()
+		b.barrier(t)
+		require.Empty(t, b.ledger(t, id, kindIs(task.EvSessionLaunched)), "a held session.launched landed under a stale token:\n%s", b.dump())
+		l, err := b.st.LeaseGet(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, ds.other, l.Holder, "the new holder's lease was touched")
+	})
+}

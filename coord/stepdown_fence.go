@@ -21,8 +21,12 @@ import (
 // unfenced, as record). It reports false when the store refused them as
 // stale; they are then not published either.
 func (g *gate) recordFor(ctx context.Context, token int64, evs ...task.Event) bool {
-	if token == 0 || g.sw.outage {
+	if token == 0 {
 		g.loop.record(ctx, evs...)
+		return true
+	}
+	if g.sw.outage {
+		g.sw.hold(token, evs) // fenced still when the store answers
 		return true
 	}
 	err := g.st.EventAppendFenced(ctx, token, evs...)
@@ -32,7 +36,7 @@ func (g *gate) recordFor(ctx context.Context, token int64, evs ...task.Event) bo
 	if err != nil {
 		g.writeFailed(err)
 		if g.sw.outage {
-			g.sw.held = append(g.sw.held, evs...)
+			g.sw.hold(token, evs)
 		}
 		return true
 	}

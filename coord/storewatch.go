@@ -49,8 +49,11 @@ type storeWatch struct {
 	// again after the last one (zero if none).
 	since, back time.Time
 	// held are the events record could not append during the outage, in
-	// order; they are appended when the store answers.
-	held []task.Event
+	// order; they are appended when the store answers, a fenced write's
+	// under its token still (a write of a lease lost meanwhile is dropped,
+	// and stale says so to the task's owner).
+	held  []heldWrite
+	stale func(ctx context.Context, id task.ID)
 	// later are the steps held until the store answers (outage.go).
 	later []func()
 	// moving are the tasks whose move (a transition) is held among them:
@@ -179,20 +182,53 @@ func (w *storeWatch) probeStore(ctx context.Context) {
 	if _, err := w.st.EngineList(ctx); err != nil {
 		return
 	}
-	if len(w.held) > 0 {
-		if err := w.st.EventAppend(ctx, w.held...); err != nil {
-			return // not yet: the next tick tries again
+	var stale []task.ID
+	for len(w.held) > 0 {
+		h := w.held[0]
+		var err error
+		if h.token == 0 {
+			err = w.st.EventAppend(ctx, h.evs...)
+		} else {
+			err = w.st.EventAppendFenced(ctx, h.token, h.evs...)
 		}
+		switch {
+		case errors.Is(err, store.ErrStaleToken):
+			// Another engine took the task over during the outage: what
+			// this engine wrote under the old lease is not the task's.
+			stale = append(stale, h.evs[0].TaskID)
+		case err != nil:
+			return // not yet: the next tick tries the rest again
+		default:
+			for _, ev := range h.evs {
+				w.hub.event(ev)
+			}
+		}
+		w.held = w.held[1:]
 	}
-	held := w.held
 	w.held, w.outage, w.fault, w.back = nil, false, "", w.loop.now()
-	for _, ev := range held {
-		w.hub.event(ev)
-	}
 	text := fmt.Sprintf("The store answers again after %s; placement resumes. No other engine's task is taken over until %s, a TTL from now: every engine's heartbeats were blocked alike.",
 		w.back.Sub(w.since).Round(time.Second), w.back.Add(w.ttl).Format(time.TimeOnly))
 	w.loop.record(ctx, w.loop.event("", "", task.EvStoreRecovered, text))
+	for _, id := range stale {
+		if w.stale != nil {
+			w.stale(ctx, id)
+		}
+	}
 	w.loop.poke()
+}
+
+// heldWrite is an append held through an outage: under token when it is
+// fenced (0: unfenced).
+type heldWrite struct {
+	token int64
+	evs   []task.Event
+}
+
+// hold keeps an append for the store's return.
+func (w *storeWatch) hold(token int64, evs []task.Event) {
+	if len(evs) > 0 {
+		w.held = append(w.held, heldWrite{token: token, evs: evs})
+	}
 }
 
 // takeoverPaused reports whether the store came back from an outage less
