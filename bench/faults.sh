@@ -9,6 +9,6 @@
 # Usage: bash bench/faults.sh [FAULTS_PER_KIND] [SEED]   (default 25, a fresh seed)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export ORCHESTRA_FAULT_TESTS=1 ORCHESTRA_FAULT_COUNT=${1:-25}
+export ORCHESTRA_FAULT_COUNT=${1:-25}
 if [ -n "${2:-}" ]; then export ORCHESTRA_FAULT_SEED=$2; fi
 go test -count=1 -v -timeout 90m -run '^TestFleetRandomFaults$' ./e2e
