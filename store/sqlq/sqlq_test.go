@@ -69,7 +69,8 @@ func TestDialectBindsTimesAndLists(t *testing.T) {
 	}
 	// The cached binding is the binding.
 	q := "SELECT 1 WHERE a = ? AND b = ?"
-	if Postgres.Bind(q) != Postgres.Bind(q) || Postgres.Bind(q) != "SELECT 1 WHERE a = $1 AND b = $2" {
-		t.Fatalf("Bind %q", Postgres.Bind(q))
+	first, again := Postgres.Bind(q), Postgres.Bind(q)
+	if first != again || first != "SELECT 1 WHERE a = $1 AND b = $2" {
+		t.Fatalf("Bind %q then %q", first, again)
 	}
 }
