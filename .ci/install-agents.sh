@@ -27,7 +27,9 @@ if ! command -v npm >/dev/null 2>&1; then
   exit 1
 fi
 
-# Version checks run with a throwaway HOME so they cannot touch the user's.
+# Version checks run with a throwaway HOME, one per CLI, so they cannot
+# touch the user's or each other's (codex once failed its check here while
+# another CLI's first run wrote the shared one).
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 
@@ -35,12 +37,17 @@ install() {
   local name=$1 pkg=$2 cmd=$3
   local dir="$cache/${pkg//[@\/]/_}" # one directory per package and version
   local bin="$dir/node_modules/.bin/$cmd"
-  if ! { [ -x "$bin" ] && HOME="$scratch" "$bin" --version >/dev/null 2>&1; }; then
+  mkdir -p "$scratch/$name"
+  if ! { [ -x "$bin" ] && HOME="$scratch/$name" "$bin" --version >/dev/null 2>&1; }; then
     echo "install-agents: installing $pkg into $dir" >&2
     mkdir -p "$dir"
     npm install --prefix "$dir" --no-audit --no-fund --loglevel=error "$pkg" >&2
-    if ! HOME="$scratch" "$bin" --version >/dev/null 2>&1; then
-      echo "install-agents: $bin ($name) does not run after install" >&2
+    # One second look: a CLI's first run may set up its home while the
+    # others install beside it.
+    if ! HOME="$scratch/$name" "$bin" --version >"$scratch/$name.out" 2>&1 &&
+      ! HOME="$scratch/$name" "$bin" --version >"$scratch/$name.out" 2>&1; then
+      echo "install-agents: $bin ($name) does not run after install; its --version printed:" >&2
+      sed 's/^/  /' "$scratch/$name.out" >&2
       return 1
     fi
   fi
