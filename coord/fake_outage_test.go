@@ -211,3 +211,51 @@ func TestFakeAMoveDuringAnOutageIsMadeWhenTheStoreIsBack(t *testing.T) {
 		require.NotEmpty(t, b.ledger(t, "", kindIs(task.EvStoreRecovered)))
 	})
 }
+
+// briefDownStore is downStore whose dead-end list, a brief's last read,
+// fails too while down.
+type briefDownStore struct{ *downStore }
+
+func (s briefDownStore) DeadEndList(ctx context.Context, id task.ID) ([]store.DeadEnd, error) {
+	if s.down.Load() {
+		return nil, errNoServer
+	}
+	return s.Store.DeadEndList(ctx, id)
+}
+
+// A brief that a network store's outage kept from being rendered is
+// rendered once the store answers, and typed into the session that waited
+// at its prompt (the fault run: a pg_ctl restart cut the brief's read, the
+// session was stopped and the task charged an attempt). A correction made
+// meanwhile reaches the session once.
+func TestFakeABriefDuringAnOutageIsDeliveredWhenTheStoreIsBack(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ds := briefDownStore{&downStore{}}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ds.Store = st; return ds })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a := b.agents.Next()
+		b.waitOnce(t, task.EvSessionLaunched, a.Params().SessionID)
+
+		ds.down.Store(true)
+		a.Confirm()
+		b.waitEvent(t, refusalOf(task.ReasonStoreFailed))
+		time.Sleep(time.Minute)
+		b.barrier(t)
+		require.Empty(t, a.Typed(), "typed into the session before its brief")
+		require.Equal(t, task.StateRunning, b.taskView(t, id).Task.State, b.dump())
+
+		ds.down.Store(false)
+		brief := a.NextInput()
+		require.Equal(t, "brief", string(brief.Kind))
+		b.waitOnce(t, task.EvBriefDelivered, a.Params().SessionID)
+		a.Finish(nil)
+		last := b.waitEvent(t, ended)
+		require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+		require.Equal(t, 1, b.taskView(t, id).Task.Attempt, "the outage was charged:\n%s", b.dump())
+		require.Empty(t, b.ledger(t, id, refusalOf(task.ReasonDeliveryFailed)), "refused for the store's outage")
+		ss, err := b.st.SessionList(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, ss, 1, "the session was replaced")
+	})
+}

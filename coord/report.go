@@ -25,8 +25,11 @@ type reporter struct {
 	life   *lifecycle
 	leases *leaseService
 	gate   *gate
-	tasks  map[task.ID]task.Task
-	runs   map[task.ID]*run
+	// holdRead holds a step whose read a network store did not answer
+	// until it does, and reports true (outage.go).
+	holdRead func(err error, again func()) bool
+	tasks    map[task.ID]task.Task
+	runs     map[task.ID]*run
 	// infraRetry holds the backoff of launches that failed for the
 	// machine's reasons (infra.go).
 	infraRetry *infraRetry
@@ -151,7 +154,6 @@ func (rp *reporter) confirmed(ctx context.Context, r *run) {
 	if !rp.confirm(ctx, r, fmt.Sprintf("Session %s is ready: its prompt showed and the screen settled.", short(r.sessionID))) {
 		return
 	}
-	next := rp.tasks[r.taskID]
 	if r.brief != "" {
 		// Delivered at launch (as an argument or the brief file); the
 		// session already has it.
@@ -165,18 +167,36 @@ func (rp *reporter) confirmed(ctx context.Context, r *run) {
 			fmt.Sprintf("Brief delivered to session %s %s (%d bytes).", short(r.sessionID), how, len(r.brief))))
 		return
 	}
+	rp.deliverBrief(ctx, r)
+}
+
+// deliverBrief has r's brief rendered off the loop, with every decision
+// known then, and typed into its session; the corrections held while it
+// rendered follow it, but those the brief already holds.
+func (rp *reporter) deliverBrief(ctx context.Context, r *run) {
+	next := rp.tasks[r.taskID]
 	w := r.w
 	rp.loop.async(func() func() {
 		text, ids, err := renderBrief(ctx, rp.st, rp.repo.Rules(), rp.cfg.Brief.Budget, next, r, r.dir)
 		return func() {
-			held := r.held
-			r.held = nil
 			if rp.runs[r.taskID] != r || r.stopping {
+				held := r.held
+				r.held = nil
 				for _, in := range held {
 					in.Done <- worker.ErrClosed
 				}
 				return
 			}
+			if err != nil && rp.holdRead(err, func() { rp.deliverBrief(ctx, r) }) {
+				// A network store that did not answer (a restart, a
+				// partition) is not the task's failure: the agent waits
+				// at its prompt, its corrections stay held, and the brief
+				// is rendered again once the store answers. The fault
+				// run's restart mid-read cost a task an attempt.
+				return
+			}
+			held := r.held
+			r.held = nil
 			if err != nil {
 				// Without a brief the agent waits at its prompt: not stuck
 				// (it waits on the console), making no progress, so only

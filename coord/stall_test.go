@@ -119,6 +119,16 @@ func (f *failingBriefRead) DeadEndList(ctx context.Context, id task.ID) ([]store
 	return f.Store.DeadEndList(ctx, id)
 }
 
+// Path is the wrapped store's file: the failure is an embedded store's,
+// refused and charged, not a network store's outage that the brief waits
+// through (report.go).
+func (f *failingBriefRead) Path() string {
+	if p, ok := f.Store.(pathed); ok {
+		return p.Path()
+	}
+	return ""
+}
+
 // A confirmed session whose brief cannot be rendered waits at its prompt
 // for a brief that never comes; it is not stuck (it waits on the console)
 // and makes no progress, so only the lease, twenty minutes by default,
