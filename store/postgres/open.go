@@ -34,6 +34,8 @@ type Store struct {
 	// Ops are the store operations shared with the SQLite driver, run on
 	// this Store's pool and write transactions (sqlq.go).
 	sqlq.Ops
+	// Transitions are the shared operations a fencing token guards.
+	sqlq.Transitions
 	// pool bounds each read by the call timeout; write bounds each write.
 	pool pool
 	// where names the database for messages, without its password.
@@ -91,6 +93,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	}
 	s := &Store{pool: pool{Pool: pp, timeout: o.timeout}, where: where}
 	s.Ops = sqlq.Ops{D: driver{s}}
+	s.Transitions = sqlq.Transitions{D: driver{s}}
 	if err := s.migrate(ctx, len(migrations)); err != nil {
 		pp.Close()
 		return nil, err

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -17,7 +18,7 @@ cast_path, brief, fingerprint, continuity, started_at, ended_at`
 func (s *Store) SessionInsert(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx pgx.Tx) error {
 		if ss.Fence != 0 {
-			if err := fence(ctx, tx, "record session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+			if err := sqlq.Fence(ctx, txq{tx}, "record session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
 				return err
 			}
 		}
@@ -45,7 +46,7 @@ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
 func (s *Store) SessionUpdate(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx pgx.Tx) error {
 		if ss.Fence != 0 {
-			if err := fenceGrant(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+			if err := sqlq.FenceGrant(ctx, txq{tx}, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
 				return err
 			}
 		}

@@ -41,6 +41,8 @@ type Store struct {
 	// Ops are the store operations shared with the PostgreSQL driver,
 	// run on this Store's connections (sqlq.go).
 	sqlq.Ops
+	// Transitions are the shared operations a fencing token guards.
+	sqlq.Transitions
 	path string
 	// w carries every write on a single connection: writers in this process
 	// queue in Go instead of polling SQLite's busy handler, and each
@@ -147,6 +149,7 @@ func open(path string, target int) (*Store, error) {
 	}
 	s := &Store{path: abs, w: w, r: r, insertEvent: ins, timeout: store.DefaultCallTimeout}
 	s.Ops = sqlq.Ops{D: driver{s}}
+	s.Transitions = sqlq.Transitions{D: driver{s}}
 	return s, nil
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -17,7 +18,7 @@ cast_path, brief, fingerprint, continuity, started_at, ended_at`
 func (s *Store) SessionInsert(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if ss.Fence != 0 {
-			if err := fence(ctx, tx, "record session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+			if err := sqlq.Fence(ctx, txq{s, tx}, "record session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
 				return err
 			}
 		}
@@ -46,7 +47,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 func (s *Store) SessionUpdate(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return s.write(ctx, func(tx *sql.Tx) error {
 		if ss.Fence != 0 {
-			if err := fenceGrant(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+			if err := sqlq.FenceGrant(ctx, txq{s, tx}, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
 				return err
 			}
 		}

@@ -93,10 +93,6 @@ func (t txq) BranchTaken(ctx context.Context, tk task.Task, err error) error {
 	return branchTaken(ctx, t.tx, tk, err)
 }
 
-func (t txq) Fence(ctx context.Context, what string, id task.ID, token int64) error {
-	return fence(ctx, t.tx, what, id, token)
-}
-
 func (t txq) InsertSession(ctx context.Context, ss store.Session) error {
 	return insertSession(ctx, t.tx, ss)
 }

@@ -103,6 +103,16 @@ func (d Dialect) In(column string, vals []string) (string, []any) {
 	return column + ` IN (?` + strings.Repeat(`, ?`, len(vals)-1) + `)`, args
 }
 
+// forUpdate is what a read inside a write transaction adds to lock the
+// rows it reads: FOR UPDATE on PostgreSQL, whose writers lock the rows they
+// change; nothing on SQLite, where one writer at a time holds the database.
+func (d Dialect) forUpdate() string {
+	if d == Postgres {
+		return ` FOR UPDATE`
+	}
+	return ""
+}
+
 // maxIn is how many values one In may bind: SQLite limits a statement's
 // parameters; PostgreSQL binds the list as one.
 func (d Dialect) maxIn() int {
@@ -145,14 +155,13 @@ type Querier interface {
 //     (AddUsage): a prepared statement on SQLite, one batch on PostgreSQL;
 //   - BranchTaken turns a violation of the live-branch index on a write of
 //     t into a *store.BranchTakenError, any other error returned as it is;
-//   - Fence and InsertSession are the drivers' fence.go and sessions.go,
-//     which fold into this package with the lease and session code.
+//   - InsertSession is the drivers' sessions.go, which folds into this
+//     package with the session code.
 type Tx interface {
 	Querier
 	Exec(ctx context.Context, q string, args ...any) (int64, error)
 	AppendEvents(ctx context.Context, events []task.Event) error
 	BranchTaken(ctx context.Context, t task.Task, err error) error
-	Fence(ctx context.Context, what string, id task.ID, token int64) error
 	InsertSession(ctx context.Context, ss store.Session) error
 }
 
