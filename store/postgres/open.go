@@ -36,6 +36,8 @@ type Store struct {
 	sqlq.Ops
 	// Transitions are the shared operations a fencing token guards.
 	sqlq.Transitions
+	// Sessions are the shared session operations.
+	sqlq.Sessions
 	// pool bounds each read by the call timeout; write bounds each write.
 	pool pool
 	// where names the database for messages, without its password.
@@ -94,6 +96,7 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 	s := &Store{pool: pool{Pool: pp, timeout: o.timeout}, where: where}
 	s.Ops = sqlq.Ops{D: driver{s}}
 	s.Transitions = sqlq.Transitions{D: driver{s}}
+	s.Sessions = sqlq.Sessions{D: driver{s}}
 	if err := s.migrate(ctx, len(migrations)); err != nil {
 		pp.Close()
 		return nil, err

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -81,8 +80,4 @@ func (t txq) AppendEvents(ctx context.Context, events []task.Event) error {
 // transaction has rolled back.
 func (t txq) BranchTaken(_ context.Context, tk task.Task, err error) error {
 	return branchTaken(tk, err)
-}
-
-func (t txq) InsertSession(ctx context.Context, ss store.Session) error {
-	return insertSession(ctx, t.tx, ss)
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -62,7 +63,7 @@ branch = $5, reason = $6, updated_at = $7, token = $8, harness = $9, model = $10
 		return store.TaskTransitionResult{}, err
 	}
 	if p.EndLive != nil {
-		if err := endLiveSessions(ctx, tx, t.ID, *p.EndLive); err != nil {
+		if err := sqlq.EndLiveSessions(ctx, txq{tx}, t.ID, *p.EndLive); err != nil {
 			return store.TaskTransitionResult{}, err
 		}
 	}

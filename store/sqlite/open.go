@@ -43,6 +43,8 @@ type Store struct {
 	sqlq.Ops
 	// Transitions are the shared operations a fencing token guards.
 	sqlq.Transitions
+	// Sessions are the shared session operations.
+	sqlq.Sessions
 	path string
 	// w carries every write on a single connection: writers in this process
 	// queue in Go instead of polling SQLite's busy handler, and each
@@ -150,6 +152,7 @@ func open(path string, target int) (*Store, error) {
 	s := &Store{path: abs, w: w, r: r, insertEvent: ins, timeout: store.DefaultCallTimeout}
 	s.Ops = sqlq.Ops{D: driver{s}}
 	s.Transitions = sqlq.Transitions{D: driver{s}}
+	s.Sessions = sqlq.Sessions{D: driver{s}}
 	return s, nil
 }
 

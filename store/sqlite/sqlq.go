@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 
-	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -91,8 +90,4 @@ func (t txq) AppendEvents(ctx context.Context, events []task.Event) error {
 
 func (t txq) BranchTaken(ctx context.Context, tk task.Task, err error) error {
 	return branchTaken(ctx, t.tx, tk, err)
-}
-
-func (t txq) InsertSession(ctx context.Context, ss store.Session) error {
-	return insertSession(ctx, t.tx, ss)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
+	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -65,7 +66,7 @@ branch = ?, reason = ?, updated_at = ?, token = ?, harness = ?, model = ?, signa
 		return store.TaskTransitionResult{}, err
 	}
 	if p.EndLive != nil {
-		if err := endLiveSessions(ctx, tx, t.ID, *p.EndLive); err != nil {
+		if err := sqlq.EndLiveSessions(ctx, txq{s, tx}, t.ID, *p.EndLive); err != nil {
 			return store.TaskTransitionResult{}, err
 		}
 	}

@@ -18,7 +18,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -154,15 +153,12 @@ type Querier interface {
 //   - AppendEvents adds events to the ledger, and their usage to the sums
 //     (AddUsage): a prepared statement on SQLite, one batch on PostgreSQL;
 //   - BranchTaken turns a violation of the live-branch index on a write of
-//     t into a *store.BranchTakenError, any other error returned as it is;
-//   - InsertSession is the drivers' sessions.go, which folds into this
-//     package with the session code.
+//     t into a *store.BranchTakenError, any other error returned as it is.
 type Tx interface {
 	Querier
 	Exec(ctx context.Context, q string, args ...any) (int64, error)
 	AppendEvents(ctx context.Context, events []task.Event) error
 	BranchTaken(ctx context.Context, t task.Task, err error) error
-	InsertSession(ctx context.Context, ss store.Session) error
 }
 
 // Driver is what Ops runs on: reads outside a write transaction, and one

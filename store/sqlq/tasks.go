@@ -248,7 +248,7 @@ func (o Ops) TaskImport(ctx context.Context, p store.TaskImportParams) error {
 			return fmt.Errorf("import: %w", err)
 		}
 		for _, ss := range p.Sessions {
-			if err := tx.InsertSession(ctx, ss); err != nil {
+			if err := insertSession(ctx, tx, ss); err != nil {
 				return fmt.Errorf("import task %s: %w", id, err)
 			}
 		}
