@@ -12,7 +12,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -34,7 +33,7 @@ type Store struct {
 	// Ops are the store operations shared with the SQLite driver, run on
 	// this Store's pool and write transactions (sqlq.go).
 	sqlq.Ops
-	// Transitions are the shared operations a fencing token guards.
+	// Transitions are the shared transitions, leases and fenced appends.
 	sqlq.Transitions
 	// Sessions are the shared session operations.
 	sqlq.Sessions
@@ -146,12 +145,4 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	// Listeners of this Store hear it at once, not after the round trip.
 	s.changes.Notify()
 	return nil
-}
-
-// notFound turns pgx's no-rows into store.ErrNotFound with what.
-func notFound(err error, what string) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
-	}
-	return err
 }

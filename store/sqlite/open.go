@@ -41,7 +41,7 @@ type Store struct {
 	// Ops are the store operations shared with the PostgreSQL driver,
 	// run on this Store's connections (sqlq.go).
 	sqlq.Ops
-	// Transitions are the shared operations a fencing token guards.
+	// Transitions are the shared transitions, leases and fenced appends.
 	sqlq.Transitions
 	// Sessions are the shared session operations.
 	sqlq.Sessions

@@ -91,9 +91,9 @@ func (o Sessions) SessionListLive(ctx context.Context) ([]store.Session, error) 
 WHERE status IN ('launching', 'confirmed') ORDER BY started_at, id`)
 }
 
-// EndLiveSessions ends the live sessions of task id inside tx (a
+// endLiveSessions ends the live sessions of task id inside tx (a
 // transition's EndLive), locking their rows where the dialect locks rows.
-func EndLiveSessions(ctx context.Context, tx Tx, id task.ID, e store.SessionsEnd) error {
+func endLiveSessions(ctx context.Context, tx Tx, id task.ID, e store.SessionsEnd) error {
 	// The rows are read whole, and closed, before the first update: a
 	// transaction's connection runs one statement at a time.
 	live, err := list(ctx, tx, "live sessions of task "+string(id), scanSession, `SELECT `+sessionColumns+` FROM sessions
