@@ -30,12 +30,11 @@ const writeLock = 0x4f524348
 // use, and several Stores, in one process or on several machines, may share
 // a database.
 type Store struct {
-	// Ops are the store operations shared with the SQLite driver, run on
-	// this Store's pool and write transactions (sqlq.go).
+	// Ops, Transitions and Sessions are the store operations shared with
+	// the SQLite driver, run on this Store's pool and write transactions
+	// (sqlq.go).
 	sqlq.Ops
-	// Transitions are the shared transitions, leases and fenced appends.
 	sqlq.Transitions
-	// Sessions are the shared session operations.
 	sqlq.Sessions
 	// pool bounds each read by the call timeout; write bounds each write.
 	pool pool
@@ -93,9 +92,8 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
 	s := &Store{pool: pool{Pool: pp, timeout: o.timeout}, where: where}
-	s.Ops = sqlq.Ops{D: driver{s}}
-	s.Transitions = sqlq.Transitions{D: driver{s}}
-	s.Sessions = sqlq.Sessions{D: driver{s}}
+	d := driver{s}
+	s.Ops, s.Transitions, s.Sessions = sqlq.Ops{D: d}, sqlq.Transitions{D: d}, sqlq.Sessions{D: d}
 	if err := s.migrate(ctx, len(migrations)); err != nil {
 		pp.Close()
 		return nil, err

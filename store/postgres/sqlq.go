@@ -11,11 +11,12 @@ import (
 )
 
 // The executor through which the store operations shared with the other
-// SQL driver (store/sqlq's Ops, which Store embeds) run here: reads on the
-// pool, bounded by the call timeout, writes in write's transaction under
-// the write lock. Every query is bound from ? to $n here.
+// SQL driver (store/sqlq's Ops, Transitions and Sessions, which Store
+// embeds) run here: reads on the pool, bounded by the call timeout, writes
+// in write's transaction under the write lock. Every query is bound from ?
+// to $n here.
 
-// driver is the Store as sqlq.Ops runs on it.
+// driver is the Store as sqlq's operations run on it.
 type driver struct{ s *Store }
 
 func (d driver) Reads() sqlq.Querier { return reads{d.s.pool} }

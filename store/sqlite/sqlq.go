@@ -10,10 +10,11 @@ import (
 )
 
 // The executor through which the store operations shared with the other
-// SQL driver (store/sqlq's Ops, which Store embeds) run here: reads on the
-// read connections, writes in write's IMMEDIATE transaction.
+// SQL driver (store/sqlq's Ops, Transitions and Sessions, which Store
+// embeds) run here: reads on the read connections, writes in write's
+// IMMEDIATE transaction.
 
-// driver is the Store as sqlq.Ops runs on it.
+// driver is the Store as sqlq's operations run on it.
 type driver struct{ s *Store }
 
 func (d driver) Reads() sqlq.Querier { return reads{d.s.r} }

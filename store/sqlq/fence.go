@@ -16,11 +16,11 @@ type Transitions struct {
 	D Driver
 }
 
-// Fence checks inside tx that token still holds task id (store.CheckFence).
+// fence checks inside tx that token still holds task id (store.CheckFence).
 // Nothing can grant or release the lease between this read and the write
 // it guards: SQLite serialises writers, and PostgreSQL locks the task row
 // (FOR UPDATE) as every grant and transition locks it.
-func Fence(ctx context.Context, tx Tx, what string, id task.ID, token int64) error {
+func fence(ctx context.Context, tx Tx, what string, id task.ID, token int64) error {
 	current, leaseToken, err := fenceRead(ctx, tx, id)
 	if err != nil {
 		return err
@@ -28,9 +28,9 @@ func Fence(ctx context.Context, tx Tx, what string, id task.ID, token int64) err
 	return store.CheckFence(what, id, token, current, leaseToken)
 }
 
-// FenceGrant checks inside tx that no newer token than token was granted
+// fenceGrant checks inside tx that no newer token than token was granted
 // on task id (store.CheckGrant).
-func FenceGrant(ctx context.Context, tx Tx, what string, id task.ID, token int64) error {
+func fenceGrant(ctx context.Context, tx Tx, what string, id task.ID, token int64) error {
 	current, _, err := fenceRead(ctx, tx, id)
 	if err != nil {
 		return err
@@ -60,7 +60,7 @@ func (o Transitions) EventAppendFenced(ctx context.Context, token int64, events 
 		return err
 	}
 	return o.D.Write(ctx, func(tx Tx) error {
-		if err := Fence(ctx, tx, "append events", id, token); err != nil {
+		if err := fence(ctx, tx, "append events", id, token); err != nil {
 			return err
 		}
 		return tx.AppendEvents(ctx, events)

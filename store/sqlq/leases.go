@@ -141,7 +141,7 @@ func (o Transitions) LeaseList(ctx context.Context) ([]lease.Lease, error) {
 // leaseFence checks, inside a write, that token is the task's current token
 // and that a lease row for it exists.
 func leaseFence(ctx context.Context, tx Tx, verb string, taskID task.ID, token int64) error {
-	_, current, err := TaskGuard(ctx, tx, taskID)
+	_, current, err := taskGuard(ctx, tx, taskID)
 	if err != nil {
 		return err
 	}

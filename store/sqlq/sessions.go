@@ -21,7 +21,7 @@ cast_path, brief, fingerprint, continuity, started_at, ended_at`
 func (o Sessions) SessionInsert(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return write(ctx, o.D, events, func(tx Tx) error {
 		if ss.Fence != 0 {
-			if err := Fence(ctx, tx, "record session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+			if err := fence(ctx, tx, "record session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
 				return err
 			}
 		}
@@ -48,7 +48,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 func (o Sessions) SessionUpdate(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return write(ctx, o.D, events, func(tx Tx) error {
 		if ss.Fence != 0 {
-			if err := FenceGrant(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
+			if err := fenceGrant(ctx, tx, "update session "+ss.ID, ss.TaskID, ss.Fence); err != nil {
 				return err
 			}
 		}

@@ -1,13 +1,15 @@
 // Package sqlq is the query code the SQL drivers (store/sqlite,
 // store/postgres) share: one implementation of each store operation they
-// run alike (Ops, which each driver's Store embeds), its queries written
-// once with ? placeholders and its scanning done once, over a thin executor
-// each driver adapts its connections to (Querier, Tx, Driver). What differs
-// between the two SQL dialects is kept in one place (Dialect): the
-// placeholders, how a time is bound, how a list is matched. What only one
-// database does (SQLite's pragmas and prepared event insert, PostgreSQL's
-// advisory write lock, batches, NOTIFY and store clock) and the driver's
-// own connection handling and migrations stay in its driver.
+// run alike (Ops, Transitions and Sessions, which each driver's Store
+// embeds), its queries written once with ? placeholders and its scanning
+// done once, over a thin executor each driver adapts its connections to
+// (Querier, Tx, Driver). What differs between the two SQL dialects is kept
+// in one place (Dialect): the placeholders, how a time is bound, how a list
+// is matched, which rows a write locks (FOR UPDATE), how a claim finds its
+// task. What only one database does (SQLite's pragmas and prepared event
+// insert, PostgreSQL's advisory write lock, batches, NOTIFY and store
+// clock) and the driver's own connection handling and migrations stay in
+// its driver.
 package sqlq
 
 import (
@@ -161,7 +163,7 @@ type Tx interface {
 	BranchTaken(ctx context.Context, t task.Task, err error) error
 }
 
-// Driver is what Ops runs on: reads outside a write transaction, and one
+// Driver is what Ops, Transitions and Sessions run on: reads outside a write transaction, and one
 // write transaction a call, committed when fn returns nil and rolled back,
 // with every event fn appended, when it does not.
 type Driver interface {

@@ -140,7 +140,7 @@ func scanTask(row Row) (task.Task, error) { return ScanTask(row, nil) }
 func (o Ops) TaskUpdate(ctx context.Context, p store.TaskUpdateParams) error {
 	t := p.Task
 	return write(ctx, o.D, p.Events, func(tx Tx) error {
-		state, token, err := TaskGuard(ctx, tx, t.ID)
+		state, token, err := taskGuard(ctx, tx, t.ID)
 		if err != nil {
 			return err
 		}
@@ -170,9 +170,9 @@ func (o Ops) TaskToken(ctx context.Context, id task.ID) (int64, error) {
 	return token, nil
 }
 
-// TaskGuard reads the state and token a guarded write checks, inside its
+// taskGuard reads the state and token a guarded write checks, inside its
 // transaction (under the write lock, so they cannot change under it).
-func TaskGuard(ctx context.Context, tx Tx, id task.ID) (task.State, int64, error) {
+func taskGuard(ctx context.Context, tx Tx, id task.ID) (task.State, int64, error) {
 	var state string
 	var token int64
 	if err := tx.QueryRow(ctx, `SELECT state, token FROM tasks WHERE id = ?`, string(id)).Scan(&state, &token); err != nil {
