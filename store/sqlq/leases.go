@@ -98,11 +98,8 @@ func prefixed(prefix, columns string) string {
 
 // LeaseGet returns the task's lease, or store.ErrNotFound when it has none.
 func (o Transitions) LeaseGet(ctx context.Context, taskID task.ID) (lease.Lease, error) {
-	l, err := scanLease(o.D.Reads().QueryRow(ctx, `SELECT `+leaseColumns+` FROM leases WHERE task_id = ?`, string(taskID)))
-	if err != nil {
-		return lease.Lease{}, notFound(err, "get", "lease of task "+string(taskID))
-	}
-	return l, nil
+	return get(ctx, o.D.Reads(), "lease of task "+string(taskID), scanLease,
+		`SELECT `+leaseColumns+` FROM leases WHERE task_id = ?`, string(taskID))
 }
 
 // LeaseUpdate writes a renewed or annotated lease and its events when its

@@ -71,11 +71,7 @@ started_at = ?, ended_at = ? WHERE id = ?`,
 
 // SessionGet returns one session, or store.ErrNotFound.
 func (o Sessions) SessionGet(ctx context.Context, id string) (store.Session, error) {
-	ss, err := scanSession(o.D.Reads().QueryRow(ctx, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id))
-	if err != nil {
-		return store.Session{}, notFound(err, "get", "session "+id)
-	}
-	return ss, nil
+	return get(ctx, o.D.Reads(), "session "+id, scanSession, `SELECT `+sessionColumns+` FROM sessions WHERE id = ?`, id)
 }
 
 // SessionList returns a task's sessions in launch order.

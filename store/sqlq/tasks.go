@@ -66,6 +66,17 @@ func list[T any](ctx context.Context, r Querier, what string, scan func(Row) (T,
 	return out, nil
 }
 
+// get runs q, which reads one row, on r and scans it with scan; a missing
+// row is store.ErrNotFound naming what.
+func get[T any](ctx context.Context, r Querier, what string, scan func(Row) (T, error), q string, args ...any) (T, error) {
+	v, err := scan(r.QueryRow(ctx, q, args...))
+	if err != nil {
+		var none T
+		return none, notFound(err, "get", what)
+	}
+	return v, nil
+}
+
 // TaskInsert stores a new task and its events in one transaction.
 func (o Ops) TaskInsert(ctx context.Context, t task.Task, events ...task.Event) error {
 	return write(ctx, o.D, events, func(tx Tx) error {
@@ -106,11 +117,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
 // TaskGet returns the task with id, or store.ErrNotFound.
 func (o Ops) TaskGet(ctx context.Context, id task.ID) (task.Task, error) {
-	t, err := ScanTask(o.D.Reads().QueryRow(ctx, `SELECT `+TaskColumns+` FROM tasks WHERE id = ?`, string(id)), nil)
-	if err != nil {
-		return task.Task{}, notFound(err, "get", "task "+string(id))
-	}
-	return t, nil
+	return get(ctx, o.D.Reads(), "task "+string(id), scanTask, `SELECT `+TaskColumns+` FROM tasks WHERE id = ?`, string(id))
 }
 
 // TaskList returns the tasks in the given states (all when none is given),
