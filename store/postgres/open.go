@@ -12,7 +12,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/url"
 	"strings"
@@ -31,9 +30,12 @@ const writeLock = 0x4f524348
 // use, and several Stores, in one process or on several machines, may share
 // a database.
 type Store struct {
-	// Ops are the store operations shared with the SQLite driver, run on
-	// this Store's pool and write transactions (sqlq.go).
+	// Ops, Transitions and Sessions are the store operations shared with
+	// the SQLite driver, run on this Store's pool and write transactions
+	// (sqlq.go).
 	sqlq.Ops
+	sqlq.Transitions
+	sqlq.Sessions
 	// pool bounds each read by the call timeout; write bounds each write.
 	pool pool
 	// where names the database for messages, without its password.
@@ -90,7 +92,8 @@ func Open(ctx context.Context, rawURL string, opts ...Option) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", where, err)
 	}
 	s := &Store{pool: pool{Pool: pp, timeout: o.timeout}, where: where}
-	s.Ops = sqlq.Ops{D: driver{s}}
+	d := driver{s}
+	s.Ops, s.Transitions, s.Sessions = sqlq.Ops{D: d}, sqlq.Transitions{D: d}, sqlq.Sessions{D: d}
 	if err := s.migrate(ctx, len(migrations)); err != nil {
 		pp.Close()
 		return nil, err
@@ -140,12 +143,4 @@ func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	// Listeners of this Store hear it at once, not after the round trip.
 	s.changes.Notify()
 	return nil
-}
-
-// notFound turns pgx's no-rows into store.ErrNotFound with what.
-func notFound(err error, what string) error {
-	if errors.Is(err, pgx.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, store.ErrNotFound)
-	}
-	return err
 }

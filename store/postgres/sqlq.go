@@ -6,17 +6,17 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // The executor through which the store operations shared with the other
-// SQL driver (store/sqlq's Ops, which Store embeds) run here: reads on the
-// pool, bounded by the call timeout, writes in write's transaction under
-// the write lock. Every query is bound from ? to $n here.
+// SQL driver (store/sqlq's Ops, Transitions and Sessions, which Store
+// embeds) run here: reads on the pool, bounded by the call timeout, writes
+// in write's transaction under the write lock. Every query is bound from ?
+// to $n here.
 
-// driver is the Store as sqlq.Ops runs on it.
+// driver is the Store as sqlq's operations run on it.
 type driver struct{ s *Store }
 
 func (d driver) Reads() sqlq.Querier { return reads{d.s.pool} }
@@ -81,12 +81,4 @@ func (t txq) AppendEvents(ctx context.Context, events []task.Event) error {
 // transaction has rolled back.
 func (t txq) BranchTaken(_ context.Context, tk task.Task, err error) error {
 	return branchTaken(tk, err)
-}
-
-func (t txq) Fence(ctx context.Context, what string, id task.ID, token int64) error {
-	return fence(ctx, t.tx, what, id, token)
-}
-
-func (t txq) InsertSession(ctx context.Context, ss store.Session) error {
-	return insertSession(ctx, t.tx, ss)
 }

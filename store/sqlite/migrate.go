@@ -10,7 +10,7 @@ import (
 // from version i to version i+1. PRAGMA user_version records how many have
 // run. Never edit a released step; append a new one.
 var migrations = []string{
-	// 1: the tables. Times are fixed-width UTC text (see timeText), so they
+	// 1: the tables. Times are fixed-width UTC text (see sqlq.TimeText), so they
 	// sort and read well in the sqlite3 shell; structured fields are JSON.
 	`
 CREATE TABLE tasks (

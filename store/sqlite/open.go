@@ -38,9 +38,11 @@ var sqliteMagic = []byte("SQLite format 3\x00")
 // Store is a store.Store backed by one SQLite file. It is safe for concurrent
 // use; several Stores, in one process or several, may share a file.
 type Store struct {
-	// Ops are the store operations shared with the PostgreSQL driver,
-	// run on this Store's connections (sqlq.go).
+	// Ops, Transitions and Sessions are the store operations shared with
+	// the PostgreSQL driver, run on this Store's connections (sqlq.go).
 	sqlq.Ops
+	sqlq.Transitions
+	sqlq.Sessions
 	path string
 	// w carries every write on a single connection: writers in this process
 	// queue in Go instead of polling SQLite's busy handler, and each
@@ -146,7 +148,8 @@ func open(path string, target int) (*Store, error) {
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
 	s := &Store{path: abs, w: w, r: r, insertEvent: ins, timeout: store.DefaultCallTimeout}
-	s.Ops = sqlq.Ops{D: driver{s}}
+	d := driver{s}
+	s.Ops, s.Transitions, s.Sessions = sqlq.Ops{D: d}, sqlq.Transitions{D: d}, sqlq.Sessions{D: d}
 	return s, nil
 }
 

@@ -5,16 +5,16 @@ import (
 	"database/sql"
 	"errors"
 
-	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 // The executor through which the store operations shared with the other
-// SQL driver (store/sqlq's Ops, which Store embeds) run here: reads on the
-// read connections, writes in write's IMMEDIATE transaction.
+// SQL driver (store/sqlq's Ops, Transitions and Sessions, which Store
+// embeds) run here: reads on the read connections, writes in write's
+// IMMEDIATE transaction.
 
-// driver is the Store as sqlq.Ops runs on it.
+// driver is the Store as sqlq's operations run on it.
 type driver struct{ s *Store }
 
 func (d driver) Reads() sqlq.Querier { return reads{d.s.r} }
@@ -91,12 +91,4 @@ func (t txq) AppendEvents(ctx context.Context, events []task.Event) error {
 
 func (t txq) BranchTaken(ctx context.Context, tk task.Task, err error) error {
 	return branchTaken(ctx, t.tx, tk, err)
-}
-
-func (t txq) Fence(ctx context.Context, what string, id task.ID, token int64) error {
-	return fence(ctx, t.tx, what, id, token)
-}
-
-func (t txq) InsertSession(ctx context.Context, ss store.Session) error {
-	return insertSession(ctx, t.tx, ss)
 }

@@ -4,17 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/store/sqlq"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
-
-// timeText renders t for a column; parseTime reads it back.
-func timeText(t time.Time) string { return sqlq.TimeText(t) }
-
-func parseTime(s string) (time.Time, error) { return sqlq.ParseTime(s) }
 
 // write runs fn in one IMMEDIATE transaction on the writer connection and
 // commits it when fn returns nil; any error rolls everything back, the events

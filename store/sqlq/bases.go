@@ -28,11 +28,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
 // BaseGet returns one base, or store.ErrNotFound.
 func (o Ops) BaseGet(ctx context.Context, id string) (store.Base, error) {
-	b, err := scanBase(o.D.Reads().QueryRow(ctx, `SELECT `+baseColumns+` FROM bases WHERE id = ?`, id))
-	if err != nil {
-		return store.Base{}, notFound(err, "get", "base "+id)
-	}
-	return b, nil
+	return get(ctx, o.D.Reads(), "base "+id, scanBase, `SELECT `+baseColumns+` FROM bases WHERE id = ?`, id)
 }
 
 // BaseList returns a task's bases, or every base for an empty taskID,

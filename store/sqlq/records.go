@@ -125,7 +125,7 @@ func (o Ops) ArtifactSeal(ctx context.Context, p store.ArtifactSealParams) (stor
 		At:      p.At.UTC(),
 	}
 	err := write(ctx, o.D, p.Events, func(tx Tx) error {
-		if err := tx.Fence(ctx, "seal the "+string(p.Phase)+" artifact", p.TaskID, p.Token); err != nil {
+		if err := fence(ctx, tx, "seal the "+string(p.Phase)+" artifact", p.TaskID, p.Token); err != nil {
 			return err
 		}
 		if err := insertArtifact(ctx, tx, a, p.Token); err != nil {
@@ -176,7 +176,7 @@ func (o Ops) VerdictInsert(ctx context.Context, v store.VerdictRecord, events ..
 	}
 	return write(ctx, o.D, events, func(tx Tx) error {
 		if v.Token != 0 {
-			if err := tx.Fence(ctx, "record a verdict", v.TaskID, v.Token); err != nil {
+			if err := fence(ctx, tx, "record a verdict", v.TaskID, v.Token); err != nil {
 				return err
 			}
 		}

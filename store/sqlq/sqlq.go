@@ -1,13 +1,15 @@
 // Package sqlq is the query code the SQL drivers (store/sqlite,
 // store/postgres) share: one implementation of each store operation they
-// run alike (Ops, which each driver's Store embeds), its queries written
-// once with ? placeholders and its scanning done once, over a thin executor
-// each driver adapts its connections to (Querier, Tx, Driver). What differs
-// between the two SQL dialects is kept in one place (Dialect): the
-// placeholders, how a time is bound, how a list is matched. What only one
-// database does (SQLite's pragmas and prepared event insert, PostgreSQL's
-// advisory write lock, batches, NOTIFY and store clock) and the driver's
-// own connection handling and migrations stay in its driver.
+// run alike (Ops, Transitions and Sessions, which each driver's Store
+// embeds), its queries written once with ? placeholders and its scanning
+// done once, over a thin executor each driver adapts its connections to
+// (Querier, Tx, Driver). What differs between the two SQL dialects is kept
+// in one place (Dialect): the placeholders, how a time is bound, how a list
+// is matched, which rows a write locks (FOR UPDATE), how a claim finds its
+// task. What only one database does (SQLite's pragmas and prepared event
+// insert, PostgreSQL's advisory write lock, batches, NOTIFY and store
+// clock) and the driver's own connection handling and migrations stay in
+// its driver.
 package sqlq
 
 import (
@@ -18,7 +20,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -103,6 +104,16 @@ func (d Dialect) In(column string, vals []string) (string, []any) {
 	return column + ` IN (?` + strings.Repeat(`, ?`, len(vals)-1) + `)`, args
 }
 
+// forUpdate is what a read inside a write transaction adds to lock the
+// rows it reads: FOR UPDATE on PostgreSQL, whose writers lock the rows they
+// change; nothing on SQLite, where one writer at a time holds the database.
+func (d Dialect) forUpdate() string {
+	if d == Postgres {
+		return ` FOR UPDATE`
+	}
+	return ""
+}
+
 // maxIn is how many values one In may bind: SQLite limits a statement's
 // parameters; PostgreSQL binds the list as one.
 func (d Dialect) maxIn() int {
@@ -144,19 +155,15 @@ type Querier interface {
 //   - AppendEvents adds events to the ledger, and their usage to the sums
 //     (AddUsage): a prepared statement on SQLite, one batch on PostgreSQL;
 //   - BranchTaken turns a violation of the live-branch index on a write of
-//     t into a *store.BranchTakenError, any other error returned as it is;
-//   - Fence and InsertSession are the drivers' fence.go and sessions.go,
-//     which fold into this package with the lease and session code.
+//     t into a *store.BranchTakenError, any other error returned as it is.
 type Tx interface {
 	Querier
 	Exec(ctx context.Context, q string, args ...any) (int64, error)
 	AppendEvents(ctx context.Context, events []task.Event) error
 	BranchTaken(ctx context.Context, t task.Task, err error) error
-	Fence(ctx context.Context, what string, id task.ID, token int64) error
-	InsertSession(ctx context.Context, ss store.Session) error
 }
 
-// Driver is what Ops runs on: reads outside a write transaction, and one
+// Driver is what Ops, Transitions and Sessions run on: reads outside a write transaction, and one
 // write transaction a call, committed when fn returns nil and rolled back,
 // with every event fn appended, when it does not.
 type Driver interface {

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
 func TestBind(t *testing.T) {
@@ -72,5 +74,33 @@ func TestDialectBindsTimesAndLists(t *testing.T) {
 	first, again := Postgres.Bind(q), Postgres.Bind(q)
 	if first != again || first != "SELECT 1 WHERE a = $1 AND b = $2" {
 		t.Fatalf("Bind %q then %q", first, again)
+	}
+}
+
+// A claim reads the candidates in one statement on PostgreSQL, skipping
+// rows another writer holds, and one candidate at a time on SQLite.
+func TestFirstQueuedTriesByDialect(t *testing.T) {
+	ids := []task.ID{"b", "a", "c"}
+	q, tries := SQLite.firstQueued(ids)
+	if len(tries) != 3 || tries[1][0] != "a" || tries[1][1] != string(task.StateQueued) || strings.Count(q, "?") != 2 {
+		t.Fatalf("SQLite tries %v of %q", tries, q)
+	}
+	if strings.Contains(q, "FOR UPDATE") {
+		t.Fatalf("SQLite query locks rows: %q", q)
+	}
+	q, tries = Postgres.firstQueued(ids)
+	if len(tries) != 1 || len(tries[0]) != 2 {
+		t.Fatalf("Postgres tries %v", tries)
+	}
+	if got, ok := tries[0][0].([]string); !ok || strings.Join(got, ",") != "b,a,c" {
+		t.Fatalf("Postgres binds the candidates as %#v, want them in order", tries[0][0])
+	}
+	b := Postgres.Bind(q)
+	if !strings.Contains(b, "unnest($1::text[])") || !strings.Contains(b, "tasks.state = $2") ||
+		!strings.HasSuffix(b, "FOR UPDATE OF tasks SKIP LOCKED") || strings.Contains(b, "?") {
+		t.Fatalf("Postgres claim query %q", b)
+	}
+	if SQLite.forUpdate() != "" || Postgres.forUpdate() != " FOR UPDATE" {
+		t.Fatalf("forUpdate %q, %q", SQLite.forUpdate(), Postgres.forUpdate())
 	}
 }

@@ -66,6 +66,17 @@ func list[T any](ctx context.Context, r Querier, what string, scan func(Row) (T,
 	return out, nil
 }
 
+// get runs q, which reads one row, on r and scans it with scan; a missing
+// row is store.ErrNotFound naming what.
+func get[T any](ctx context.Context, r Querier, what string, scan func(Row) (T, error), q string, args ...any) (T, error) {
+	v, err := scan(r.QueryRow(ctx, q, args...))
+	if err != nil {
+		var none T
+		return none, notFound(err, "get", what)
+	}
+	return v, nil
+}
+
 // TaskInsert stores a new task and its events in one transaction.
 func (o Ops) TaskInsert(ctx context.Context, t task.Task, events ...task.Event) error {
 	return write(ctx, o.D, events, func(tx Tx) error {
@@ -106,11 +117,7 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
 // TaskGet returns the task with id, or store.ErrNotFound.
 func (o Ops) TaskGet(ctx context.Context, id task.ID) (task.Task, error) {
-	t, err := ScanTask(o.D.Reads().QueryRow(ctx, `SELECT `+TaskColumns+` FROM tasks WHERE id = ?`, string(id)), nil)
-	if err != nil {
-		return task.Task{}, notFound(err, "get", "task "+string(id))
-	}
-	return t, nil
+	return get(ctx, o.D.Reads(), "task "+string(id), scanTask, `SELECT `+TaskColumns+` FROM tasks WHERE id = ?`, string(id))
 }
 
 // TaskList returns the tasks in the given states (all when none is given),
@@ -140,7 +147,7 @@ func scanTask(row Row) (task.Task, error) { return ScanTask(row, nil) }
 func (o Ops) TaskUpdate(ctx context.Context, p store.TaskUpdateParams) error {
 	t := p.Task
 	return write(ctx, o.D, p.Events, func(tx Tx) error {
-		state, token, err := TaskGuard(ctx, tx, t.ID)
+		state, token, err := taskGuard(ctx, tx, t.ID)
 		if err != nil {
 			return err
 		}
@@ -170,9 +177,9 @@ func (o Ops) TaskToken(ctx context.Context, id task.ID) (int64, error) {
 	return token, nil
 }
 
-// TaskGuard reads the state and token a guarded write checks, inside its
+// taskGuard reads the state and token a guarded write checks, inside its
 // transaction (under the write lock, so they cannot change under it).
-func TaskGuard(ctx context.Context, tx Tx, id task.ID) (task.State, int64, error) {
+func taskGuard(ctx context.Context, tx Tx, id task.ID) (task.State, int64, error) {
 	var state string
 	var token int64
 	if err := tx.QueryRow(ctx, `SELECT state, token FROM tasks WHERE id = ?`, string(id)).Scan(&state, &token); err != nil {
@@ -248,7 +255,7 @@ func (o Ops) TaskImport(ctx context.Context, p store.TaskImportParams) error {
 			return fmt.Errorf("import: %w", err)
 		}
 		for _, ss := range p.Sessions {
-			if err := tx.InsertSession(ctx, ss); err != nil {
+			if err := insertSession(ctx, tx, ss); err != nil {
 				return fmt.Errorf("import task %s: %w", id, err)
 			}
 		}
