@@ -50,8 +50,9 @@ func TestReplayInTheConsole(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, sessionID)
-	want, offset := castScreenAt(t, f.root, sessionID, at)
-	require.True(t, containsBlock(s, want), "the replayed pane is the recording at %.3f s:\nwant\n%s\nscreen\n%s", offset, strings.Join(want, "\n"), s)
+	want, size, offset := castScreenAt(t, f.root, sessionID, at)
+	require.True(t, replayShows(s, termCols, want, size), "the replayed pane is the recording (%dx%d) at %.3f s:\nwant\n%s\nscreen\n%s",
+		size[0], size[1], offset, strings.Join(want, "\n"), s)
 
 	// The view at the other sizes the console is used at.
 	for _, size := range [][2]int{{80, 24}, {200, 50}, {100, 30}} {
@@ -96,8 +97,8 @@ func replayToCorrection(t *testing.T, tm *tmuxTerm, correction string) string {
 
 // castScreenAt is the screen of session's recording in the clone at root
 // replayed by the emulator alone up to at on the recording's clock, as
-// rows, and at as seconds into the recording.
-func castScreenAt(t *testing.T, root, sessionID string, at time.Time) ([]string, float64) {
+// rows, its size there, and at as seconds into the recording.
+func castScreenAt(t *testing.T, root, sessionID string, at time.Time) ([]string, [2]int, float64) {
 	t.Helper()
 	casts, err := filepath.Glob(filepath.Join(root, ".orchestra", "runs", "*", sessionID+".cast"))
 	require.NoError(t, err)
@@ -117,12 +118,32 @@ func castScreenAt(t *testing.T, root, sessionID string, at time.Time) ([]string,
 		}
 	}
 	require.NoError(t, cs.Err())
-	return strings.Split(term.Text(), "\n"), offset
+	cols, rows := term.Size()
+	return strings.Split(term.Text(), "\n"), [2]int{cols, rows}, offset
 }
 
-// containsBlock reports whether rows (trailing blanks dropped) stand on
-// consecutive lines of screen, each at one cell column: the pane's.
-func containsBlock(screen string, rows []string) bool {
+// replayShows reports whether the replay's screen s, of a terminal width
+// cells wide, shows rows, the recording's screen of size recorded, as the
+// pane shows a recording: at its recorded size, cut at the pane's edge
+// (the pane reaches the terminal's right edge), and, at a size other than
+// the pane's, its last row saying the recorded size.
+func replayShows(s string, width int, rows []string, recorded [2]int) bool {
+	col, ok := blockAt(s, width, rows)
+	if !ok {
+		return false
+	}
+	mark := fmt.Sprintf("recorded at %dx%d", recorded[0], recorded[1])
+	if recorded[0] != width-col {
+		return strings.Contains(s, mark)
+	}
+	return !strings.Contains(s, "recorded at ") || strings.Contains(s, mark)
+}
+
+// blockAt reports whether rows (trailing blanks dropped) stand on
+// consecutive lines of screen, each at one cell column, the pane's, which
+// it returns. The screen is width cells wide and the pane reaches its
+// right edge: rows wider than the pane are cut at that edge.
+func blockAt(screen string, width int, rows []string) (int, bool) {
 	for len(rows) > 0 && strings.TrimSpace(rows[len(rows)-1]) == "" {
 		rows = rows[:len(rows)-1]
 	}
@@ -131,32 +152,38 @@ func containsBlock(screen string, rows []string) bool {
 		k++
 	}
 	if k == len(rows) {
-		return false
+		return 0, false
 	}
 	w := 0
 	for _, r := range rows {
 		w = max(w, ansi.StringWidth(r))
 	}
 	lines := strings.Split(screen, "\n")
-	anchor := strings.TrimRight(rows[k], " ")
 	for i, l := range lines {
-		at := strings.Index(l, anchor)
 		top := i - k
-		if at < 0 || top < 0 || top+len(rows) > len(lines) {
+		if top < 0 || top+len(rows) > len(lines) {
 			continue
 		}
-		col := ansi.StringWidth(l[:at])
-		ok := true
-		for j, r := range rows {
-			got := strings.TrimRight(ansi.Cut(lines[top+j], col, col+w), " ")
-			if got != strings.TrimRight(r, " ") {
-				ok = false
-				break
+		// The anchor as the pane shows it: cut at its edge, found by
+		// trying each column the pane could start at.
+		for col := 0; col < ansi.StringWidth(l); col++ {
+			cw := min(w, width-col)
+			anchor := strings.TrimRight(ansi.Truncate(rows[k], cw, ""), " ")
+			if anchor == "" || !strings.HasPrefix(ansi.Cut(l, col, col+cw), anchor) {
+				continue
+			}
+			ok := true
+			for j, r := range rows {
+				got := strings.TrimRight(ansi.Cut(lines[top+j], col, col+cw), " ")
+				if got != strings.TrimRight(ansi.Truncate(r, cw, ""), " ") {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return col, true
 			}
 		}
-		if ok {
-			return true
-		}
 	}
-	return false
+	return 0, false
 }

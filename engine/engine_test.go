@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -216,6 +217,68 @@ func TestTheProtocolRunsOverAnyByteStream(t *testing.T) {
 		}
 		return false
 	}, 30*time.Second, 10*time.Millisecond)
+}
+
+// loadingEngine is an engine still loading its store: its snapshot is
+// empty until loaded is closed, and waiting says a watch waits for it.
+type loadingEngine struct {
+	coord.Engine
+	loaded  chan struct{}
+	waiting chan struct{}
+	once    sync.Once
+}
+
+func (e *loadingEngine) Loaded() <-chan struct{} {
+	e.once.Do(func() { close(e.waiting) })
+	return e.loaded
+}
+
+func (e *loadingEngine) Snapshot() coord.Snapshot {
+	select {
+	case <-e.loaded:
+		return e.Engine.Snapshot()
+	default:
+		return coord.Snapshot{}
+	}
+}
+
+// A console that attaches while the engine still loads its store (the
+// socket is served from the start) gets its first snapshot once the store
+// is loaded, never the empty one of the moment before: a console shows
+// that first snapshot until an event comes, and on a quiet fleet none may.
+func TestAWatchWaitsForTheLoad(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{})
+	id := addCalc(t, b.eng, task.Pipeline{task.PhaseImplement})
+	e := &loadingEngine{Engine: b.eng, loaded: make(chan struct{}), waiting: make(chan struct{})}
+	srv := &Server{Engine: e, Store: b.eng.Store, Version: "test"}
+	a, z := net.Pipe()
+	go srv.ServeConn(z)
+	type dialled struct {
+		cl  *Client
+		err error
+	}
+	done := make(chan dialled, 1)
+	go func() {
+		cl, err := NewClient(context.Background(), a, Options{Watch: true, Version: "test"})
+		done <- dialled{cl, err}
+	}()
+	select {
+	case <-e.waiting:
+		close(e.loaded)
+	case d := <-done:
+		require.NoError(t, d.err)
+		d.cl.Close()
+		t.Fatal("the watch was ready before the engine had loaded its store")
+	}
+	d := <-done
+	require.NoError(t, d.err)
+	defer d.cl.Close()
+	var ids []task.ID
+	for _, tv := range d.cl.Snapshot().Tasks {
+		ids = append(ids, tv.Task.ID)
+	}
+	require.Contains(t, ids, id, "the first snapshot is the loaded store's")
 }
 
 func TestStopEndsEveryAgentAndSaysSoPerSession(t *testing.T) {

@@ -42,6 +42,9 @@ import (
 // after a failed dial or a lost connection.
 const relayRetry = 5 * time.Second
 
+// maxUnsent bounds the pane sizes kept for engines not reached yet.
+const maxUnsent = 1024
+
 // relayDialWait bounds one dial, handshake and first snapshot included.
 const relayDialWait = 30 * time.Second
 
@@ -60,7 +63,12 @@ type relay struct {
 	mu    sync.Mutex
 	held  map[task.ID]string // the machine of each task another engine runs
 	peers map[string]*peer   // by machine
-	wg    sync.WaitGroup
+	// unsent are the pane sizes a console asked for tasks another engine
+	// runs while the relay had no connection to it; connect sends them
+	// before it serves that engine's panes, so a pane is not shown at the
+	// size its session started at until the console happens to ask again.
+	unsent map[task.ID][2]int
+	wg     sync.WaitGroup
 
 	// watchers counts the consoles watching this engine: a connection to
 	// another engine costs both engines a pane stream, so the relay keeps
@@ -88,7 +96,7 @@ type peer struct {
 
 func newRelay(o *coord.Opened, version string, logf func(string, ...any)) *relay {
 	return &relay{Opened: o, self: coord.HostName(o.Config.Fleet.Host), version: version, logf: logf,
-		held: map[task.ID]string{}, peers: map[string]*peer{}, wake: make(chan struct{}, 1)}
+		held: map[task.ID]string{}, peers: map[string]*peer{}, unsent: map[task.ID][2]int{}, wake: make(chan struct{}, 1)}
 }
 
 // Subscribe is the coordinator's, counted: only the engine's watchers
@@ -181,9 +189,19 @@ func (r *relay) ResizePane(id task.ID, cols, rows int) error {
 
 // SizePaneFor sizes this engine's pane of the task for viewer, or asks its
 // holder, where this engine is one console among that engine's.
+// Asked before the relay reaches the holder, the size is sent when it does.
 func (r *relay) SizePaneFor(viewer string, id task.ID, cols, rows int) (int, int, error) {
 	if _, ok := r.Opened.Pane(id); !ok {
-		if cl := r.peerOf(id); cl != nil {
+		r.mu.Lock()
+		var cl *Client
+		if p := r.peers[r.held[id]]; p != nil {
+			cl = p.cl
+		}
+		if cl == nil && cols > 0 && rows > 0 && len(r.unsent) < maxUnsent {
+			r.unsent[id] = [2]int{cols, rows}
+		}
+		r.mu.Unlock()
+		if cl != nil {
 			return cl.SizePane(id, cols, rows)
 		}
 	}
@@ -336,6 +354,11 @@ func (r *relay) sync(ctx context.Context) {
 		}
 	}
 	r.held = held
+	for id := range r.unsent {
+		if held[id] == "" {
+			delete(r.unsent, id) // not another engine's: this one sized it
+		}
+	}
 	need := map[string]bool{}
 	if r.watchers.Load() > 0 {
 		r.idle = time.Time{}
@@ -401,8 +424,8 @@ func (r *relay) sync(ctx context.Context) {
 func (r *relay) connect(ctx context.Context, p *peer) {
 	cl, err := r.dial(ctx, p.host, true)
 	r.mu.Lock()
-	p.dialling = false
 	if err != nil {
+		p.dialling = false
 		p.retry = time.Now().Add(relayRetry)
 		msg := err.Error()
 		if msg != p.failed && ctx.Err() == nil {
@@ -412,12 +435,34 @@ func (r *relay) connect(ctx context.Context, p *peer) {
 		r.mu.Unlock()
 		return
 	}
-	if r.peers[p.host] != p || ctx.Err() != nil {
+	for {
+		if r.peers[p.host] != p || ctx.Err() != nil {
+			p.dialling = false
+			r.mu.Unlock()
+			_ = cl.Close()
+			return
+		}
+		sizes := map[task.ID][2]int{}
+		for id, sz := range r.unsent {
+			if r.held[id] == p.host {
+				sizes[id] = sz
+				delete(r.unsent, id)
+			}
+		}
+		if len(sizes) == 0 {
+			break
+		}
+		// Sent before the connection serves panes; asks that come
+		// meanwhile wait in unsent for the next round.
 		r.mu.Unlock()
-		_ = cl.Close()
-		return
+		for id, sz := range sizes {
+			if _, _, err := cl.SizePane(id, sz[0], sz[1]); err != nil {
+				r.logf("cannot size the pane of task %s on %s: %v", id.Short(), p.host, err)
+			}
+		}
+		r.mu.Lock()
 	}
-	p.cl, p.failed = cl, ""
+	p.cl, p.failed, p.dialling = cl, "", false
 	r.mu.Unlock()
 	r.logf("drawing the panes of the engine on %s (pid %d) here", p.host, cl.Pid())
 	r.follow(ctx, p, cl)

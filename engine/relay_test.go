@@ -108,6 +108,47 @@ func TestRelayServesAnotherEnginesPane(t *testing.T) {
 	require.Equal(t, task.StateParked, parked.State)
 }
 
+// A pane size a console asks through engine A before A's relay reaches
+// the engine that runs the session (A dials it once a console watches) is
+// sent when it does, before A serves that engine's panes: the pty takes
+// the console's size without the console asking again.
+func TestRelaySendsASizeAskedBeforeItReachedTheHolder(t *testing.T) {
+	t.Parallel()
+	f := sessionOnB(t)
+	a := f.start("machine-a")
+	// No console watches A yet, so its relay has no connection to B.
+	cols, rows, err := a.relay.SizePaneFor("console 1", f.id, 90, 28)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{90, 28}, [2]int{cols, rows})
+	v, ok := f.b.Opened.Pane(f.id)
+	require.True(t, ok)
+	c, r := v.Size()
+	require.NotEqual(t, [2]int{90, 28}, [2]int{c, r}, "B's pty is at its start size before A reaches B")
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := Dial(ctx, a.Paths.Socket, Options{Watch: true, Version: "test", Kind: "console"})
+	require.NoError(t, err)
+	defer cl.Close()
+	ch, unsub := cl.Subscribe()
+	defer unsub()
+	deadline := time.NewTimer(60 * time.Second)
+	defer deadline.Stop()
+	for {
+		if v, found := cl.Pane(f.id); found {
+			c, r := v.Size()
+			require.Equal(t, [2]int{90, 28}, [2]int{c, r}, "the first pane of B's session A serves is at the size asked")
+			break
+		}
+		select {
+		case _, open := <-ch:
+			require.True(t, open, "the console lost engine A")
+		case <-deadline.C:
+			t.Fatal("engine A never served the pane of machine-b's session")
+		}
+	}
+}
+
 // A task parked through an engine that does not run it (a CLI command, no
 // console watching, so nothing relayed) stops the session the other
 // engine runs: that engine hears of the move through the store.

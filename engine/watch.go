@@ -75,6 +75,17 @@ func (s *Server) watch(ctx context.Context, c *wire.Conn, q watchReq) {
 			}
 		}
 	}
+	// A console's first frame is the history. The socket is served while
+	// the coordinator still loads the store, and a console given the empty
+	// snapshot of that moment would show no tasks until an event came:
+	// its first snapshot waits for the load (events meanwhile queue).
+	if l, ok := s.Engine.(interface{ Loaded() <-chan struct{} }); ok {
+		select {
+		case <-l.Loaded():
+		case <-ctx.Done():
+			return
+		}
+	}
 	if w.sendSnap(true) != nil || w.flushPanes() != nil || c.Push(opReady, 0, nil) != nil {
 		return
 	}

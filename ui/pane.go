@@ -84,9 +84,15 @@ func (pg *paneGrid) lines(tasks []coord.TaskView, id task.ID, w, h int) []string
 // markOtherSize ends a pane's last row with the size another console gave
 // its pty.
 func markOtherSize(line string, cols, rows, w int, style func(...string) string) string {
-	mark := fmt.Sprintf(" pty %dx%d · sized by another console ", cols, rows)
+	return markSize(line, fmt.Sprintf(" pty %dx%d · sized by another console ", cols, rows), fmt.Sprintf(" pty %dx%d ", cols, rows), w, style)
+}
+
+// markSize ends a screen's last row with mark, or short when mark leaves
+// the row less than 4 cells, or nothing when even short does not fit: the
+// screen is shown at a size other than the pane's, cut or padded.
+func markSize(line, mark, short string, w int, style func(...string) string) string {
 	if ansi.StringWidth(mark) > w-4 {
-		mark = fmt.Sprintf(" pty %dx%d ", cols, rows)
+		mark = short
 	}
 	mw := ansi.StringWidth(mark)
 	if mw > w {

@@ -445,8 +445,21 @@ func (r *replay) screen(w, h int) []string {
 	if c.term == r.term && c.version == r.term.Version() && c.w == w && c.h == h {
 		return c.lines
 	}
-	*c = replayCache{term: r.term, version: r.term.Version(), w: w, h: h, lines: fitScreen(r.term, w, h)}
+	lines := fitScreen(r.term, w, h)
+	// The recording is shown at the size it was recorded at (at the
+	// playhead: a resize in it is replayed), cut or padded to the pane,
+	// and marked so, as a pane another console sized is.
+	if cols, rows := r.term.Size(); (cols != w || rows != h) && h > 0 {
+		lines[h-1] = markRecordedSize(lines[h-1], cols, rows, w, r.st.focus.Render)
+	}
+	*c = replayCache{term: r.term, version: r.term.Version(), w: w, h: h, lines: lines}
 	return c.lines
+}
+
+// markRecordedSize ends a replayed screen's last row with the size its
+// recording had at the playhead.
+func markRecordedSize(line string, cols, rows, w int, style func(...string) string) string {
+	return markSize(line, fmt.Sprintf(" recorded at %dx%d ", cols, rows), fmt.Sprintf(" %dx%d ", cols, rows), w, style)
 }
 
 func wrapStyled(style func(...string) string, s string, w int) []string {

@@ -42,13 +42,18 @@ func castRecording() coord.Recording {
 // castAt is the screen the recording's events up to offset at give,
 // replayed by the emulator alone.
 func castAt(rec coord.Recording, at float64) string {
+	return session.Replay(eventsTo(rec, at), rec.Cols, rec.Rows).Render()
+}
+
+// eventsTo are the recording's events up to offset at.
+func eventsTo(rec coord.Recording, at float64) []session.CastEvent {
 	var evs []session.CastEvent
 	for _, e := range rec.Events {
 		if e.Time <= at {
 			evs = append(evs, e)
 		}
 	}
-	return session.Replay(evs, rec.Cols, rec.Rows).Render()
+	return evs
 }
 
 // fakeTicks is the replay's clock: tick records what the replay asked
@@ -150,6 +155,56 @@ func TestReplaySeekToAMarkIsTheCastAtThatOffset(t *testing.T) {
 	require.Equal(t, castAt(rec, 0), r.term.Render())
 	press(t, r, "5")
 	require.Equal(t, castAt(rec, 30), r.term.Render())
+}
+
+// A recording is shown at the size it was recorded at, at the playhead
+// (a resize in it replayed): in a pane of another size it is cut or
+// padded, row for row the cast's, and its last row says the recorded
+// size; in a pane of its own size it is the cast's screen unmarked.
+func TestReplayShowsTheRecordedSize(t *testing.T) {
+	t.Parallel()
+	rec := castRecording()
+	r := openLoaded(t, rec, &fakeTicks{now: testNow})
+	plain := func(lines []string) []string {
+		out := make([]string, len(lines))
+		for i, l := range lines {
+			out[i] = strings.TrimRight(ansi.Strip(l), " ")
+		}
+		return out
+	}
+	check := func(at float64, w, h int, mark string) {
+		t.Helper()
+		want := strings.Split(session.Replay(eventsTo(rec, at), rec.Cols, rec.Rows).Text(), "\n")
+		got := r.screen(w, h)
+		require.Len(t, got, h)
+		for i, l := range got {
+			require.Equal(t, w, ansi.StringWidth(l), "row %d is %d cells wide in a %dx%d pane", i, ansi.StringWidth(l), w, h)
+		}
+		rows := plain(got)
+		last := h
+		if mark != "" {
+			last = h - 1
+			require.True(t, strings.HasSuffix(rows[h-1], strings.TrimRight(mark, " ")), "the last row says %q: %q", mark, rows[h-1])
+		} else {
+			require.NotContains(t, strings.Join(rows, "\n"), "recorded at", "a screen at its own size is not marked")
+		}
+		// The cursor stays in the top rows here: the screen's top is shown.
+		for i := range last {
+			cast := ""
+			if i < len(want) {
+				cast = strings.TrimRight(ansi.Truncate(want[i], w, ""), " ")
+			}
+			require.Equal(t, cast, rows[i], "row %d at %.1f s in a %dx%d pane", i, at, w, h)
+		}
+	}
+	press(t, r, "]") // the brief, at 40x10
+	check(0.9, 40, 10, "")
+	check(0.9, 30, 8, " recorded at 40x10 ")
+	check(0.9, 60, 14, " recorded at 40x10 ")
+	press(t, r, "]") // the correction, after the resize to 50x12
+	check(3.5, 50, 12, "")
+	check(3.5, 40, 10, " recorded at 50x12 ")
+	check(3.5, 12, 5, " 50x12 ")
 }
 
 // A seek that feeds more output than Update should builds its screen off
