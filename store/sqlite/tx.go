@@ -23,6 +23,7 @@ func parseTime(s string) (time.Time, error) { return sqlq.ParseTime(s) }
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	ctx, cancel := store.Bound(ctx, s.timeout)
 	defer cancel()
+	s.wstmts.prepareLater(ctx)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store %s: begin: %w", s.path, err)
