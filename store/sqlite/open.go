@@ -52,6 +52,8 @@ type Store struct {
 	insertEvent *sql.Stmt
 	// wstmts and rstmts are the statements prepared on w and r (stmts.go).
 	wstmts, rstmts *stmts
+	// seqs are the ledger positions of this Store's own appends (seqs.go).
+	seqs seqCache
 	// changes wakes this process's listeners after each commit.
 	changes store.Changes
 	// timeout bounds a write whose context has no deadline of its own.
