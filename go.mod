@@ -81,3 +81,5 @@ require (
 )
 
 replace github.com/santhosh-tekuri/jsonschema/v6 => ./third_party/jsonschema
+
+replace github.com/atotto/clipboard => ./third_party/clipboard

@@ -225,6 +225,19 @@ func (cm *commands) correct(ctx context.Context, t task.Task, r *run, cmd Comman
 		d.ID = cmd.DecisionID
 	}
 	ev := cm.loop.event(t.ID, "", task.EvDecisionRecorded, fmt.Sprintf("Human decision by %s: %s", d.Author, text))
+	live := r != nil && r.w != nil && r.confirmed && !r.stopping && !r.finishing
+	if live && cmd.DecisionID == "" {
+		// Typed into the live pane at once: the decision and its delivery
+		// are one write, so the pane waits for one commit, not two.
+		del, dl := cm.delivery(r, d)
+		if err := cm.st.DecisionDeliver(ctx, d, dl, ev, del); err != nil {
+			return cmdReply{err: fmt.Errorf("record decision: %w", err)}
+		}
+		cm.hub.event(ev)
+		cm.hub.event(del)
+		return cmdReply{res: Result{TaskID: t.ID, SessionID: r.sessionID, Delivered: true,
+			Message: "delivered to session " + short(r.sessionID)}, wait: cm.sendDecision(r, d)}
+	}
 	if err := cm.st.DecisionInsert(ctx, d, ev); err != nil {
 		if cmd.DecisionID != "" && hasDecision(ctx, cm.st, t.ID, cmd.DecisionID) {
 			// Another engine on the store recorded it first; it, or
@@ -240,7 +253,7 @@ func (cm *commands) correct(ctx context.Context, t task.Task, r *run, cmd Comman
 		// through the store and types it into its live session.
 		res.Message = "recorded; the engine on " + cm.hostOf(t.ID) + " types it into its live session"
 	}
-	if r == nil || r.w == nil || !r.confirmed || r.stopping || r.finishing {
+	if !live {
 		return cmdReply{res: res}
 	}
 	done, ok := cm.deliverDecision(ctx, r, d)
@@ -257,8 +270,8 @@ func (cm *commands) correct(ctx context.Context, t task.Task, r *run, cmd Comman
 // not be recorded or d already reached that session. The returned channel
 // says when the pane took it.
 func (cm *commands) deliverDecision(ctx context.Context, r *run, d store.Decision) (chan error, bool) {
-	del := cm.loop.event(d.TaskID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf("Decision delivered to session %s.", short(r.sessionID)))
-	ok, err := cm.st.DeliveryInsert(ctx, store.Delivery{DecisionID: d.ID, SessionID: r.sessionID, At: cm.loop.now()}, del)
+	del, dl := cm.delivery(r, d)
+	ok, err := cm.st.DeliveryInsert(ctx, dl, del)
 	if err != nil || !ok {
 		if err != nil {
 			cm.loop.record(ctx, cm.loop.refusal(d.TaskID, r.sessionID, task.ReasonDeliveryFailed, err.Error()))
@@ -266,6 +279,18 @@ func (cm *commands) deliverDecision(ctx context.Context, r *run, d store.Decisio
 		return nil, false
 	}
 	cm.hub.event(del)
+	return cm.sendDecision(r, d), true
+}
+
+// delivery is d's delivery to r's session now, and its event.
+func (cm *commands) delivery(r *run, d store.Decision) (task.Event, store.Delivery) {
+	del := cm.loop.event(d.TaskID, r.sessionID, task.EvDecisionDelivered, fmt.Sprintf("Decision delivered to session %s.", short(r.sessionID)))
+	return del, store.Delivery{DecisionID: d.ID, SessionID: r.sessionID, At: cm.loop.now()}
+}
+
+// sendDecision types d, whose delivery to r's session is recorded, into
+// its pane; the returned channel says when the pane took it.
+func (cm *commands) sendDecision(r *run, d store.Decision) chan error {
 	done := make(chan error, 1)
 	in := worker.Input{Kind: worker.InputDecision, ID: d.ID, Text: worker.DecisionText(d.Text), Done: done}
 	if r.brief == "" {
@@ -276,7 +301,7 @@ func (cm *commands) deliverDecision(ctx context.Context, r *run, d store.Decisio
 	} else {
 		r.w.Send(in)
 	}
-	return done, true
+	return done
 }
 
 func authorOf(cmd Command) string {

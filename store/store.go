@@ -437,6 +437,11 @@ type Store interface {
 	// It returns false, and writes nothing, when that decision was already
 	// delivered to that session.
 	DeliveryInsert(ctx context.Context, d Delivery, events ...task.Event) (bool, error)
+	// DecisionDeliver records a new decision and its delivery to a
+	// session, with their events, in one transaction: an operator's
+	// correction typed into a live pane at once. Either all of it is
+	// written or none.
+	DecisionDeliver(ctx context.Context, d Decision, dl Delivery, events ...task.Event) error
 	DeliveryList(ctx context.Context, taskID task.ID) ([]Delivery, error)
 
 	SessionInsert(ctx context.Context, s Session, events ...task.Event) error

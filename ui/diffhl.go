@@ -45,13 +45,17 @@ const (
 	bgDelWord
 )
 
-var bgStyles = [...]lipgloss.Style{
-	bgNone:    lipgloss.NewStyle(),
-	bgAdd:     lipgloss.NewStyle().Background(lipgloss.Color("#12301e")),
-	bgAddWord: lipgloss.NewStyle().Background(lipgloss.Color("#2a6b3c")),
-	bgDel:     lipgloss.NewStyle().Background(lipgloss.Color("#3a1a1e")),
-	bgDelWord: lipgloss.NewStyle().Background(lipgloss.Color("#8a2c36")),
-}
+// bgStyles are built on the first diff drawn, not at init: every process
+// of the binary links this package, one-shot commands included.
+var bgStyles = sync.OnceValue(func() [bgDelWord + 1]lipgloss.Style {
+	return [...]lipgloss.Style{
+		bgNone:    lipgloss.NewStyle(),
+		bgAdd:     lipgloss.NewStyle().Background(lipgloss.Color("#12301e")),
+		bgAddWord: lipgloss.NewStyle().Background(lipgloss.Color("#2a6b3c")),
+		bgDel:     lipgloss.NewStyle().Background(lipgloss.Color("#3a1a1e")),
+		bgDelWord: lipgloss.NewStyle().Background(lipgloss.Color("#8a2c36")),
+	}
+})
 
 // lexerCache maps a file name's extension (or base name, without one) to
 // its lexer: chroma's Match walks every lexer's patterns.
@@ -91,7 +95,7 @@ func styleFor(t chroma.TokenType, on bg) lipgloss.Style {
 		return s.(lipgloss.Style)
 	}
 	e := codeStyle().Get(t)
-	s := bgStyles[on]
+	s := bgStyles()[on]
 	if e.Colour.IsSet() {
 		s = s.Foreground(lipgloss.Color(e.Colour.String()))
 	}

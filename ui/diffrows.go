@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
+	"charm.land/lipgloss/v2"
 	"github.com/alecthomas/chroma/v2"
 	"github.com/charmbracelet/x/ansi"
 
@@ -212,16 +214,16 @@ func sideCell(lx chroma.Lexer, l *diff.Line, w int) string {
 }
 
 func codeCell(lx chroma.Lexer, gutter, sign string, l diff.Line, line, mark bg, w int) string {
-	body := bgStyles[line].Render(sign) + highlight(lx, l.Text, l.Marks, line, mark)
-	s := dimGutter.Render(gutter) + body
+	body := bgStyles()[line].Render(sign) + highlight(lx, l.Text, l.Marks, line, mark)
+	s := dimGutter().Render(gutter) + body
 	sw := ansi.StringWidth(s)
 	if sw > w {
-		return ansi.Truncate(s, w-1, "") + bgStyles[line].Render("…")
+		return ansi.Truncate(s, w-1, "") + bgStyles()[line].Render("…")
 	}
-	return s + bgStyles[line].Render(strings.Repeat(" ", w-sw))
+	return s + bgStyles()[line].Render(strings.Repeat(" ", w-sw))
 }
 
-var dimGutter = newStyles().dim
+var dimGutter = sync.OnceValue(func() lipgloss.Style { return newStyles().dim })
 
 func lineBgs(k diff.Kind) (line, mark bg, sign string) {
 	switch k {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/repo"
+	"github.com/orchestra-tui/orchestra-tui/sched"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
 
@@ -62,6 +63,11 @@ func opCmd(name string, args []string, stdout, stderr io.Writer) int {
 		}
 	}
 	cmd.TaskID = task.ID(rest[0])
+	// The command waits on the engine twice (its welcome, its answer); on
+	// cores busy with other work each wakeup could wait for a busy task's
+	// whole slice. Ask to be woken before it ends, as the engine and its
+	// hosts do; the share of CPU is unchanged (package sched).
+	_ = sched.ShortSlice()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	// With an engine running, the command is one request on its socket:

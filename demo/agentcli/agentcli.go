@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"testing"
 )
 
 // CLI is one agent CLI that tests may run.
@@ -49,7 +48,7 @@ func (c CLI) Find() (string, error) {
 // Require returns the CLI for a test that runs it. Without one it skips the
 // test, except in CI, where .ci/run installs the CLI and a missing one must
 // fail rather than pass as a skip.
-func (c CLI) Require(t testing.TB) string {
+func (c CLI) Require(t TB) string {
 	t.Helper()
 	bin, err := c.Find()
 	if err != nil {
@@ -60,4 +59,14 @@ func (c CLI) Require(t testing.TB) string {
 		t.Skip(msg)
 	}
 	return bin
+}
+
+// TB is what Require uses of a test: testing.TB, which it takes without
+// importing package testing. The binary links this package (the demo
+// finds its agents here), and importing testing would link that package,
+// and its init, into every process of it.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Skip(args ...any)
 }

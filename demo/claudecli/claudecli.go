@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"testing"
 )
 
 // BinEnv names the Claude Code binary to run.
@@ -33,7 +32,7 @@ func Find() (string, error) {
 // Require returns the CLI for a test that runs it. Without one it skips the
 // test, except in CI, where .ci/run installs the CLI and a missing one must
 // fail rather than pass as a skip.
-func Require(t testing.TB) string {
+func Require(t TB) string {
 	t.Helper()
 	bin, err := Find()
 	if err != nil {
@@ -44,4 +43,14 @@ func Require(t testing.TB) string {
 		t.Skip(msg)
 	}
 	return bin
+}
+
+// TB is what Require uses of a test: testing.TB, which it takes without
+// importing package testing. The binary links this package (the demo
+// finds its agents here), and importing testing would link that package,
+// and its init, into every process of it.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Skip(args ...any)
 }

@@ -98,3 +98,47 @@ func BenchmarkEventList(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkCorrection is the store's part of a correction typed into a
+// live session, as the engine does it: the decision, its delivery and
+// their events (one write; two before DecisionDeliver), then the ledger
+// positions of both events for the consoles (coord's hub). The engine's
+// input path (bench/correct.sh) waits on the writes.
+func BenchmarkCorrection(b *testing.B) {
+	for _, one := range []bool{true, false} {
+		name := "one-write"
+		if !one {
+			name = "two-writes"
+		}
+		b.Run(name, func(b *testing.B) {
+			st := benchStore(b)
+			ctx := context.Background()
+			at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+			tk := task.Task{ID: "01TASKBENCH", Title: "bench", Goal: "sit", Verify: "true", Repo: "/repo",
+				Pipeline: task.Pipeline{task.PhaseImplement}, Harness: "scripted", State: task.StateRunning,
+				Phase: task.PhaseImplement, CreatedAt: at, UpdatedAt: at}
+			require.NoError(b, st.TaskInsert(ctx, tk))
+			ss := store.Session{ID: "01SESSIONBENCH", TaskID: tk.ID, Phase: task.PhaseImplement, Attempt: 1,
+				Harness: "scripted", Token: 1, Holder: "slot-1@host", Status: store.SessionConfirmed, StartedAt: at}
+			require.NoError(b, st.SessionInsert(ctx, ss))
+			b.ReportAllocs()
+			for b.Loop() {
+				d := store.Decision{ID: task.NewULID(at), TaskID: tk.ID, Text: "use the v2 API", Author: "ops", At: at}
+				rec := task.Event{ID: task.NewULID(at), TaskID: tk.ID, Kind: task.EvDecisionRecorded, Text: "Human decision by ops: use the v2 API", At: at}
+				del := task.Event{ID: task.NewULID(at), TaskID: tk.ID, SessionID: ss.ID, Kind: task.EvDecisionDelivered, Text: "Decision delivered.", At: at}
+				dl := store.Delivery{DecisionID: d.ID, SessionID: ss.ID, At: at}
+				if one {
+					require.NoError(b, st.DecisionDeliver(ctx, d, dl, rec, del))
+				} else {
+					require.NoError(b, st.DecisionInsert(ctx, d, rec))
+					ok, err := st.DeliveryInsert(ctx, dl, del)
+					require.NoError(b, err)
+					require.True(b, ok)
+				}
+				seqs, err := st.EventSeqs(ctx, []string{rec.ID, del.ID})
+				require.NoError(b, err)
+				require.Len(b, seqs, 2)
+			}
+		})
+	}
+}

@@ -52,6 +52,10 @@ type Store struct {
 	r *sql.DB
 	// insertEvent is prepared on w, since nearly every write appends events.
 	insertEvent *sql.Stmt
+	// wstmts and rstmts are the statements prepared on w and r (stmts.go).
+	wstmts, rstmts *stmts
+	// seqs are the ledger positions of this Store's own appends (seqs.go).
+	seqs seqCache
 	// changes wakes this process's listeners after each commit.
 	changes store.Changes
 	// timeout bounds a write whose context has no deadline of its own.
@@ -147,7 +151,7 @@ func open(path string, target int) (*Store, error) {
 		_ = r.Close()
 		return nil, fmt.Errorf("open store %s: %w", abs, err)
 	}
-	s := &Store{path: abs, w: w, r: r, insertEvent: ins, timeout: store.DefaultCallTimeout}
+	s := &Store{path: abs, w: w, r: r, insertEvent: ins, wstmts: newStmts(w), rstmts: newStmts(r), timeout: store.DefaultCallTimeout}
 	d := driver{s}
 	s.Ops, s.Transitions, s.Sessions = sqlq.Ops{D: d}, sqlq.Transitions{D: d}, sqlq.Sessions{D: d}
 	return s, nil
@@ -193,7 +197,7 @@ func (s *Store) Path() string { return s.path }
 // Close closes both connection pools.
 func (s *Store) Close() error {
 	s.changes.Close()
-	return errors.Join(s.insertEvent.Close(), s.w.Close(), s.r.Close())
+	return errors.Join(s.insertEvent.Close(), s.wstmts.close(), s.rstmts.close(), s.w.Close(), s.r.Close())
 }
 
 // inspect decides, without writing to it, whether the file at abs may be

@@ -17,17 +17,22 @@ import (
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) (err error) {
 	ctx, cancel := store.Bound(ctx, s.timeout)
 	defer cancel()
+	s.wstmts.prepareLater(ctx)
+	s.seqs.ended(false) // none of a transaction that never ended (a panic)
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store %s: begin: %w", s.path, err)
 	}
 	if err := fn(tx); err != nil {
 		_ = tx.Rollback()
+		s.seqs.ended(false)
 		return err
 	}
 	if err := tx.Commit(); err != nil {
+		s.seqs.ended(false)
 		return fmt.Errorf("store %s: commit: %w", s.path, err)
 	}
+	s.seqs.ended(true)
 	s.changes.Notify()
 	return nil
 }
@@ -49,8 +54,16 @@ func (s *Store) appendEvents(ctx context.Context, tx *sql.Tx, events []task.Even
 	stmt := tx.StmtContext(ctx, s.insertEvent)
 	defer stmt.Close()
 	for _, e := range events {
-		if _, err := stmt.ExecContext(ctx, sqlq.EventArgs(sqlq.SQLite, e)...); err != nil {
+		args := sqlq.EventArgs(sqlq.SQLite, e)
+		res, err := stmt.ExecContext(ctx, args...)
+		if err != nil {
 			return fmt.Errorf("append %s event for task %s: %w", e.Kind, e.TaskID, err)
+		}
+		// seq is the row id; EventSeqs answers from it (seqs.go).
+		if seq, err := res.LastInsertId(); err == nil {
+			if id, ok := args[0].(string); ok {
+				s.seqs.appended(id, seq)
+			}
 		}
 	}
 	return sqlq.AddUsage(ctx, txq{s, tx}, events...)

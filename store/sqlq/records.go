@@ -60,14 +60,16 @@ func (o Ops) DecisionList(ctx context.Context, taskID task.ID) ([]store.Decision
 WHERE task_id = ? ORDER BY at, id`, string(taskID))
 }
 
+const insertDelivery = `INSERT INTO deliveries (decision_id, session_id, at) VALUES (?, ?, ?)
+ON CONFLICT (decision_id, session_id) DO NOTHING`
+
 // DeliveryInsert records that a decision reached a session, with its events.
 // It reports false and writes nothing when that delivery is already stored,
 // so a retried delivery never types the correction twice into the ledger.
 func (o Ops) DeliveryInsert(ctx context.Context, d store.Delivery, events ...task.Event) (bool, error) {
 	inserted := false
 	err := o.D.Write(ctx, func(tx Tx) error {
-		n, err := tx.Exec(ctx, `INSERT INTO deliveries (decision_id, session_id, at) VALUES (?, ?, ?)
-ON CONFLICT (decision_id, session_id) DO NOTHING`, d.DecisionID, d.SessionID, tx.Dialect().Time(d.At))
+		n, err := tx.Exec(ctx, insertDelivery, d.DecisionID, d.SessionID, tx.Dialect().Time(d.At))
 		if err != nil {
 			return fmt.Errorf("insert delivery of decision %s to session %s: %w", d.DecisionID, d.SessionID, err)
 		}
@@ -81,6 +83,21 @@ ON CONFLICT (decision_id, session_id) DO NOTHING`, d.DecisionID, d.SessionID, tx
 		return false, err
 	}
 	return inserted, nil
+}
+
+// DecisionDeliver records d, its delivery dl and the events in one
+// transaction (a correction's two writes as one: one commit on the input
+// path instead of two).
+func (o Ops) DecisionDeliver(ctx context.Context, d store.Decision, dl store.Delivery, events ...task.Event) error {
+	return write(ctx, o.D, events, func(tx Tx) error {
+		if err := insertDecision(ctx, tx, d); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, insertDelivery, dl.DecisionID, dl.SessionID, tx.Dialect().Time(dl.At)); err != nil {
+			return fmt.Errorf("insert delivery of decision %s to session %s: %w", dl.DecisionID, dl.SessionID, err)
+		}
+		return nil
+	})
 }
 
 // DeliveryList returns the deliveries of a task's decisions, oldest first.

@@ -17,6 +17,7 @@ var recordCases = []testCase{
 	{"DecisionInsertList", testDecisions},
 	{"CommentAnchorAndResolve", testComments},
 	{"DeliveryInsertOnce", testDeliveries},
+	{"DecisionDeliverOneWrite", testDecisionDeliver},
 	{"SessionInsertUpdateGetList", testSessions},
 	{"SessionMissing", testSessionMissing},
 	{"SessionListLiveAcrossTasks", testSessionListLive},
@@ -93,6 +94,36 @@ func testDeliveries(t *testing.T, b *bundle) {
 	require.NoError(t, err)
 	require.Equal(t, []store.Delivery{first, second}, got)
 	b.requireEvents(t, tk.ID, ev)
+}
+
+// A decision and its delivery are recorded together with their events, in
+// order; when any part fails (a session the store does not know) none of
+// it is, the decision included.
+func testDecisionDeliver(t *testing.T, b *bundle) {
+	tk := b.insertTask(t)
+	s1 := b.newSession(tk.ID, time.Second)
+	require.NoError(t, b.st.SessionInsert(b.ctx, s1))
+
+	d := b.newDecision(tk.ID, time.Second)
+	dl := store.Delivery{DecisionID: d.ID, SessionID: s1.ID, At: b.at(2 * time.Second)}
+	rec, del := b.event(tk.ID, task.EvDecisionRecorded), b.event(tk.ID, task.EvDecisionDelivered)
+	require.NoError(t, b.st.DecisionDeliver(b.ctx, d, dl, rec, del))
+
+	lost := b.newDecision(tk.ID, 3*time.Second)
+	require.Error(t, b.st.DecisionDeliver(b.ctx, lost, store.Delivery{DecisionID: lost.ID, SessionID: "no-such-session", At: b.at(4 * time.Second)},
+		b.event(tk.ID, task.EvDecisionRecorded), b.event(tk.ID, task.EvDecisionDelivered)))
+
+	decisions, err := b.st.DecisionList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, []store.Decision{d}, decisions)
+	deliveries, err := b.st.DeliveryList(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, []store.Delivery{dl}, deliveries)
+	b.requireEvents(t, tk.ID, rec, del)
+	// Delivered once: the same delivery again writes nothing.
+	ok, err := b.st.DeliveryInsert(b.ctx, dl)
+	require.NoError(t, err)
+	require.False(t, ok)
 }
 
 func testSessions(t *testing.T, b *bundle) {
