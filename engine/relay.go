@@ -468,8 +468,8 @@ func (r *relay) connect(ctx context.Context, p *peer) {
 	r.follow(ctx, p, cl)
 }
 
-// follow relays cl's pane notices and notes its sessions after each of its
-// events, until the connection ends.
+// follow relays cl's pane notices and notes its sessions after each
+// snapshot it pushes, until the connection ends.
 func (r *relay) follow(ctx context.Context, p *peer, cl *Client) {
 	sub, unsub := cl.Subscribe()
 	defer func() { unsub() }()
@@ -505,7 +505,10 @@ func (r *relay) follow(ctx context.Context, p *peer, cl *Client) {
 				r.learn(p, cl)
 				continue
 			}
-			if n.Event != nil {
+			if n.Snapshot {
+				// Every snapshot the engine pushes, one an event led to
+				// (pushed before it) or one that changed on its own (a
+				// session started, a lease renewed quietly).
 				r.learn(p, cl)
 			}
 			if n.Pane != "" {
@@ -515,8 +518,7 @@ func (r *relay) follow(ctx context.Context, p *peer, cl *Client) {
 	}
 }
 
-// learn notes the sessions p's engine runs, as its snapshot says: its
-// engine pushes the snapshot an event led to before the event.
+// learn notes the sessions p's engine runs, as its snapshot says.
 func (r *relay) learn(p *peer, cl *Client) {
 	sessions := map[task.ID]string{}
 	leases := map[task.ID]coord.LeaseView{}
