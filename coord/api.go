@@ -269,4 +269,12 @@ type Notice struct {
 	// ledger (Detail) but not on this channel, which closes next.
 	// Subscribe again to follow on.
 	Behind bool
+	// Snapshot is set when a snapshot arrived that no event announced (a
+	// slot freed, a session relayed from another engine appearing, a lease
+	// renewed): read Snapshot again. It is coalesced like a pane notice, so
+	// a reader that reads slowly sees one for every change since its last
+	// read. The engine client (package engine) sends it for every snapshot
+	// its engine pushes; the in-process coordinator, whose snapshot a
+	// console reads on each event and lease tick, sends none.
+	Snapshot bool
 }

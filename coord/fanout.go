@@ -4,9 +4,10 @@ import "github.com/orchestra-tui/orchestra-tui/task"
 
 // Fanout delivers notices to subscribers with the coordinator's own rules
 // (events never dropped for a reader that keeps up, a reader MaxBacklog
-// behind ended with a Behind notice, pane notices coalesced per task). Other
-// implementations of Engine (the engine client, which relays a remote
-// engine's notices) use it so every Engine's Subscribe behaves the same.
+// behind ended with a Behind notice, pane notices coalesced per task,
+// snapshot notices coalesced). Other implementations of Engine (the engine
+// client, which relays a remote engine's notices) use it so every Engine's
+// Subscribe behaves the same.
 type Fanout struct{ h hub }
 
 // Subscribe adds a subscriber; see Engine.Subscribe.
@@ -20,6 +21,10 @@ func (f *Fanout) Event(ev task.Event) {
 
 // Pane marks a pane dirty for every subscriber.
 func (f *Fanout) Pane(id task.ID) { f.h.pane(id) }
+
+// Snapshot tells every subscriber that the snapshot changed with no event
+// (Notice.Snapshot), coalesced per subscriber like pane notices.
+func (f *Fanout) Snapshot() { f.h.snapshot() }
 
 // Behind ends every subscription with a Behind notice: the source of the
 // notices fell behind, so every subscriber must reread from the ledger and

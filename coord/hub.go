@@ -48,6 +48,7 @@ type subscriber struct {
 	max    int
 	behind bool // the backlog overflowed; the queue ends with a Behind notice
 	dirty  map[task.ID]bool
+	snap   bool // a Snapshot notice is queued
 	signal chan struct{}
 	out    chan Notice
 	done   chan struct{}
@@ -154,6 +155,12 @@ func (h *hub) pane(id task.ID) {
 	h.each(func(s *subscriber) bool { return s.push(Notice{Pane: id}, id) })
 }
 
+// snapshot tells every subscriber the snapshot changed, once per
+// subscriber until it reads the notice.
+func (h *hub) snapshot() {
+	h.each(func(s *subscriber) bool { return s.push(Notice{Snapshot: true}, "") })
+}
+
 // close ends every subscription after its queued notices are delivered.
 func (h *hub) close() {
 	h.flush()
@@ -181,6 +188,13 @@ func (s *subscriber) push(n Notice, pane task.ID) bool {
 			return true
 		}
 		s.dirty[pane] = true
+	}
+	if n.Snapshot {
+		if s.snap {
+			s.mu.Unlock()
+			return true
+		}
+		s.snap = true
 	}
 	if n.Event != nil {
 		if s.events >= s.max {
@@ -218,11 +232,14 @@ func (s *subscriber) forward() {
 		if n.Pane != "" {
 			delete(s.dirty, n.Pane)
 		}
+		if n.Snapshot {
+			s.snap = false
+		}
 		if n.Event != nil {
 			s.events--
 		}
 		s.mu.Unlock()
-		if n.Event == nil && n.Pane == "" && !n.Behind {
+		if n.Event == nil && n.Pane == "" && !n.Behind && !n.Snapshot {
 			return
 		}
 		select {

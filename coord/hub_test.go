@@ -57,3 +57,28 @@ func TestHubEndsASubscriberThatFallsTooFarBehind(t *testing.T) {
 	defer h.mu.Unlock()
 	require.Len(t, h.subs, 1, "the ended subscriber is no longer fed")
 }
+
+// Snapshot notices are coalesced like pane notices: however many snapshot
+// changes come before the subscriber reads, it is told once (it reads the
+// newest snapshot then), and its events are still all delivered, in order.
+// Once it read the notice, the next change is a notice of its own.
+func TestHubCoalescesSnapshotNotices(t *testing.T) {
+	t.Parallel()
+	s := &subscriber{dirty: map[task.ID]bool{}, max: MaxBacklog, signal: make(chan struct{}, 1), out: make(chan Notice), done: make(chan struct{})}
+	for range 100 {
+		require.True(t, s.push(Notice{Snapshot: true}, ""))
+	}
+	ev := task.Event{TaskID: "T", Text: "an event"}
+	s.push(Notice{Event: &ev}, "")
+	s.push(Notice{Snapshot: true}, "")
+	require.Len(t, s.queue, 2, "a hundred and one changes unread make one notice, before the event")
+	require.True(t, s.queue[0].Snapshot)
+	require.Equal(t, &ev, s.queue[1].Event)
+
+	go s.forward()
+	defer close(s.done)
+	require.True(t, (<-s.out).Snapshot)
+	s.push(Notice{Snapshot: true}, "")
+	require.Equal(t, &ev, (<-s.out).Event)
+	require.True(t, (<-s.out).Snapshot, "a change after the notice was read is told again")
+}

@@ -160,7 +160,10 @@ func (f *fleet) start(t testing.TB, host string) {
 		}
 		logf.Close()
 	})
-	// The engine answers once it has loaded the store.
+	// Only its first heartbeat is waited for, which it writes while its
+	// coordinator may still load the store: a console attached meanwhile
+	// gets its first snapshot once the load is done (engine/watch.go), and
+	// a command waits for the loop, which runs after the load.
 	f.waitStore(t, 60*time.Second, host+"'s engine beats", func() bool { return f.engineOf(t, host).ID != "" })
 }
 

@@ -188,6 +188,10 @@ func (cl *Client) read() {
 			}
 			cl.snap.Store(&heldSnap{s: s, at: time.Now()})
 			cl.dropEnded(s)
+			// The engine pushes a snapshot that changed with no event too
+			// (a slot freed, a relayed session appearing): a console told
+			// only of events would show it at the next one.
+			cl.fan.Snapshot()
 		case opEvent:
 			var ev task.Event
 			if err = json.Unmarshal(f.Body, &ev); err != nil {
@@ -269,8 +273,9 @@ func (cl *Client) Snapshot() coord.Snapshot {
 }
 
 // Subscribe follows the engine's notices, relayed with the coordinator's
-// own delivery rules. The first subscription of a watching client starts at
-// the attach, so it sees every event the engine pushed since.
+// own delivery rules, and a Snapshot notice for every snapshot pushed. The
+// first subscription of a watching client starts at the attach, so it sees
+// every event the engine pushed since.
 func (cl *Client) Subscribe() (<-chan coord.Notice, func()) {
 	cl.mu.Lock()
 	if cl.first != nil {

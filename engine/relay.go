@@ -435,6 +435,12 @@ func (r *relay) connect(ctx context.Context, p *peer) {
 		r.mu.Unlock()
 		return
 	}
+	r.mu.Unlock()
+	// Taken before any size is sent, so the frames B pushes at the sizes
+	// are seen, and handed to follow.
+	sub := subscribe(cl)
+	defer sub.end()
+	r.mu.Lock()
 	for {
 		if r.peers[p.host] != p || ctx.Err() != nil {
 			p.dialling = false
@@ -455,24 +461,82 @@ func (r *relay) connect(ctx context.Context, p *peer) {
 		// Sent before the connection serves panes; asks that come
 		// meanwhile wait in unsent for the next round.
 		r.mu.Unlock()
+		took := map[task.ID][2]int{}
 		for id, sz := range sizes {
-			if _, _, err := cl.SizePane(id, sz[0], sz[1]); err != nil {
+			c, rows, err := cl.SizePane(id, sz[0], sz[1])
+			if err != nil {
 				r.logf("cannot size the pane of task %s on %s: %v", id.Short(), p.host, err)
+				continue
 			}
+			took[id] = [2]int{c, rows}
 		}
+		waitSized(ctx, cl, sub, took)
 		r.mu.Lock()
 	}
 	p.cl, p.failed, p.dialling = cl, "", false
 	r.mu.Unlock()
 	r.logf("drawing the panes of the engine on %s (pid %d) here", p.host, cl.Pid())
-	r.follow(ctx, p, cl)
+	r.follow(ctx, p, cl, sub)
 }
 
-// follow relays cl's pane notices and notes its sessions after each of its
-// events, until the connection ends.
-func (r *relay) follow(ctx context.Context, p *peer, cl *Client) {
-	sub, unsub := cl.Subscribe()
-	defer func() { unsub() }()
+// notices is a subscription to a client's notices, renewed when it falls
+// behind.
+type notices struct {
+	cl    *Client
+	ch    <-chan coord.Notice
+	unsub func()
+}
+
+func subscribe(cl *Client) *notices {
+	s := &notices{cl: cl}
+	s.ch, s.unsub = cl.Subscribe()
+	return s
+}
+
+func (s *notices) renew() { s.unsub(); s.ch, s.unsub = s.cl.Subscribe() }
+func (s *notices) end()   { s.unsub() }
+
+// sizedWait bounds the wait for a holder's frames at the sizes the relay
+// sent it.
+const sizedWait = 2 * time.Second
+
+// waitSized waits until cl's pane of each task of took is at that size, or
+// has none: the holder answers a size before it pushes the pane at it, and
+// the pane cl held until then is the one at the old size, which a console
+// would be served first and mark "sized by another console".
+func waitSized(ctx context.Context, cl *Client, sub *notices, took map[task.ID][2]int) {
+	bound := time.NewTimer(sizedWait)
+	defer bound.Stop()
+	for {
+		sized := true
+		for id, sz := range took {
+			if v, ok := cl.Pane(id); ok {
+				c, rows := v.Size()
+				sized = sized && [2]int{c, rows} == sz
+			}
+		}
+		if sized {
+			return
+		}
+		select {
+		case n, ok := <-sub.ch:
+			if !ok {
+				return // the connection is ending
+			}
+			if n.Behind {
+				sub.renew()
+			}
+		case <-bound.C:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// follow relays cl's pane notices and notes its sessions after each
+// snapshot it pushes, on sub, until the connection ends.
+func (r *relay) follow(ctx context.Context, p *peer, cl *Client, sub *notices) {
 	r.learn(p, cl)
 	for {
 		select {
@@ -494,18 +558,20 @@ func (r *relay) follow(ctx context.Context, p *peer, cl *Client) {
 				r.logf("lost the engine on %s: %v", p.host, cl.Err())
 			}
 			return
-		case n, ok := <-sub:
+		case n, ok := <-sub.ch:
 			if !ok {
-				sub = nil // the connection is ending: Done follows
+				sub.ch = nil // the connection is ending: Done follows
 				continue
 			}
 			if n.Behind {
-				unsub()
-				sub, unsub = cl.Subscribe()
+				sub.renew()
 				r.learn(p, cl)
 				continue
 			}
-			if n.Event != nil {
+			if n.Snapshot {
+				// Every snapshot the engine pushes, one an event led to
+				// (pushed before it) or one that changed on its own (a
+				// session started, a lease renewed quietly).
 				r.learn(p, cl)
 			}
 			if n.Pane != "" {
@@ -515,8 +581,7 @@ func (r *relay) follow(ctx context.Context, p *peer, cl *Client) {
 	}
 }
 
-// learn notes the sessions p's engine runs, as its snapshot says: its
-// engine pushes the snapshot an event led to before the event.
+// learn notes the sessions p's engine runs, as its snapshot says.
 func (r *relay) learn(p *peer, cl *Client) {
 	sessions := map[task.ID]string{}
 	leases := map[task.ID]coord.LeaseView{}

@@ -239,3 +239,50 @@ func startOnStore(t *testing.T, url, script, host string) *Engine {
 	t.Cleanup(func() { _ = e.Stop() })
 	return e
 }
+
+// A size asked through engine A before A's relay reaches B is answered as
+// taken, but when the relay sends it, B's pty keeps the size of the console
+// on machine-b that owns the pane ([pane] size = "latest"): the first pane
+// A serves has B's size, so A's console shows it at that size and marks it
+// sized by another console (the marker is drawn from the pane's size, not
+// from the answer to the ask).
+func TestAHeldSizeDoesNotOverrideTheHoldersOwner(t *testing.T) {
+	t.Parallel()
+	f := sessionOnB(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	onB, err := Dial(ctx, f.b.Paths.Socket, Options{Watch: true, Version: "test", Kind: "console"})
+	require.NoError(t, err)
+	defer onB.Close()
+	cols, rows, err := onB.SizePane(f.id, 100, 30)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{100, 30}, [2]int{cols, rows}, "machine-b's console owns the pane")
+
+	a := f.start("machine-a")
+	cols, rows, err = a.relay.SizePaneFor("console 1", f.id, 90, 28)
+	require.NoError(t, err)
+	require.Equal(t, [2]int{90, 28}, [2]int{cols, rows}, "held: A cannot know yet what B will make of it")
+
+	cl, err := Dial(ctx, a.Paths.Socket, Options{Watch: true, Version: "test", Kind: "console"})
+	require.NoError(t, err)
+	defer cl.Close()
+	ch, unsub := cl.Subscribe()
+	defer unsub()
+	for {
+		if v, found := cl.Pane(f.id); found {
+			c, r := v.Size()
+			require.Equal(t, [2]int{100, 30}, [2]int{c, r}, "A's first pane of B's session has the size B's owner gave it")
+			break
+		}
+		select {
+		case _, open := <-ch:
+			require.True(t, open, "the console lost engine A")
+		case <-ctx.Done():
+			t.Fatal("engine A never served the pane of machine-b's session")
+		}
+	}
+	v, ok := f.b.Opened.Pane(f.id)
+	require.True(t, ok)
+	c, r := v.Size()
+	require.Equal(t, [2]int{100, 30}, [2]int{c, r}, "B's pty kept its owner's size")
+}

@@ -103,6 +103,12 @@ func Follow(ctx context.Context, e coord.Engine, gone <-chan struct{}, w io.Writ
 				return fmt.Errorf("this reader fell more than %d events behind; follow again with --since %d", coord.MaxBacklog, lastSeq)
 			}
 			if n.Event == nil {
+				// A snapshot that came after the last event it reflects
+				// (Snapshot, from an engine client) ends the follow as soon
+				// as it says so; the poll is for engines that send none.
+				if n.Snapshot && until != nil && until(nil, e.Snapshot()) {
+					return nil
+				}
 				continue
 			}
 			if o.Skip == nil || !o.Skip(*n.Event) {

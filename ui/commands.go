@@ -19,8 +19,13 @@ const commandTimeout = 30 * time.Second
 // Messages the engine calls return. Each carries what it is about, so a
 // late answer for a task no longer selected is recognised and dropped.
 type (
-	eventMsg  struct{ ev task.Event }
-	panesMsg  struct{ ids []task.ID }
+	eventMsg struct{ ev task.Event }
+	// panesMsg draws a frame for panes that changed; with snap, the
+	// engine's snapshot changed with no event and is read again.
+	panesMsg struct {
+		ids  []task.ID
+		snap bool
+	}
 	detailMsg struct {
 		id  task.ID
 		q   coord.DetailQuery

@@ -217,7 +217,11 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, tea.Quit
 	case panesMsg:
 		// The newest screens are pulled at frame time; the message only
-		// exists to make the program draw a frame.
+		// exists to make the program draw a frame, and to read a snapshot
+		// that came with no event (a relayed session, a slot freed).
+		if msg.snap {
+			return m, m.refresh()
+		}
 		return m, nil
 	case detailMsg:
 		if !m.tabs.take(msg, m.selID) {

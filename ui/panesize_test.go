@@ -101,3 +101,28 @@ func TestEveryNewSizeIsReadAgain(t *testing.T) {
 	require.False(t, asksForSize(cmd), "the same size again ends it")
 	require.Equal(t, [2]int{200, 50}, [2]int{b.m.width, b.m.height})
 }
+
+// The marker of a pane another console sized is drawn from the pane's own
+// size, not from the engine's answer to the ask: a size a relay held and
+// answered as taken (engine/relay.go) is marked once the pane comes at the
+// size the holder's owner gave it.
+func TestAPaneAtAnotherSizeIsMarkedWhateverTheAnswerSaid(t *testing.T) {
+	t.Parallel()
+	b := setup(t, everyState).size(140, 40)
+	leased := fixtureID(1) // its stub pane is 80x24
+	for b.m.selID != leased {
+		b.press("j")
+	}
+	sz, ok := b.m.wantedPanes()[leased]
+	require.True(t, ok)
+	require.NotEqual(t, [2]int{80, 24}, sz)
+	// The holder's owner keeps the pty at 80x24 (the stub resized it to
+	// the size asked).
+	b.eng.panes[leased].resize(80, 24)
+	b.send(resizeDoneMsg{id: leased, asked: sz, took: sz, sized: true})
+	require.Contains(t, b.view(), "pty 80x24 · sized by another console")
+
+	b.eng.panes[leased].resize(sz[0], sz[1])
+	b.send(panesMsg{ids: []task.ID{leased}})
+	require.NotContains(t, b.view(), "sized by another console", "at the size asked, no marker")
+}

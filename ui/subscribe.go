@@ -15,9 +15,10 @@ import (
 const FrameInterval = time.Second / 60
 
 // Subscribe forwards the engine's notices to the program from one
-// goroutine. Event notices are sent as they come, in order; pane notices
-// are coalesced into at most one redraw per FrameInterval, and none at all
-// while no pane changes. The first pane notice after a quiet frame is
+// goroutine. Event notices are sent as they come, in order; pane notices,
+// and snapshot notices (a snapshot that came with no event, which the
+// model reads again), are coalesced into at most one redraw per
+// FrameInterval, and none at all while nothing changes. The first pane notice after a quiet frame is
 // sent at once and only those that follow it wait for the frame's end, so
 // a key echoed by an idle pane is not held back by the coalescing. stop
 // ends the subscription and waits for the goroutine to finish.
@@ -36,7 +37,9 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 		defer func() { unsubscribe() }()
 		var (
 			pending = map[task.ID]struct{}{}
-			timer   *time.Timer
+			// snap: a snapshot notice came since the last redraw
+			snap  bool
+			timer *time.Timer
 			// fire is the end of the frame that began with the last
 			// redraw; nil once a frame passed with no pane notice.
 			fire <-chan time.Time
@@ -47,7 +50,8 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 				ids = append(ids, id)
 			}
 			clear(pending)
-			send(panesMsg{ids: ids})
+			send(panesMsg{ids: ids, snap: snap})
+			snap = false
 			timer = time.NewTimer(frame)
 			fire = timer.C
 		}
@@ -74,16 +78,22 @@ func forward(send func(tea.Msg), e coord.Engine, frame time.Duration) (stop func
 				}
 				if n.Event != nil {
 					send(eventMsg{ev: *n.Event})
+					// The model reads the snapshot on an event, and the
+					// engine stored the one the event led to before it.
+					snap = false
+				}
+				if n.Snapshot {
+					snap = true
 				}
 				if n.Pane != "" {
 					pending[n.Pane] = struct{}{}
-					if fire == nil {
-						flush() // the first after a quiet frame
-					}
+				}
+				if (n.Pane != "" || n.Snapshot) && fire == nil {
+					flush() // the first after a quiet frame
 				}
 			case <-fire:
 				fire = nil
-				if len(pending) > 0 {
+				if len(pending) > 0 || snap {
 					flush()
 				}
 			}
