@@ -99,6 +99,11 @@ func TestRecordingRequestServesASessionsRecordingAndMarks(t *testing.T) {
 func TestRelayServesAnotherEnginesRecording(t *testing.T) {
 	t.Parallel()
 	f := sessionOnB(t)
+	// The brief is rendered and typed after the confirm, off B's loop: its
+	// mark is in the recording once it was delivered, not before.
+	waitEvent(t, f.notices, func(ev task.Event) bool {
+		return ev.SessionID == f.confirmed.SessionID && ev.Kind == task.EvBriefDelivered
+	})
 	a := f.start("machine-a")
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
