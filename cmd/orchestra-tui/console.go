@@ -289,11 +289,12 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 		}
 		out = rec
 	}
-	// A console sits most of its life on a screen that does not change:
-	// a second after its last write to the terminal it hands back the
-	// heap it no longer uses and the pages of the binary its start and
-	// its drawing touched (host.Lighten), which the next frame faults
-	// back in from the page cache (bench/memory.sh).
+	// A console sits most of its life on a screen that barely changes
+	// (a clock of seconds in its header): a second after its last frame
+	// of some size it hands back the heap it no longer uses and the pages
+	// of the binary its start and its drawing touched (host.Lighten),
+	// which the next frame faults back in from the page cache
+	// (bench/memory.sh).
 	active, stopTrim := host.TrimWhenQuiet(consoleTrimQuiet, host.Lighten)
 	defer stopTrim()
 	out = noteWrites(out, active)
@@ -346,11 +347,17 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 	return 0
 }
 
-// consoleTrimQuiet is how long a console's screen must go unchanged
-// before it hands back what drawing it took.
-const consoleTrimQuiet = time.Second
+// consoleTrimQuiet is how long a console must go without a frame of
+// consoleBusyWrite bytes or more before it hands back what drawing took.
+// A smaller write (a clock's tick, a key's echo: some 150 bytes) is not
+// work that took memory, and an idle console writes one every second.
+const (
+	consoleTrimQuiet = time.Second
+	consoleBusyWrite = 1024
+)
 
-// noteWrites returns w telling active of each write through it. A
+// noteWrites returns w telling active of each write through it of
+// consoleBusyWrite bytes or more. A
 // terminal stays one to bubbletea (a whole term.File, as castRecorder
 // is), so the console still sizes itself and enters raw mode.
 func noteWrites(w io.Writer, active func()) io.Writer {
@@ -372,7 +379,9 @@ type activeFile struct {
 }
 
 func (a activeFile) Write(p []byte) (int, error) {
-	a.active()
+	if len(p) >= consoleBusyWrite {
+		a.active()
+	}
 	return a.ttyFile.Write(p)
 }
 
@@ -382,7 +391,9 @@ type activeWriter struct {
 }
 
 func (a activeWriter) Write(p []byte) (int, error) {
-	a.active()
+	if len(p) >= consoleBusyWrite {
+		a.active()
+	}
 	return a.w.Write(p)
 }
 
