@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -325,4 +326,24 @@ func TestAWatchResumesAfterASequenceNumber(t *testing.T) {
 	require.Contains(t, ev.Text, "written while detached")
 	require.Greater(t, ev.Seq, after)
 	require.Equal(t, ev.Seq, cl.LastSeq())
+}
+
+// A client's requests and what the engine pushes to a watcher reach
+// Server.Active, the engine's idle trim: none before the first request,
+// more as work goes on.
+func TestAClientsRequestsAndPushesAreTheEnginesActivity(t *testing.T) {
+	t.Parallel()
+	b := setup(t, agent.Script{})
+	var n atomic.Int32
+	srv := &Server{Engine: b.eng, Store: b.eng.Store, Version: "test", Active: func() { n.Add(1) }}
+	a, z := net.Pipe()
+	go srv.ServeConn(z)
+	require.Zero(t, n.Load(), "activity before any client spoke")
+	cl, err := NewClient(context.Background(), a, Options{Watch: true, Version: "test"})
+	require.NoError(t, err)
+	defer cl.Close()
+	watched := n.Load()
+	require.NotZero(t, watched, "a watch request was no activity")
+	addCalc(t, cl, task.Pipeline{task.PhaseImplement})
+	require.Greater(t, n.Load(), watched, "adding a task (a request, then events pushed) was no activity")
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sync/atomic"
+	"time"
 
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/host"
@@ -134,7 +135,13 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 		e.relay = newRelay(o, p.Version, lg.Printf)
 		served = e.relay
 	}
-	e.srv = &Server{Engine: served, Store: o.Store, Root: r.Root, Version: p.Version, Stop: e.stopFor, KeepAgents: e.keepAgents, Logf: lg.Printf}
+	// An engine whose consoles see nothing change for a second hands
+	// back its free heap and the pages of the binary its work touched
+	// (the store's code above all), as a host and a console do: the
+	// work that wakes it faults back what it runs (bench/memory.sh).
+	active, stopTrim := host.TrimWhenQuiet(engineTrimQuiet, host.Lighten)
+	e.srv = &Server{Engine: served, Store: o.Store, Root: r.Root, Version: p.Version, Stop: e.stopFor, KeepAgents: e.keepAgents, Logf: lg.Printf, Active: active}
+	go func() { <-e.done; stopTrim() }()
 	go func() { _ = e.srv.Serve(ln) }()
 	go e.run(ctx)
 	// A console's first frame is the history: return once the coordinator
@@ -159,6 +166,10 @@ func Start(ctx context.Context, p Params) (*Engine, error) {
 	host.DropCode()
 	return e, nil
 }
+
+// engineTrimQuiet is how long an engine's clients must see nothing change
+// before it trims.
+const engineTrimQuiet = time.Second
 
 func (e *Engine) run(ctx context.Context) {
 	hbCtx, hbStop := context.WithCancel(context.WithoutCancel(ctx))

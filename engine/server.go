@@ -36,6 +36,10 @@ type Server struct {
 	KeepAgents func()
 	// Logf, when set, logs connections and refusals.
 	Logf func(format string, args ...any)
+	// Active, when set, is told of each request a client sends and each
+	// pane or event pushed to one: the engine trims its memory once they
+	// stop (host.TrimWhenQuiet).
+	Active func()
 
 	mu    sync.Mutex
 	conns map[*wire.Conn]struct{}
@@ -96,6 +100,12 @@ func (s *Server) Close() {
 	s.wg.Wait()
 }
 
+func (s *Server) active() {
+	if s != nil && s.Active != nil {
+		s.Active()
+	}
+}
+
 func (s *Server) logf(format string, args ...any) {
 	if s.Logf != nil {
 		s.Logf(format, args...)
@@ -152,6 +162,7 @@ func (s *Server) ServeConn(rw io.ReadWriteCloser) {
 		if err != nil {
 			return
 		}
+		s.active()
 		switch f.Op {
 		case opWatch:
 			if watching {

@@ -178,6 +178,7 @@ func (w *watcher) notice(n coord.Notice) error {
 	if err := w.sendSnap(false); err != nil {
 		return err
 	}
+	w.s.active()
 	return w.c.Push(opEvent, 0, n.Event)
 }
 
@@ -297,6 +298,7 @@ func (w *watcher) flushPanes() error {
 			f = w.delta(f)
 		}
 		var err error
+		w.s.active()
 		if w.buf, err = w.c.PushBody(opPane, &f, w.buf); err != nil {
 			return err
 		}

@@ -124,6 +124,27 @@ func overlaps(rs [][2]uint64, lo, hi uint64) bool {
 	return false
 }
 
+// TrimWhenQuiet calls trim once after each stretch of activity (calls of
+// active) that quiet follows, on a goroutine of its own, until stop is
+// called: what the host does for its session, for another process of the
+// binary (the console) whose work comes in bursts.
+func TrimWhenQuiet(quiet time.Duration, trim func()) (active func(), stop func()) {
+	t := newTrimmer()
+	done := make(chan struct{})
+	var once sync.Once
+	go t.run(quiet, trim, done)
+	return t.active, func() { once.Do(func() { close(done) }) }
+}
+
+// Lighten hands back what a process of the binary holds for work it has
+// stopped doing: the heap's free pages and the pages of the binary it
+// touched (DropCode), which what it runs next faults back in from the
+// page cache.
+func Lighten() {
+	debug.FreeOSMemory()
+	DropCode()
+}
+
 // trimmer calls a trim once after each stretch of activity, when the
 // session has been quiet for a while: never while it works, never twice
 // for one quiet stretch.

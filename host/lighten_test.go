@@ -74,3 +74,34 @@ func TestTheProcessRunsOnAfterDropCode(t *testing.T) {
 	require.True(t, overlaps([][2]uint64{{10, 20}}, 15, 30))
 	require.False(t, overlaps([][2]uint64{{10, 20}}, 20, 30))
 }
+
+// TrimWhenQuiet runs the same trimmer on its own goroutine for another
+// process of the binary (the console): one trim per quiet stretch after
+// activity, none after stop, and stop may be called twice.
+func TestTrimWhenQuietTrimsOncePerQuietStretchUntilStopped(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var n atomic.Int32
+		active, stop := TrimWhenQuiet(time.Second, func() { n.Add(1) })
+		active()
+		time.Sleep(500 * time.Millisecond)
+		active()
+		time.Sleep(900 * time.Millisecond)
+		synctest.Wait()
+		if got := n.Load(); got != 0 {
+			t.Fatalf("trimmed %d times before a quiet second had passed", got)
+		}
+		time.Sleep(200 * time.Millisecond)
+		synctest.Wait()
+		if got := n.Load(); got != 1 {
+			t.Fatalf("trimmed %d times after a quiet second, want 1", got)
+		}
+		active()
+		stop()
+		stop()
+		time.Sleep(time.Hour)
+		synctest.Wait()
+		if got := n.Load(); got != 1 {
+			t.Fatalf("trimmed %d times after stop, want still 1", got)
+		}
+	})
+}

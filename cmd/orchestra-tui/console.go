@@ -17,6 +17,7 @@ import (
 	"github.com/orchestra-tui/orchestra-tui/config"
 	"github.com/orchestra-tui/orchestra-tui/coord"
 	"github.com/orchestra-tui/orchestra-tui/engine"
+	"github.com/orchestra-tui/orchestra-tui/host"
 	"github.com/orchestra-tui/orchestra-tui/repo"
 	"github.com/orchestra-tui/orchestra-tui/sched"
 	"github.com/orchestra-tui/orchestra-tui/ui"
@@ -288,6 +289,15 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 		}
 		out = rec
 	}
+	// A console sits most of its life on a screen that barely changes
+	// (a clock of seconds in its header): a second after its last frame
+	// of some size it hands back the heap it no longer uses and the pages
+	// of the binary its start and its drawing touched (host.Lighten),
+	// which the next frame faults back in from the page cache
+	// (bench/memory.sh).
+	active, stopTrim := host.TrimWhenQuiet(consoleTrimQuiet, host.Lighten)
+	defer stopTrim()
+	out = noteWrites(out, active)
 	// 60 frames a second, the rate the engine sends a pane at and a
 	// display's: a key's echo waits for the renderer's next tick, and at 30
 	// that wait made typing into a focused pane take 24 ms to the screen
@@ -335,6 +345,56 @@ func showConsole(ctx context.Context, e coord.Engine, root string, opts consoleO
 		return fail(stderr, runErr)
 	}
 	return 0
+}
+
+// consoleTrimQuiet is how long a console must go without a frame of
+// consoleBusyWrite bytes or more before it hands back what drawing took.
+// A smaller write (a clock's tick, a key's echo: some 150 bytes) is not
+// work that took memory, and an idle console writes one every second.
+const (
+	consoleTrimQuiet = time.Second
+	consoleBusyWrite = 1024
+)
+
+// noteWrites returns w telling active of each write through it of
+// consoleBusyWrite bytes or more. A
+// terminal stays one to bubbletea (a whole term.File, as castRecorder
+// is), so the console still sizes itself and enters raw mode.
+func noteWrites(w io.Writer, active func()) io.Writer {
+	if f, ok := w.(ttyFile); ok {
+		return activeFile{ttyFile: f, active: active}
+	}
+	return activeWriter{w: w, active: active}
+}
+
+// ttyFile is term.File: what bubbletea takes for a terminal.
+type ttyFile interface {
+	io.ReadWriteCloser
+	Fd() uintptr
+}
+
+type activeFile struct {
+	ttyFile
+	active func()
+}
+
+func (a activeFile) Write(p []byte) (int, error) {
+	if len(p) >= consoleBusyWrite {
+		a.active()
+	}
+	return a.ttyFile.Write(p)
+}
+
+type activeWriter struct {
+	w      io.Writer
+	active func()
+}
+
+func (a activeWriter) Write(p []byte) (int, error) {
+	if len(p) >= consoleBusyWrite {
+		a.active()
+	}
+	return a.w.Write(p)
 }
 
 func author() string {
