@@ -591,9 +591,13 @@ func faultWhyLost(ctx context.Context, t *testing.T, f *fleet, id task.ID) strin
 	if l, err := f.st.LeaseGet(ctx, id); err != nil {
 		line("lease: %v", err)
 	} else {
-		line("lease: holder %s, token %d, granted %s, deadline %s (%s past the store's now), %d renewals, last %s %s",
+		expiry := fmt.Sprintf("expires in %s by the store's clock", l.Deadline.Sub(dbNow).Round(time.Millisecond))
+		if !l.Deadline.After(dbNow) {
+			expiry = fmt.Sprintf("expired %s ago by the store's clock", dbNow.Sub(l.Deadline).Round(time.Millisecond))
+		}
+		line("lease: holder %s, token %d, granted %s, deadline %s (%s), %d renewals, last decision %q %s",
 			l.Holder, l.Token, l.GrantedAt.Format(time.StampMicro), l.Deadline.Format(time.StampMicro),
-			dbNow.Sub(l.Deadline).Round(time.Millisecond), l.Renewals, l.LastDecision, l.LastReason)
+			expiry, l.Renewals, l.LastDecision, l.LastReason)
 	}
 	running := map[int]string{}
 	for h, e := range f.engines {
