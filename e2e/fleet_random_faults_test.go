@@ -391,13 +391,15 @@ func (r *faultRun) waitFor(d time.Duration, what string, ok func() bool, fatal b
 type faultReport struct {
 	tasks    int
 	sessions int
-	// takeovers counts the tasks taken over from another engine.
-	takeovers int
-	overlaps  []string // two live sessions of one task at once
-	stale     []string // a write of a session whose lease was gone landed
-	lost      []string // a task that did not end
-	charged   []string // a task charged an attempt (the agent never fails)
-	notGreen  []string // ended but not green, or its branch not on the remote
+	// takeovers counts the tasks taken over from another engine;
+	// stranded the leases an engine found it held with nothing behind
+	// them (a claim whose answer was lost), requeued by its strand check.
+	takeovers, stranded int
+	overlaps            []string // two live sessions of one task at once
+	stale               []string // a write of a session whose lease was gone landed
+	lost                []string // a task that did not end
+	charged             []string // a task charged an attempt (the agent never fails)
+	notGreen            []string // ended but not green, or its branch not on the remote
 }
 
 func (p faultReport) ok() bool {
@@ -405,8 +407,8 @@ func (p faultReport) ok() bool {
 }
 
 func (p faultReport) summary() string {
-	return fmt.Sprintf("%d tasks, %d sessions, %d takeovers; %d overlapping sessions, %d stale writes landed, %d lost tasks, %d charged attempts, %d not green",
-		p.tasks, p.sessions, p.takeovers, len(p.overlaps), len(p.stale), len(p.lost), len(p.charged), len(p.notGreen))
+	return fmt.Sprintf("%d tasks, %d sessions, %d takeovers, %d stranded leases requeued; %d overlapping sessions, %d stale writes landed, %d lost tasks, %d charged attempts, %d not green",
+		p.tasks, p.sessions, p.takeovers, p.stranded, len(p.overlaps), len(p.stale), len(p.lost), len(p.charged), len(p.notGreen))
 }
 
 func (p faultReport) String() string {
@@ -481,6 +483,9 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID) faultReport {
 		for _, ev := range evs {
 			if ev.Kind == task.EvRefusal && ev.Reason == task.ReasonLeaseOrphaned {
 				rep.takeovers++
+			}
+			if ev.Kind == task.EvTaskRequeued && ev.Reason == task.ReasonLeaseOrphaned {
+				rep.stranded++
 			}
 			if ev.SessionID == "" || faultRescueKind(ev) || fencedAccount(ev) {
 				continue
