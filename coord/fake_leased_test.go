@@ -72,3 +72,36 @@ func TestFakeAClaimThatCommittedUnseenIsRequeuedAndRuns(t *testing.T) {
 		require.Empty(t, b.ledger(t, id, refusalOf(task.ReasonIllegalTransition)), "a lost answer is no illegal move:\n%s", b.dump())
 	})
 }
+
+// The fault run's second lost task: a session's confirm (its task's move
+// from leased to running) that a network store did not answer was
+// refused, and nothing confirmed the session again; it waited at its
+// prompt for a brief that never came, the task leased, until the lease
+// ran out twenty minutes later, charged. The confirm is made once the
+// store answers, the brief typed, and the task goes on uncharged.
+func TestFakeAConfirmDuringAnOutageIsMadeWhenTheStoreIsBack(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ds := &transitionDownStore{}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ds.Store = st; return ds })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a := b.agents.Next()
+		b.waitOnce(t, task.EvSessionLaunched, a.Params().SessionID)
+
+		ds.fail.Store(1) // the next transition: the confirm
+		a.Confirm()
+		b.waitOnce(t, task.EvSessionConfirmed, a.Params().SessionID)
+		brief := a.NextInput()
+		require.Equal(t, "brief", string(brief.Kind))
+		b.waitOnce(t, task.EvBriefDelivered, a.Params().SessionID)
+		a.Finish(nil)
+		last := b.waitEvent(t, ended)
+		require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+		require.Equal(t, 1, b.taskView(t, id).Task.Attempt, "the outage was charged:\n%s", b.dump())
+		require.Empty(t, b.ledger(t, id, refusalOf(task.ReasonStaleLeaseToken)), "a store's outage is no stale lease:\n%s", b.dump())
+		require.NotEmpty(t, b.ledger(t, "", kindIs(task.EvStoreRecovered)))
+		ss, err := b.st.SessionList(context.Background(), id)
+		require.NoError(t, err)
+		require.Len(t, ss, 1, "the session was replaced")
+	})
+}
