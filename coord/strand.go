@@ -128,7 +128,7 @@ func (fs *fleetService) behind(id task.ID) bool {
 // tick's rescue.
 func (fs *fleetService) checkOwnLeases(ctx context.Context, leases []lease.Lease) {
 	for _, l := range leases {
-		if l.Holder != fs.holder || fs.behind(l.TaskID) {
+		if l.Holder != fs.holder || fs.behind(l.TaskID) || fs.strandTried[l.TaskID] == l.Token {
 			continue
 		}
 		t, err := fs.st.TaskGet(ctx, l.TaskID)
