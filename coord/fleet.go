@@ -200,8 +200,18 @@ func (fs *fleetService) rereadTask(ctx context.Context, id task.ID) {
 	}
 	fs.tasks[id] = t
 	if t.State.Live() {
+		l, err := fs.st.LeaseGet(ctx, id)
+		if err == nil && l.Holder == fs.holder {
+			// This engine's own lease with no run behind it (a claim
+			// whose answer was lost): not another engine's task, so the
+			// strand check requeues it.
+			delete(fs.foreign, id)
+			delete(fs.fleet.heldOn, id)
+			fs.noteModel(id, t.Model)
+			return
+		}
 		fs.foreign[id] = true // another engine runs it
-		if l, err := fs.st.LeaseGet(ctx, id); err == nil {
+		if err == nil {
 			fs.noteHolder(ctx, id, l.Holder)
 		}
 	} else {
@@ -268,6 +278,7 @@ func (fs *fleetService) rescue(ctx context.Context) {
 		fs.writeFailed(err)
 		return
 	}
+	fs.checkOwnLeases(ctx, leases)
 	var engines map[string]store.Engine
 	now := fs.loop.now()
 	for _, l := range leases {

@@ -52,6 +52,9 @@ type placer struct {
 	ids        func() []task.ID
 	fault      func() string
 	rereadTask func(context.Context, task.ID)
+	// holdUnanswered holds a step until a network store that did not
+	// answer does (outage.go), and reports true.
+	holdUnanswered func(err error, again func()) bool
 	// dayCheck and parkForBudget keep [budget] (budget.go); limitedQueued
 	// flags a task whose provider shows a limit (limitwait.go).
 	dayCheck      func(context.Context) bool
@@ -245,6 +248,20 @@ func (pl *placer) claim(ctx context.Context, cands []task.ID, s *slot) (task.ID,
 		return "", false
 	}
 	if err != nil {
+		// A network store that did not answer may have committed the
+		// claim all the same (its answer lost in a reset): which
+		// candidate it leased is unknown. Placement pauses; once the
+		// store answers every candidate is reread, and one leased to this
+		// engine with no run here is stranded, requeued by the strand
+		// check (strand.go) without charging its attempt.
+		reread := func() {
+			for _, id := range cands {
+				pl.rereadTask(ctx, id)
+			}
+		}
+		if pl.holdUnanswered(err, reread) {
+			return "", false
+		}
 		pl.loop.record(ctx, pl.loop.refusal(cands[0], "", task.ReasonIllegalTransition, "Lease grant failed: "+err.Error()))
 		pl.life.reloadTask(ctx, cands[0])
 		return "", false

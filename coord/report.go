@@ -25,8 +25,8 @@ type reporter struct {
 	life   *lifecycle
 	leases *leaseService
 	gate   *gate
-	// holdRead holds a step whose read a network store did not answer
-	// until it does, and reports true (outage.go).
+	// holdRead holds a step whose read (or write: a confirm) a network
+	// store did not answer until it does, and reports true (outage.go).
 	holdRead func(err error, again func()) bool
 	tasks    map[task.ID]task.Task
 	runs     map[task.ID]*run
@@ -82,7 +82,7 @@ func (rp *reporter) handleReport(ctx context.Context, rep worker.Report) {
 		if r.confirmed || r.finishing {
 			return // a sealed artifact confirmed it already
 		}
-		rp.confirmed(ctx, r)
+		rp.confirmed(ctx, r, rep)
 	case worker.NeedsYou, worker.Answered:
 		noteDialog(ctx, rp.loop, r, rep)
 	case worker.Limited:
@@ -122,7 +122,7 @@ func (rp *reporter) handleReport(ctx context.Context, rep worker.Report) {
 		rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, rep.Refusal.Reason,
 			rep.Refusal.Detail+" The refusal was typed into the pane."))
 	case worker.PhaseFinished:
-		if !r.confirmed && !rp.confirmBySeal(ctx, r) {
+		if !r.confirmed && !rp.confirmBySeal(ctx, r, rep) {
 			return
 		}
 		rp.gate.phaseFinished(ctx, r, rep)
@@ -150,8 +150,8 @@ func (rp *reporter) handleReport(ctx context.Context, rep worker.Report) {
 
 // confirmed moves the task to running and has the brief rendered with every
 // decision known now. Decisions recorded later are typed live.
-func (rp *reporter) confirmed(ctx context.Context, r *run) {
-	if !rp.confirm(ctx, r, fmt.Sprintf("Session %s is ready: its prompt showed and the screen settled.", short(r.sessionID))) {
+func (rp *reporter) confirmed(ctx context.Context, r *run, rep worker.Report) {
+	if ok, _ := rp.confirm(ctx, r, fmt.Sprintf("Session %s is ready: its prompt showed and the screen settled.", short(r.sessionID)), rep); !ok {
 		return
 	}
 	if r.brief != "" {
@@ -234,14 +234,23 @@ func (rp *reporter) deliverBrief(ctx context.Context, r *run) {
 }
 
 // confirm moves r's task from leased to running, fenced by r's token, and
-// marks the session confirmed. It reports whether the write was made.
-func (rp *reporter) confirm(ctx context.Context, r *run, text string) bool {
+// marks the session confirmed, on report rep. It reports whether the write
+// was made, and whether it was held instead: a network store that did not
+// answer holds rep until it does (outage.go), when the report is handled
+// again, so the session waits, uncharged, at its prompt or with its
+// sealed artifact. The fault run's session so waited for good: its
+// confirm cut by a reset was refused, nothing confirmed it again, and the
+// task stayed leased until its lease ran out twenty minutes later, charged.
+func (rp *reporter) confirm(ctx context.Context, r *run, text string, rep worker.Report) (ok, held bool) {
 	ev := rp.loop.event(r.taskID, r.sessionID, task.EvSessionConfirmed, text)
 	res, err := rp.st.TaskTransition(ctx, store.Confirm(r.taskID, r.token, rp.loop.now(), ev))
+	if err != nil && rp.holdRead(err, func() { rp.handleReport(ctx, rep) }) {
+		return false, true
+	}
 	if err != nil {
 		rp.loop.record(ctx, rp.loop.refusal(r.taskID, r.sessionID, task.ReasonStaleLeaseToken, err.Error()))
 		rp.life.reloadTask(ctx, r.taskID)
-		return false
+		return false, false
 	}
 	rp.tasks[r.taskID] = res.Task
 	rp.hub.event(ev)
@@ -252,7 +261,7 @@ func (rp *reporter) confirm(ctx context.Context, r *run, text string) bool {
 	// before its lease ran out must not lose it before its first step.
 	rp.leases.rebaseLease(ctx, r)
 	rp.life.updateSession(ctx, r, func(s *store.Session) { s.Status = store.SessionConfirmed })
-	return true
+	return true, false
 }
 
 // confirmBySeal confirms a session whose phase finished before its launch
@@ -261,13 +270,17 @@ func (rp *reporter) confirm(ctx context.Context, r *run, text string) bool {
 // the proof that it ran. When the confirmation cannot be written, the
 // session is stopped and the phase runs again, so the task is never left
 // leased with nothing behind it.
-func (rp *reporter) confirmBySeal(ctx context.Context, r *run) bool {
-	if rp.confirm(ctx, r, fmt.Sprintf("Session %s is confirmed by its artifact: it finished phase %s before its ready marker settled.", short(r.sessionID), r.phase)) {
+func (rp *reporter) confirmBySeal(ctx context.Context, r *run, rep worker.Report) bool {
+	ok, held := rp.confirm(ctx, r, fmt.Sprintf("Session %s is confirmed by its artifact: it finished phase %s before its ready marker settled.", short(r.sessionID), r.phase), rep)
+	if ok {
 		if r.brief != "" {
 			r.briefed = true
 			rp.life.updateSession(ctx, r, func(s *store.Session) { s.Brief = r.brief })
 		}
 		return true
+	}
+	if held {
+		return false // the report is handled again once the store answers
 	}
 	detail := fmt.Sprintf("Session %s finished phase %s, but its confirmation could not be recorded.", short(r.sessionID), r.phase)
 	r.addError(detail)

@@ -206,10 +206,11 @@ func newPlacer(c *Coordinator) *placer {
 		sd: c.sd, life: c.life, launcher: c.launcher, fleet: &c.fleet, usage: c.usage, budget: &c.budget,
 		programs: &c.programs, infraRetry: &c.infraRetry, slots: c.slots,
 		tasks: c.tasks, runs: c.runs, flags: c.flags, foreign: c.foreign,
-		ids:        c.ids,
-		fault:      func() string { return c.sw.fault },
-		rereadTask: c.fleetSvc.rereadTask,
-		dayCheck:   func(ctx context.Context) bool { return dayCheck(ctx, c) },
+		ids:            c.ids,
+		fault:          func() string { return c.sw.fault },
+		rereadTask:     c.fleetSvc.rereadTask,
+		holdUnanswered: func(err error, again func()) bool { return holdUnanswered(c, err, again) },
+		dayCheck:       func(ctx context.Context) bool { return dayCheck(ctx, c) },
 		parkForBudget: func(ctx context.Context, t task.Task, u Usage) bool {
 			return parkForBudget(ctx, c, t, nil, u)
 		},

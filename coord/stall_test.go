@@ -82,7 +82,9 @@ func (f *failingClaim) LeaseClaim(ctx context.Context, p store.LeaseClaimParams)
 
 // The lease, the attempt and its event are one write: a claim that fails
 // leaves the task queued with nothing half-written, and the next placement
-// runs it as attempt 1.
+// runs it as attempt 1. The store is taken for a network one (the wrapper
+// has no Path): its failed claim is an outage, said once, not the task's
+// refusal.
 func TestAFailedClaimLeavesTheTaskQueued(t *testing.T) {
 	t.Parallel()
 	fixed := []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}
@@ -95,8 +97,9 @@ func TestAFailedClaimLeavesTheTaskQueued(t *testing.T) {
 	})
 	id := b.addPipeline(t, task.Pipeline{task.PhaseImplement})
 	refused := b.waitEvent(t, 30*time.Second, func(e task.Event) bool {
-		return e.Kind == task.EvRefusal && e.TaskID == id
+		return e.Kind == task.EvRefusal && (e.TaskID == id || e.Reason == task.ReasonStoreFailed)
 	})
+	require.Equal(t, task.ReasonStoreFailed, refused.Reason, b.dump())
 	require.Contains(t, refused.Text, "database is locked (injected)")
 	last := b.waitEvent(t, 60*time.Second, ended)
 	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())

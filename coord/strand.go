@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/orchestra-tui/orchestra-tui/lease"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -86,7 +87,7 @@ func (fs *fleetService) checkStore(ctx context.Context) error {
 // checkStranded is the running check; see the comment at the top.
 func (fs *fleetService) checkStranded(ctx context.Context) {
 	for id, t := range fs.tasks {
-		if !t.State.Live() || fs.runs[id] != nil || fs.gating[id] != nil || fs.foreign[id] || fs.moving(id) {
+		if !t.State.Live() || fs.behind(id) || fs.foreign[id] {
 			continue
 		}
 		// Only this engine's own lease is requeued, under its own token:
@@ -103,22 +104,65 @@ func (fs *fleetService) checkStranded(ctx context.Context) {
 			}
 			continue
 		}
-		token := l.Token
-		if fs.strandTried[id] == token {
+		fs.requeueStranded(ctx, id, l.Token)
+	}
+}
+
+// behind reports whether something of this engine's stands behind task
+// id: a run (a session launching, running or stopping), a verify gate or
+// its push, or a move held through an outage.
+func (fs *fleetService) behind(id task.ID) bool {
+	return fs.runs[id] != nil || fs.gating[id] != nil || fs.moving(id)
+}
+
+// checkOwnLeases is the running check over the store's leases rather than
+// this engine's view of its tasks: a lease the store says this engine
+// holds, with nothing of this engine's behind it, is requeued as a
+// stranded one. The view can be wrong about whose a task is: a claim
+// whose commit landed but whose answer was lost (a connection reset
+// during COMMIT) leased the task to this engine unseen, its task.leased
+// then read back from the ledger as another engine's write, so the task
+// was taken for one another engine runs and checkStranded passed over it,
+// while every other engine's rescue saw its holder alive: the fault run's
+// task stayed leased for good. leases is the store's list, read by the
+// tick's rescue.
+func (fs *fleetService) checkOwnLeases(ctx context.Context, leases []lease.Lease) {
+	for _, l := range leases {
+		if l.Holder != fs.holder || fs.behind(l.TaskID) || fs.strandTried[l.TaskID] == l.Token {
 			continue
 		}
-		fs.strandTried[id] = token
-		ev := fs.loop.event(id, "", task.EvTaskRequeued,
-			fmt.Sprintf("Requeued: the task was %s with no session and no verify gate behind it.", t.State))
-		ev.Reason = task.ReasonLeaseOrphaned
-		if !fs.life.move(ctx, id, token, task.ActRequeue, func(n *task.Task) {
-			n.Reason = string(task.ReasonLeaseOrphaned)
-			if n.Attempt > 0 {
-				n.Attempt-- // the console lost it, not the agent
-			}
-		}, ev) {
-			fs.loop.record(ctx, fs.loop.refusal(id, "", task.ReasonLeaseOrphaned,
-				fmt.Sprintf("Task %s is %s with nothing behind it and could not be requeued; restart the console.", id.Short(), t.State)))
+		t, err := fs.st.TaskGet(ctx, l.TaskID)
+		if err != nil {
+			continue
 		}
+		fs.tasks[t.ID] = t
+		if !t.State.Live() {
+			continue
+		}
+		delete(fs.foreign, t.ID)
+		delete(fs.fleet.heldOn, t.ID)
+		fs.requeueStranded(ctx, t.ID, l.Token)
+	}
+}
+
+// requeueStranded requeues task id, which this engine holds under token
+// with nothing behind it, not charged, once per token.
+func (fs *fleetService) requeueStranded(ctx context.Context, id task.ID, token int64) {
+	if fs.strandTried[id] == token {
+		return
+	}
+	fs.strandTried[id] = token
+	t := fs.tasks[id]
+	ev := fs.loop.event(id, "", task.EvTaskRequeued,
+		fmt.Sprintf("Requeued: the task was %s with no session and no verify gate behind it.", t.State))
+	ev.Reason = task.ReasonLeaseOrphaned
+	if !fs.life.move(ctx, id, token, task.ActRequeue, func(n *task.Task) {
+		n.Reason = string(task.ReasonLeaseOrphaned)
+		if n.Attempt > 0 {
+			n.Attempt-- // the console lost it, not the agent
+		}
+	}, ev) {
+		fs.loop.record(ctx, fs.loop.refusal(id, "", task.ReasonLeaseOrphaned,
+			fmt.Sprintf("Task %s is %s with nothing behind it and could not be requeued; restart the console.", id.Short(), t.State)))
 	}
 }

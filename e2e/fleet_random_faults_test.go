@@ -16,6 +16,7 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/rs/zerolog"
 	"github.com/stretchr/testify/require"
@@ -390,13 +391,15 @@ func (r *faultRun) waitFor(d time.Duration, what string, ok func() bool, fatal b
 type faultReport struct {
 	tasks    int
 	sessions int
-	// takeovers counts the tasks taken over from another engine.
-	takeovers int
-	overlaps  []string // two live sessions of one task at once
-	stale     []string // a write of a session whose lease was gone landed
-	lost      []string // a task that did not end
-	charged   []string // a task charged an attempt (the agent never fails)
-	notGreen  []string // ended but not green, or its branch not on the remote
+	// takeovers counts the tasks taken over from another engine;
+	// stranded the leases an engine found it held with nothing behind
+	// them (a claim whose answer was lost), requeued by its strand check.
+	takeovers, stranded int
+	overlaps            []string // two live sessions of one task at once
+	stale               []string // a write of a session whose lease was gone landed
+	lost                []string // a task that did not end
+	charged             []string // a task charged an attempt (the agent never fails)
+	notGreen            []string // ended but not green, or its branch not on the remote
 }
 
 func (p faultReport) ok() bool {
@@ -404,8 +407,8 @@ func (p faultReport) ok() bool {
 }
 
 func (p faultReport) summary() string {
-	return fmt.Sprintf("%d tasks, %d sessions, %d takeovers; %d overlapping sessions, %d stale writes landed, %d lost tasks, %d charged attempts, %d not green",
-		p.tasks, p.sessions, p.takeovers, len(p.overlaps), len(p.stale), len(p.lost), len(p.charged), len(p.notGreen))
+	return fmt.Sprintf("%d tasks, %d sessions, %d takeovers, %d stranded leases requeued; %d overlapping sessions, %d stale writes landed, %d lost tasks, %d charged attempts, %d not green",
+		p.tasks, p.sessions, p.takeovers, p.stranded, len(p.overlaps), len(p.stale), len(p.lost), len(p.charged), len(p.notGreen))
 }
 
 func (p faultReport) String() string {
@@ -439,7 +442,7 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID) faultReport {
 		tk, err := f.st.TaskGet(ctx, id)
 		require.NoError(t, err)
 		if tk.State != task.StateAwaitingReview {
-			rep.lost = append(rep.lost, fmt.Sprintf("task %s is %s: %s", id, tk.State, tk.Reason))
+			rep.lost = append(rep.lost, fmt.Sprintf("task %s is %s: %s%s", id, tk.State, tk.Reason, faultWhyLost(ctx, t, f, id)))
 			continue
 		}
 		if tk.Attempt != 1 {
@@ -480,6 +483,9 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID) faultReport {
 		for _, ev := range evs {
 			if ev.Kind == task.EvRefusal && ev.Reason == task.ReasonLeaseOrphaned {
 				rep.takeovers++
+			}
+			if ev.Kind == task.EvTaskRequeued && ev.Reason == task.ReasonLeaseOrphaned {
+				rep.stranded++
 			}
 			if ev.SessionID == "" || faultRescueKind(ev) || fencedAccount(ev) {
 				continue
@@ -557,6 +563,96 @@ func faultWhyCharged(ctx context.Context, t *testing.T, f *fleet, id task.ID) st
 		if ev.Kind == task.EvSessionExited || (ev.Kind == task.EvRefusal && ev.Reason != task.ReasonStaleLeaseToken) {
 			fmt.Fprintf(&b, "\n            %s %s %s %s: %.300s", ev.At.Format(time.StampMicro), ev.SessionID, ev.Kind, ev.Reason, ev.Text)
 		}
+	}
+	return b.String()
+}
+
+// faultWhyLost says what the store holds of a task that did not end, one
+// fact a line: its lease (holder, token, deadline against the store's
+// clock), every engine the engines table has (alive or not, by the
+// store's clock and by the test's own process), its sessions, and its
+// last events. A leased task has no reason of its own, so without these
+// the checker could not say why nobody acted on it.
+func faultWhyLost(ctx context.Context, t *testing.T, f *fleet, id task.ID) string {
+	t.Helper()
+	var b strings.Builder
+	line := func(format string, args ...any) { fmt.Fprintf(&b, "\n            "+format, args...) }
+	var dbNow time.Time
+	if conn, err := pgx.Connect(ctx, f.url); err == nil {
+		if err := conn.QueryRow(ctx, "SELECT clock_timestamp()").Scan(&dbNow); err != nil {
+			line("the store's clock: %v", err)
+		}
+		_ = conn.Close(ctx)
+	} else {
+		line("the store's clock: %v", err)
+	}
+	if dbNow.IsZero() {
+		dbNow = time.Now()
+	}
+	line("the store's now: %s", dbNow.Format(time.StampMicro))
+	if token, err := f.st.TaskToken(ctx, id); err == nil {
+		line("task token: %d", token)
+	}
+	if l, err := f.st.LeaseGet(ctx, id); err != nil {
+		line("lease: %v", err)
+	} else {
+		expiry := fmt.Sprintf("expires in %s by the store's clock", l.Deadline.Sub(dbNow).Round(time.Millisecond))
+		if !l.Deadline.After(dbNow) {
+			expiry = fmt.Sprintf("expired %s ago by the store's clock", dbNow.Sub(l.Deadline).Round(time.Millisecond))
+		}
+		line("lease: holder %s, token %d, granted %s, deadline %s (%s), %d renewals, last decision %q %s",
+			l.Holder, l.Token, l.GrantedAt.Format(time.StampMicro), l.Deadline.Format(time.StampMicro),
+			expiry, l.Renewals, l.LastDecision, l.LastReason)
+	}
+	running := map[int]string{}
+	for h, e := range f.engines {
+		select {
+		case <-e.done:
+		default:
+			running[e.cmd.Process.Pid] = h
+		}
+	}
+	if es, err := f.st.EngineList(ctx); err != nil {
+		line("engines: %v", err)
+	} else {
+		for _, e := range es {
+			proc := "its process is not the test's running engine"
+			if h, ok := running[e.Pid]; ok {
+				proc = "its process runs (" + h + ")"
+			}
+			stopped := ""
+			if !e.StoppedAt.IsZero() {
+				stopped = ", stopped at " + e.StoppedAt.Format(time.StampMicro)
+			}
+			line("engine %s on %s: last beat %s ago by the store's clock%s; %s",
+				e.ID, e.Host, e.HeartbeatAge(dbNow).Round(time.Millisecond), stopped, proc)
+		}
+	}
+	if ss, err := f.st.SessionList(ctx, id); err != nil {
+		line("sessions: %v", err)
+	} else {
+		slices.SortFunc(ss, func(a, b store.Session) int { return a.StartedAt.Compare(b.StartedAt) })
+		for _, s := range ss {
+			ended := "never ended"
+			if !s.EndedAt.IsZero() {
+				ended = "ended " + s.EndedAt.Format(time.StampMicro)
+			}
+			line("session %s: %s, attempt %d, holder %s, token %d, started %s, %s",
+				s.ID, s.Status, s.Attempt, s.Holder, s.Token, s.StartedAt.Format(time.StampMicro), ended)
+		}
+	}
+	evs, err := f.st.EventList(ctx, store.EventListParams{TaskID: id})
+	if err != nil {
+		line("events: %v", err)
+		return b.String()
+	}
+	const last = 15
+	if len(evs) > last {
+		line("(%d earlier events not shown)", len(evs)-last)
+		evs = evs[len(evs)-last:]
+	}
+	for _, ev := range evs {
+		line("%s %s %s %s: %.300s", ev.At.Format(time.StampMicro), ev.SessionID, ev.Kind, ev.Reason, ev.Text)
 	}
 	return b.String()
 }
