@@ -111,3 +111,56 @@ func TestFakeAFencedWriteHeldThroughAnOutageIsStillFenced(t *testing.T) {
 		require.Equal(t, ds.other, l.Holder, "the new holder's lease was touched")
 	})
 }
+
+// takeoverAtBriefStore is a shared store where another engine takes the
+// task over just before this engine records its session's brief.delivered.
+type takeoverAtBriefStore struct {
+	store.Store
+	other string
+	done  atomic.Bool
+}
+
+func (*takeoverAtBriefStore) Shared() bool { return true }
+
+func (s *takeoverAtBriefStore) EventAppendFenced(ctx context.Context, token int64, evs ...task.Event) error {
+	if len(evs) == 0 || evs[0].Kind != task.EvBriefDelivered || s.done.Swap(true) {
+		return s.Store.EventAppendFenced(ctx, token, evs...)
+	}
+	id := evs[0].TaskID
+	tk, err := s.Store.TaskGet(ctx, id)
+	if err != nil {
+		return err
+	}
+	if _, err := s.Store.TaskTransition(ctx, store.Orphan(id, tk.State, token, time.Now())); err != nil {
+		return err
+	}
+	if _, err := s.Store.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: id, Holder: s.other,
+		ExpectState: task.StateQueued, GrantedAt: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
+		return err
+	}
+	return s.Store.EventAppendFenced(ctx, token, evs...)
+}
+
+// A brief typed into a session whose task another engine took over
+// meanwhile records no brief.delivered under the lost token (the fault
+// run: a stepped-down engine's brief.delivered landed after the new
+// holder's session began): the session is stopped and the task left to
+// its new holder.
+func TestFakeABriefDeliveredAfterATakeoverRecordsNothingAndStops(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		ts := &takeoverAtBriefStore{other: liveHolder(t)}
+		b := setupFakeWrapped(t, nil, func(st store.Store) store.Store { ts.Store = st; return ts })
+		id := b.add(t, task.Pipeline{task.PhaseImplement})
+		a := b.agents.Next()
+		a.Confirm()
+		require.Equal(t, "brief", string(a.NextInput().Kind))
+		b.waitEvent(t, refusalOf(task.ReasonStaleLeaseToken))
+		<-a.Done()
+		b.barrier(t)
+		require.Empty(t, b.ledger(t, id, kindIs(task.EvBriefDelivered)), "brief.delivered landed under a stale token:\n%s", b.dump())
+		l, err := b.st.LeaseGet(context.Background(), id)
+		require.NoError(t, err)
+		require.Equal(t, ts.other, l.Holder, "the new holder's lease was touched")
+	})
+}

@@ -28,8 +28,11 @@ type reporter struct {
 	// holdRead holds a step whose read (or write: a confirm) a network
 	// store did not answer until it does, and reports true (outage.go).
 	holdRead func(err error, again func()) bool
-	tasks    map[task.ID]task.Task
-	runs     map[task.ID]*run
+	// fencedOut stops a session whose task another engine took over
+	// (fleet.go).
+	fencedOut func(ctx context.Context, r *run, token int64)
+	tasks     map[task.ID]task.Task
+	runs      map[task.ID]*run
 	// infraRetry holds the backoff of launches that failed for the
 	// machine's reasons (infra.go).
 	infraRetry *infraRetry
@@ -101,8 +104,7 @@ func (rp *reporter) handleReport(ctx context.Context, rep worker.Report) {
 		case worker.InputBrief:
 			r.briefed = true
 			rp.leases.rebaseLease(ctx, r)
-			rp.loop.record(ctx, rp.loop.event(r.taskID, r.sessionID, task.EvBriefDelivered,
-				fmt.Sprintf("Brief delivered to session %s (%d bytes).", short(r.sessionID), len(r.brief))))
+			rp.recordBriefDelivered(ctx, r, fmt.Sprintf("Brief delivered to session %s (%d bytes).", short(r.sessionID), len(r.brief)))
 		case worker.InputRefusal:
 			// The refusal event was recorded when the artifact was refused.
 		}
@@ -163,11 +165,23 @@ func (rp *reporter) confirmed(ctx context.Context, r *run, rep worker.Report) {
 		if r.spec.Delivery == session.DeliveryFile {
 			how = "in " + task.BriefPath
 		}
-		rp.loop.record(ctx, rp.loop.event(r.taskID, r.sessionID, task.EvBriefDelivered,
-			fmt.Sprintf("Brief delivered to session %s %s (%d bytes).", short(r.sessionID), how, len(r.brief))))
+		rp.recordBriefDelivered(ctx, r, fmt.Sprintf("Brief delivered to session %s %s (%d bytes).", short(r.sessionID), how, len(r.brief)))
 		return
 	}
 	rp.deliverBrief(ctx, r)
+}
+
+// recordBriefDelivered records the brief's delivery to r's session under
+// r's lease token: once another engine took the task over (a step-down
+// during a partition, the fault run), the old session's brief.delivered
+// landed after the new holder's session began. Refused, the session is
+// stopped and the task left to its holder.
+func (rp *reporter) recordBriefDelivered(ctx context.Context, r *run, text string) {
+	if rp.gate.recordFor(ctx, r.token, rp.loop.event(r.taskID, r.sessionID, task.EvBriefDelivered, text)) {
+		return
+	}
+	token, _ := rp.st.TaskToken(ctx, r.taskID)
+	rp.fencedOut(ctx, r, token)
 }
 
 // deliverBrief has r's brief rendered off the loop, with every decision

@@ -145,8 +145,9 @@ func newReporter(c *Coordinator) *reporter {
 	return &reporter{
 		loop: loopOf(c), st: c.st, cfg: c.cfg, repo: c.p.Repo, hub: &c.hub,
 		life: c.life, leases: c.leases, gate: c.gate,
-		holdRead: func(err error, again func()) bool { return holdUnanswered(c, err, again) },
-		tasks:    c.tasks, runs: c.runs, infraRetry: &c.infraRetry,
+		holdRead:  func(err error, again func()) bool { return holdUnanswered(c, err, again) },
+		fencedOut: func(ctx context.Context, r *run, token int64) { c.fleetSvc.fencedOut(ctx, r, token) },
+		tasks:     c.tasks, runs: c.runs, infraRetry: &c.infraRetry,
 		noteLimit: func(ctx context.Context, r *run, rep worker.Report) { noteLimit(ctx, c, r, rep) },
 		limitGone: func(ctx context.Context, r *run) { limitGone(ctx, c, r) },
 		limitExit: func(ctx context.Context, r *run, code int) bool { return limitExit(ctx, c, r, code) },
