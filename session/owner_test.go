@@ -51,19 +51,36 @@ while [ ! -s "` + pidFile + `" ]; do sleep 0.01; done; echo daemon-started; echo
 		t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
 		return cmd, done
 	}
-	_, leftA := start(TaskEnv+"="+id, SessionEnv+"=S-a", OwnerEnv+"="+ownerA)
-	_, legacy := start(TaskEnv+"="+id, SessionEnv+"=S-old")
+	cmdA, leftA := start(TaskEnv+"="+id, SessionEnv+"=S-a", OwnerEnv+"="+ownerA)
+	cmdOld, legacy := start(TaskEnv+"="+id, SessionEnv+"=S-old")
 
-	sessions := func(owner string) []string {
-		var out []string
+	// found is what owner finds, by pid. Every known process is checked by
+	// its pid, and every other one found by its mark: a process of B's
+	// agent may be starting or ending as /proc is read (a CI run once saw
+	// a third S-b for a moment).
+	found := func(owner string) map[int]string {
+		out := map[int]string{}
 		for _, p := range Marked(owner, id) {
-			out = append(out, p.Session)
+			out[p.Pid] = p.Session
 		}
 		return out
 	}
-	require.ElementsMatch(t, []string{"S-a", "S-old"}, sessions(ownerA), "A finds its own and the unowned")
-	require.ElementsMatch(t, []string{"S-b", "S-b", "S-old"}, sessions(ownerB), "B finds its agent, its descendant and the unowned")
-	require.ElementsMatch(t, []string{"S-a", "S-b", "S-b", "S-old"}, sessions(""), "no owner finds every one")
+	finds := func(owner string, want map[int]string, others ...string) {
+		t.Helper()
+		got := found(owner)
+		for pid, session := range want {
+			require.Equal(t, session, got[pid], "owner %q finds pid %d: %v", owner, pid, got)
+		}
+		for pid, session := range got {
+			if _, known := want[pid]; !known {
+				require.Contains(t, others, session, "owner %q finds pid %d of another's session: %v", owner, pid, got)
+			}
+		}
+	}
+	agentB := b.s.Pid()
+	finds(ownerA, map[int]string{cmdA.Process.Pid: "S-a", cmdOld.Process.Pid: "S-old"})
+	finds(ownerB, map[int]string{agentB: "S-b", daemonB: "S-b", cmdOld.Process.Pid: "S-old"}, "S-b")
+	finds("", map[int]string{cmdA.Process.Pid: "S-a", agentB: "S-b", daemonB: "S-b", cmdOld.Process.Pid: "S-old"}, "S-b")
 
 	require.NoError(t, StopMarked(ownerA, id, "", time.Second))
 	for what, done := range map[string]chan struct{}{"A's leftover": leftA, "the unowned leftover": legacy} {
@@ -80,7 +97,7 @@ while [ ! -s "` + pidFile + `" ]; do sleep 0.01; done; echo daemon-started; echo
 		t.Fatal("B's session ended")
 	default:
 	}
-	require.ElementsMatch(t, []string{"S-b", "S-b"}, sessions(ownerB))
+	finds(ownerB, map[int]string{agentB: "S-b", daemonB: "S-b"}, "S-b")
 }
 
 // Where sessions run in cgroups, A's sweep ends the cgroups of A's own
