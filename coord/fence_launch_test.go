@@ -32,10 +32,16 @@ func (s *takeoverAtInsertStore) SessionInsert(ctx context.Context, sess store.Se
 	if err != nil {
 		return err
 	}
-	if _, err := s.Store.TaskTransition(ctx, store.Orphan(sess.TaskID, task.StateLeased, l.Token, time.Now())); err != nil {
+	return takeOver(ctx, s.Store, sess.TaskID, task.StateLeased, l.Token, s.other)
+}
+
+// takeOver moves task id's lease under token to holder other, as another
+// engine's takeover does: the task is orphaned from state and leased anew.
+func takeOver(ctx context.Context, st store.Store, id task.ID, state task.State, token int64, other string) error {
+	if _, err := st.TaskTransition(ctx, store.Orphan(id, state, token, time.Now())); err != nil {
 		return err
 	}
-	_, err = s.Store.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: sess.TaskID, Holder: s.other,
+	_, err := st.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: id, Holder: other,
 		ExpectState: task.StateQueued, GrantedAt: time.Now(), Deadline: time.Now().Add(time.Hour)})
 	return err
 }
@@ -78,12 +84,7 @@ func (s *launchedDownStore) EventAppendFenced(ctx context.Context, token int64, 
 	if len(evs) == 0 || evs[0].Kind != task.EvSessionLaunched || s.done.Swap(true) {
 		return s.Store.EventAppendFenced(ctx, token, evs...)
 	}
-	id := evs[0].TaskID
-	if _, err := s.Store.TaskTransition(ctx, store.Orphan(id, task.StateLeased, token, time.Now())); err != nil {
-		return err
-	}
-	if _, err := s.Store.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: id, Holder: s.other,
-		ExpectState: task.StateQueued, GrantedAt: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
+	if err := takeOver(ctx, s.Store, evs[0].TaskID, task.StateLeased, token, s.other); err != nil {
 		return err
 	}
 	return errNoServer
@@ -126,16 +127,11 @@ func (s *takeoverAtBriefStore) EventAppendFenced(ctx context.Context, token int6
 	if len(evs) == 0 || evs[0].Kind != task.EvBriefDelivered || s.done.Swap(true) {
 		return s.Store.EventAppendFenced(ctx, token, evs...)
 	}
-	id := evs[0].TaskID
-	tk, err := s.Store.TaskGet(ctx, id)
+	tk, err := s.Store.TaskGet(ctx, evs[0].TaskID)
 	if err != nil {
 		return err
 	}
-	if _, err := s.Store.TaskTransition(ctx, store.Orphan(id, tk.State, token, time.Now())); err != nil {
-		return err
-	}
-	if _, err := s.Store.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: id, Holder: s.other,
-		ExpectState: task.StateQueued, GrantedAt: time.Now(), Deadline: time.Now().Add(time.Hour)}); err != nil {
+	if err := takeOver(ctx, s.Store, tk.ID, tk.State, token, s.other); err != nil {
 		return err
 	}
 	return s.Store.EventAppendFenced(ctx, token, evs...)
