@@ -128,8 +128,12 @@ func TestHungCodexLeaseNeedsItsVolatilePatterns(t *testing.T) {
 			// earn a renewal or two on a loaded machine; a blink that
 			// counted would renew every window.
 			require.LessOrEqual(t, renewals, 2, "renewals after the held request:\n%s", b.dump())
-			require.LessOrEqual(t, e.At.Sub(lastProgress), length+time.Second,
-				"the lease ran out within one lease length (%v) of the last progress", length)
+			// Every renewal is an event, so none went unseen; the bound
+			// only says the expiry was not put off by a window more. The
+			// lease tick that sees it may come late on a loaded machine
+			// (a fresh-clone run: 4.9 s after a 3 s lease's last renewal).
+			require.Less(t, e.At.Sub(lastProgress), 2*length,
+				"the lease ran out within two lease lengths (%v each) of the last progress", length)
 		})
 	}
 }
