@@ -175,3 +175,17 @@ func (b *fakeBundle) restart(t *testing.T) {
 
 // storePath is where the bundle's store lives.
 func (b *fakeBundle) storePath() string { return sqlite.DefaultPath(b.root) }
+
+// briefedToReviewAtAttemptOne takes a's brief, finishes its phase and
+// checks the task waits for review at attempt 1: nothing on the way was
+// charged to it.
+func (b *fakeBundle) briefedToReviewAtAttemptOne(t *testing.T, a *workertest.Fake, id task.ID) {
+	t.Helper()
+	brief := a.NextInput()
+	require.Equal(t, "brief", string(brief.Kind))
+	b.waitOnce(t, task.EvBriefDelivered, a.Params().SessionID)
+	a.Finish(nil)
+	last := b.waitEvent(t, ended)
+	require.Equal(t, task.EvTaskAwaiting, last.Kind, b.dump())
+	require.Equal(t, 1, b.taskView(t, id).Task.Attempt, "the outage was charged:\n%s", b.dump())
+}
