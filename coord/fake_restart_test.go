@@ -31,11 +31,13 @@ func TestFakeStartUpMarksSessionsOfGoneConsolesKilled(t *testing.T) {
 		b.waitOnce(t, task.EvSessionLaunched, a.Params().SessionID)
 		b.stop()
 		ctx := context.Background()
-		// A crash between two writes: the task was requeued, its session row not.
+		// A session row left live by a console that is gone (written by
+		// an older version, whose requeue did not end it in its own
+		// transaction; a row's end is final, so it is a row of its own).
 		s := b.lastSession(t, id)
-		s.Status, s.EndedAt = store.SessionConfirmed, time.Time{}
+		s.ID, s.Status, s.EndedAt = s.ID+"-left", store.SessionConfirmed, time.Time{}
 		s.Holder = "console:999999999:gone"
-		require.NoError(t, b.st.SessionUpdate(ctx, s))
+		require.NoError(t, b.st.SessionInsert(ctx, s))
 		tk, err := b.st.TaskGet(ctx, id)
 		require.NoError(t, err)
 		tk.State = task.StateParked

@@ -109,7 +109,8 @@ func TestFakeLapsedEngineStopsTheAgentOfATaskTakenOver(t *testing.T) {
 
 		// Another engine takes the task over after the TTL and runs it.
 		time.Sleep(time.Minute)
-		_, err = b.st.TaskTransition(ctx, store.Orphan(id, task.StateRunning, l.Token, time.Now()))
+		orphaned := time.Now()
+		_, err = b.st.TaskTransition(ctx, store.Orphan(id, task.StateRunning, l.Token, orphaned))
 		require.NoError(t, err)
 		other, err := b.st.LeaseGrant(ctx, store.LeaseGrantParams{TaskID: id, Holder: liveHolder(t),
 			ExpectState: task.StateQueued, GrantedAt: time.Now(), Deadline: time.Now().Add(time.Hour)})
@@ -131,7 +132,11 @@ func TestFakeLapsedEngineStopsTheAgentOfATaskTakenOver(t *testing.T) {
 		ss, err := b.st.SessionList(ctx, id)
 		require.NoError(t, err)
 		require.Len(t, ss, 1)
-		require.Equal(t, store.SessionConfirmed, ss[0].Status, "the old engine wrote its session row under a stale token")
+		// The takeover's requeue ended the session; the old engine's own
+		// end, with its continuity, came after the new grant.
+		require.Equal(t, store.SessionKilled, ss[0].Status, "the takeover's requeue left the session live")
+		require.True(t, ss[0].EndedAt.Equal(orphaned.UTC()), "ended at %s, not at the takeover", ss[0].EndedAt)
+		require.Empty(t, ss[0].Continuity, "the old engine wrote its session row under a stale token")
 	})
 }
 

@@ -81,11 +81,36 @@ type TaskTransitionParams struct {
 	Lease *lease.Lease
 	// Events returns the events appended, given the task as stored before.
 	Events func(before task.Task) []task.Event
-	// EndLive, when set, ends the task's live sessions (launching or
-	// confirmed) in the same transaction: a takeover's requeue and the
-	// end of its predecessor's sessions land together, so no reader sees
-	// the task free while an old session of it still counts as live.
+	// EndLive says how the task's live sessions (launching or confirmed)
+	// are ended in the same transaction. A transition into the queue
+	// (ActRequeue, ActUnpark, ActRetry, ActReturn) ends them whether or
+	// not it is set (killed, at At, when it is not): the queue is the one
+	// state a grant starts from, so no reader sees the task claimable
+	// while an old session of it still counts as live, and no session's
+	// end is left to a later, unfenced write that could lie after a newer
+	// session's start (the fault run: an engine's end of its session, cut
+	// by a reset connection and held, was refused by CheckGrant once
+	// another engine had claimed the sealed phase's requeue; a rescue then
+	// ended it at its own now, 759 ms after the new session began). The
+	// engine's own, accurate end (exit code, continuity) still lands
+	// afterwards until a newer grant (CheckGrant). Other transitions end
+	// the live sessions only when EndLive is set: a cancel or a park
+	// releases the lease before the engine stops its agent, whose end it
+	// records itself.
 	EndLive *SessionsEnd
+}
+
+// endLive is how a transition from state from to state to ends the task's
+// live sessions, nil for not at all (see EndLive).
+func (p TaskTransitionParams) endLive(from, to task.State) *SessionsEnd {
+	switch {
+	case p.EndLive != nil:
+		e := *p.EndLive
+		return &e
+	case to == task.StateQueued && from != task.StateQueued:
+		return &SessionsEnd{Status: SessionKilled, At: p.At.UTC()}
+	}
+	return nil
 }
 
 // SessionsEnd is how a transition ends a task's live sessions.
@@ -127,6 +152,9 @@ type TransitionPlan struct {
 	// Release deletes the task's lease row.
 	Release bool
 	Events  []task.Event
+	// EndLive ends the task's live sessions, nil for not at all
+	// (TaskTransitionParams.EndLive).
+	EndLive *SessionsEnd
 }
 
 // Plan decides a transition from the task as stored, its current token and
@@ -190,6 +218,7 @@ func (p TaskTransitionParams) Plan(before task.Task, token, leaseToken int64) (T
 	if p.Events != nil {
 		plan.Events = p.Events(before)
 	}
+	plan.EndLive = p.endLive(before.State, to)
 	return plan, nil
 }
 

@@ -45,6 +45,10 @@ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 
 // SessionUpdate rewrites every field of a stored session but its id and
 // task, with its events; store.ErrNotFound when there is no such session.
+// A session's end is final: an update that would make an ended session
+// live again (a held confirm, or a brief's write read before a requeue
+// ended the session) keeps its status and end, so no session of a task is
+// live again once its task was queued for a newer grant.
 func (o Sessions) SessionUpdate(ctx context.Context, ss store.Session, events ...task.Event) error {
 	return write(ctx, o.D, events, func(tx Tx) error {
 		if ss.Fence != 0 {
@@ -53,12 +57,14 @@ func (o Sessions) SessionUpdate(ctx context.Context, ss store.Session, events ..
 			}
 		}
 		d := tx.Dialect()
+		revive := `status IN ('exited', 'killed') AND ? IN ('launching', 'confirmed')`
 		n, err := tx.Exec(ctx, `UPDATE sessions SET phase = ?, attempt = ?, harness = ?, model = ?,
-token = ?, holder = ?, status = ?, exit_code = ?, cast_path = ?, brief = ?, fingerprint = ?, continuity = ?,
-started_at = ?, ended_at = ? WHERE id = ?`,
-			string(ss.Phase), ss.Attempt, ss.Harness, ss.Model, ss.Token, ss.Holder, string(ss.Status),
+token = ?, holder = ?, status = CASE WHEN `+revive+` THEN status ELSE ? END, exit_code = ?, cast_path = ?,
+brief = ?, fingerprint = ?, continuity = ?, started_at = ?,
+ended_at = CASE WHEN `+revive+` THEN ended_at ELSE ? END WHERE id = ?`,
+			string(ss.Phase), ss.Attempt, ss.Harness, ss.Model, ss.Token, ss.Holder, string(ss.Status), string(ss.Status),
 			ss.ExitCode, ss.CastPath, ss.Brief, ss.Fingerprint, ss.Continuity,
-			d.Time(ss.StartedAt), d.Time(ss.EndedAt), ss.ID)
+			d.Time(ss.StartedAt), string(ss.Status), d.Time(ss.EndedAt), ss.ID)
 		if err != nil {
 			return fmt.Errorf("update session %s: %w", ss.ID, err)
 		}

@@ -62,8 +62,8 @@ branch = ?, reason = ?, updated_at = ?, token = ?, harness = ?, model = ?, signa
 	if err := tx.AppendEvents(ctx, plan.Events); err != nil {
 		return store.TaskTransitionResult{}, err
 	}
-	if p.EndLive != nil {
-		if err := endLiveSessions(ctx, tx, t.ID, *p.EndLive); err != nil {
+	if plan.EndLive != nil {
+		if err := endLiveSessions(ctx, tx, t.ID, *plan.EndLive); err != nil {
 			return store.TaskTransitionResult{}, err
 		}
 	}

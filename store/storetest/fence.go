@@ -16,6 +16,9 @@ var fenceCases = []testCase{
 	{"FencedWritesRefusedAfterANewGrant", testFencedWritesRefusedRegranted},
 	{"EventAppendFencedOneTask", testEventAppendFencedOneTask},
 	{"OrphanEndsTheLiveSessionsAtOnce", testOrphanEndsTheLiveSessions},
+	{"RequeueEndsTheLiveSessionsSoNoLaterSessionIsOverlapped", testRequeueEndsTheLiveSessions},
+	{"CancelAndParkLeaveTheSessionToItsEngine", testCancelParkLeaveTheSession},
+	{"SessionUpdateNeverRevivesAnEndedSession", testSessionUpdateNeverRevives},
 }
 
 // fencedWrites tries every fenced write of a run under token: a verdict, an
@@ -74,7 +77,7 @@ func (b *bundle) requireNothingLanded(t *testing.T, id task.ID, s store.Session,
 	ss, err := b.st.SessionList(b.ctx, id)
 	require.NoError(t, err)
 	require.Len(t, ss, 1, "a stale session row landed")
-	require.Equal(t, store.SessionConfirmed, ss[0].Status, "a stale session update landed")
+	require.Equal(t, store.SessionKilled, ss[0].Status, "a stale session update landed (the orphan's requeue killed it)")
 	as, err := b.st.ArtifactList(b.ctx, id)
 	require.NoError(t, err)
 	require.Empty(t, as, "a stale seal landed")
@@ -184,4 +187,142 @@ func testOrphanEndsTheLiveSessions(t *testing.T, b *bundle) {
 	for _, l := range live {
 		require.NotEqual(t, tk.ID, l.TaskID, "a session of the requeued task is still live")
 	}
+}
+
+// Every transition that puts a task back in the queue ends its sessions
+// still recorded live in its own transaction, at its time, EndLive set or
+// not: the fault run's engine had its session's end cut by a reset
+// connection and held while its seal requeued the task; another engine
+// claimed it, the held end was refused as stale (CheckGrant), and the
+// session stayed confirmed until an unfenced rescue ended it at its own
+// now, 759 ms after the new session began. The old engine's accurate end
+// still lands before a newer grant, and is refused after it, so no
+// session of the task ends after a later one began.
+func testRequeueEndsTheLiveSessions(t *testing.T, b *bundle) {
+	requeues := map[string]func(id task.ID, token int64, at time.Time) store.TaskTransitionParams{
+		"seal": func(id task.ID, token int64, at time.Time) store.TaskTransitionParams {
+			return store.Seal(id, task.StateLeased, token, at, task.PhaseImplement)
+		},
+		"requeue": func(id task.ID, token int64, at time.Time) store.TaskTransitionParams {
+			return store.Requeue(id, task.StateLeased, token, at, task.ReasonLeaseExpired, true)
+		},
+		"orphan": func(id task.ID, token int64, at time.Time) store.TaskTransitionParams {
+			return store.Orphan(id, task.StateLeased, token, at)
+		},
+		"move": func(id task.ID, token int64, at time.Time) store.TaskTransitionParams {
+			return store.Move(id, task.StateLeased, task.ActRequeue, token, at, nil)
+		},
+	}
+	for name, requeue := range requeues {
+		tk, token, s := b.fencedFixture(t)
+		launching := b.newSession(tk.ID, 2*time.Second)
+		launching.Token = token
+		require.NoError(t, b.st.SessionInsert(b.ctx, launching))
+
+		// A requeue refused as stale ends nothing.
+		_, err := b.st.TaskTransition(b.ctx, requeue(tk.ID, token+1, b.at(time.Minute)))
+		require.ErrorIs(t, err, store.ErrStaleToken, name)
+		got, err := b.st.SessionGet(b.ctx, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.SessionConfirmed, got.Status, "%s: a refused requeue ended a session", name)
+
+		res, err := b.st.TaskTransition(b.ctx, requeue(tk.ID, token, b.at(time.Minute)))
+		require.NoError(t, err, name)
+		require.Equal(t, task.StateQueued, res.Task.State, name)
+		for _, id := range []string{s.ID, launching.ID} {
+			got, err := b.st.SessionGet(b.ctx, id)
+			require.NoError(t, err)
+			require.Equal(t, store.SessionKilled, got.Status, "%s: the requeue left session %s live", name, id)
+			require.True(t, got.EndedAt.Equal(b.at(time.Minute)), "%s: ended at %s, not the requeue's time", name, got.EndedAt)
+		}
+		live, err := b.st.SessionListLive(b.ctx)
+		require.NoError(t, err)
+		for _, l := range live {
+			require.NotEqual(t, tk.ID, l.TaskID, "%s: a session of the requeued task is still live", name)
+		}
+
+		// The engine's own end, held through an outage, lands before a
+		// newer grant, with its exit code and continuity.
+		held := s
+		held.Status, held.ExitCode, held.EndedAt, held.Continuity, held.Fence = store.SessionExited, 0, b.at(30*time.Second), `{"ended":"sealed"}`, token
+		require.NoError(t, b.st.SessionUpdate(b.ctx, held), name)
+		got, err = b.st.SessionGet(b.ctx, s.ID)
+		require.NoError(t, err)
+		require.Equal(t, store.SessionExited, got.Status, name)
+		require.Equal(t, `{"ended":"sealed"}`, got.Continuity, "%s: the continuity the next brief reads was lost", name)
+
+		// Another engine claims the task and starts a session; the old
+		// engine's late write of the other session's end is refused.
+		l, err := b.st.LeaseGrant(b.ctx, store.LeaseGrantParams{TaskID: tk.ID, Holder: "engine-b", ExpectState: task.StateQueued,
+			GrantedAt: b.at(2 * time.Minute), Deadline: b.at(3 * time.Minute), Baseline: b.progress(2 * time.Minute)})
+		require.NoError(t, err, name)
+		next := b.newSession(tk.ID, 2*time.Minute)
+		next.Token, next.Fence, next.Holder, next.Status = l.Token, l.Token, "engine-b", store.SessionConfirmed
+		require.NoError(t, b.st.SessionInsert(b.ctx, next), name)
+		late := launching
+		late.Status, late.EndedAt, late.Fence = store.SessionExited, b.at(4*time.Minute), token
+		require.ErrorIs(t, b.st.SessionUpdate(b.ctx, late), store.ErrStaleToken, name)
+
+		ss, err := b.st.SessionList(b.ctx, tk.ID)
+		require.NoError(t, err)
+		require.Len(t, ss, 3, name)
+		for _, e := range ss {
+			if e.ID == next.ID {
+				continue
+			}
+			require.False(t, e.EndedAt.IsZero(), "%s: session %s never ended", name, e.ID)
+			require.False(t, e.EndedAt.After(next.StartedAt), "%s: session %s ended at %s, after session %s began at %s",
+				name, e.ID, e.EndedAt, next.ID, next.StartedAt)
+		}
+	}
+}
+
+// A cancel or a park releases the lease before the engine stops its
+// agent: the session stays live for that engine to end, with its exit
+// code and continuity (CheckGrant), and an unpark, which queues the task
+// again, ends it if the engine has not.
+func testCancelParkLeaveTheSession(t *testing.T, b *bundle) {
+	tk, token, s := b.fencedFixture(t)
+	b.move(t, store.Cancel(tk.ID, task.StateLeased, token, b.at(time.Minute)))
+	got, err := b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionConfirmed, got.Status, "the cancel ended the session its engine is stopping")
+	s.Status, s.EndedAt, s.Continuity, s.Fence = store.SessionKilled, b.at(70*time.Second), `{"ended":"cancelled"}`, token
+	require.NoError(t, b.st.SessionUpdate(b.ctx, s))
+
+	tk, token, s = b.fencedFixture(t)
+	b.move(t, store.Move(tk.ID, task.StateLeased, task.ActPark, token, b.at(time.Minute), nil))
+	got, err = b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionConfirmed, got.Status, "the park ended the session its engine is stopping")
+	b.move(t, store.Move(tk.ID, task.StateParked, task.ActUnpark, 0, b.at(2*time.Minute), nil))
+	got, err = b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionKilled, got.Status, "the unpark queued the task with its session live")
+	require.True(t, got.EndedAt.Equal(b.at(2*time.Minute)), "ended at %s", got.EndedAt)
+}
+
+// A session's end is final: an engine's write read before a requeue ended
+// its session, or its held confirm, lands its other fields but leaves the
+// session ended, so no session of a queued task is live again.
+func testSessionUpdateNeverRevives(t *testing.T, b *bundle) {
+	tk, token, s := b.fencedFixture(t)
+	b.move(t, store.Requeue(tk.ID, task.StateLeased, token, b.at(time.Minute), task.ReasonLeaseExpired, true))
+	s.Status, s.Brief, s.Fingerprint, s.Fence = store.SessionConfirmed, "# Brief\nDo it, again.", `{"argv":["x"]}`, token
+	require.NoError(t, b.st.SessionUpdate(b.ctx, s))
+	got, err := b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionKilled, got.Status, "an ended session was made live again")
+	require.True(t, got.EndedAt.Equal(b.at(time.Minute)), "ended at %s", got.EndedAt)
+	require.Equal(t, s.Brief, got.Brief)
+	require.Equal(t, s.Fingerprint, got.Fingerprint)
+
+	// An end rewrites an end: the engine's own, with its code, lands.
+	s.Status, s.ExitCode, s.EndedAt = store.SessionExited, 3, b.at(30*time.Second)
+	require.NoError(t, b.st.SessionUpdate(b.ctx, s))
+	got, err = b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionExited, got.Status)
+	require.Equal(t, 3, got.ExitCode)
+	require.True(t, got.EndedAt.Equal(b.at(30*time.Second)), "ended at %s", got.EndedAt)
 }
