@@ -390,7 +390,15 @@ func (fs *fleetService) orphanWhy(ctx context.Context, t task.Task, token int64,
 			if s.Continuity == "" {
 				s.Continuity = lostContinuity(s, why)
 			}
-			if err := fs.st.SessionUpdate(ctx, s); err != nil {
+			// Fenced by the session's own token (store.CheckGrant): a
+			// claim can overtake the list read, and an end written at
+			// this engine's now after a newer grant could lie after the
+			// newer session's start. Such a session was ended by the
+			// requeue that queued its task for that grant.
+			s.Fence = s.Token
+			if err := fs.st.SessionUpdate(ctx, s); errors.Is(err, store.ErrStaleToken) {
+				continue
+			} else if err != nil {
 				return err
 			}
 		}

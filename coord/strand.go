@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/orchestra-tui/orchestra-tui/lease"
@@ -28,6 +29,13 @@ import (
 
 // checkStore is the start-up check; it runs after reconcile.
 func (fs *fleetService) checkStore(ctx context.Context) error {
+	// The sessions still recorded as live, of every task: one read
+	// whatever the length of the history, made before the leases are
+	// read, so a session another engine starts meanwhile is not in it.
+	ss, err := fs.st.SessionListLive(ctx)
+	if err != nil {
+		return fmt.Errorf("list live sessions: %w", err)
+	}
 	leases, err := fs.st.LeaseList(ctx)
 	if err != nil {
 		return fmt.Errorf("list leases: %w", err)
@@ -62,21 +70,21 @@ func (fs *fleetService) checkStore(ctx context.Context) error {
 		}
 		liveHeld[t.ID] = true
 	}
-	// The sessions still recorded as live, of every task: one read
-	// whatever the length of the history.
-	ss, err := fs.st.SessionListLive(ctx)
-	if err != nil {
-		return fmt.Errorf("list live sessions: %w", err)
-	}
 	for _, s := range ss {
 		if liveHeld[s.TaskID] && s.Holder == heldBy[s.TaskID] {
 			continue
 		}
 		was := s.Status
-		s.Status, s.EndedAt = store.SessionKilled, fs.loop.now()
+		// Fenced by the session's own token (store.CheckGrant): once its
+		// task was granted anew, an end at this start-up's now could lie
+		// after the newer session's start; the requeue that queued the
+		// task for that grant ended it.
+		s.Status, s.EndedAt, s.Fence = store.SessionKilled, fs.loop.now(), s.Token
 		ev := fs.loop.refusal(s.TaskID, s.ID, task.ReasonLeaseOrphaned,
 			fmt.Sprintf("Session %s was still recorded as %s, but no running console holds its task; it is marked killed.", short(s.ID), was))
-		if err := fs.st.SessionUpdate(ctx, s, ev); err != nil {
+		if err := fs.st.SessionUpdate(ctx, s, ev); errors.Is(err, store.ErrStaleToken) {
+			continue
+		} else if err != nil {
 			return fmt.Errorf("mark session %s killed: %w", s.ID, err)
 		}
 		fs.hub.event(ev)
