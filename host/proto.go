@@ -19,10 +19,20 @@
 // The protocol is the engine's style (package wire): newline-delimited
 // JSON, a hello naming the protocol version answered by a welcome (the
 // session, the agent's pid, its exit if it has ended) or a refusal, then
-// requests with ids (the screen, keys, the tree's CPU time, a stop). A client that watches gets a "changed" push, carrying
-// the screen's version, whenever the screen changes (coalesced: one
-// pending per client), and an "exit" push when the agent has exited and
-// its tree is torn down.
+// requests with ids (the screen, keys, the tree's CPU time, a trust, a
+// stop). A client that watches gets a "changed" push, carrying the
+// screen's version, whenever the screen changes (coalesced: one pending
+// per client), and an "exit" push when the agent has exited and its tree
+// is torn down.
+//
+// The host is a dead-man switch for an engine on a shared store
+// (deadman.go): that engine trusts each host, after every heartbeat that
+// landed, for what is left of its own trust window, and a host whose trust
+// runs out with no newer one freezes its agent's process group (SIGSTOP)
+// and says so in the pane, so an engine that is stopped itself while its
+// hosts run on never leaves an agent at work beside the one of the engine
+// that takes its task over. A newer trust thaws it (SIGCONT); a host never
+// trusted (a lone engine's) never freezes.
 package host
 
 import (
@@ -62,6 +72,15 @@ const (
 	// tree whose CPU is not known: nothing is misread, so the protocol's
 	// version stays.
 	opCPU = "cpu"
+	// opTrust {for_ms}: the dead-man switch. The agent may run for that
+	// long from the host's receipt, by the host's monotonic clock; once it
+	// passes with no newer trust, the host freezes the agent's process
+	// group (SIGSTOP) itself, and a newer trust thaws it (SIGCONT). A host
+	// that never received one never freezes. A host older than it answers
+	// "unknown request", which the client takes as a host without the
+	// switch (not asked again): nothing is misread, so the protocol's
+	// version stays.
+	opTrust = "trust"
 )
 
 // Replies and pushes the host sends.
@@ -131,6 +150,11 @@ type screen struct {
 type cpu struct {
 	CPU   time.Duration `json:"cpu"`
 	Known bool          `json:"known"`
+}
+
+// trustReq is a trust: how long the agent may run from its receipt.
+type trustReq struct {
+	ForMS int64 `json:"for_ms"`
 }
 
 type changed struct {
