@@ -50,7 +50,7 @@ func (dm *deadMan) trust(d time.Duration) error {
 			dm.srv.logf("thaw the agent's process group %d: %v", pid, err)
 		}
 		dm.srv.logf("agent (pid %d) thawed: the engine trusts it again for %s", pid, d)
-		_ = dm.srv.sess.Notice(fmt.Sprintf("[orchestra] The engine's trust came again: this session goes on (trusted for %s more).", d.Round(time.Millisecond)))
+		_ = dm.srv.sess.Notice(fmt.Sprintf("orchestra: the engine's trust came again: this session goes on (trusted for %s more).", d.Round(time.Millisecond)))
 	}
 	dm.timer = time.AfterFunc(d, func() { dm.expire(gen, d) })
 	return nil
@@ -90,7 +90,7 @@ func (dm *deadMan) expire(gen uint64, d time.Duration) {
 	}
 	dm.mu.Unlock()
 	dm.srv.logf("agent (pid %d) frozen: no trust from an engine for %s", pid, d)
-	_ = dm.srv.sess.Notice(fmt.Sprintf("[orchestra] Frozen (SIGSTOP) by its session host: the engine's trust ran out %s after it came, with no newer one. "+
+	_ = dm.srv.sess.Notice(fmt.Sprintf("orchestra: frozen (SIGSTOP) by its session host: the engine's trust ran out %s after it came, with no newer one. "+
 		"The engine may be stopped or cut off from the store, and another engine may take this task over; this session goes on once an engine trusts it again.", d.Round(time.Millisecond)))
 }
 

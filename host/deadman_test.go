@@ -72,7 +72,7 @@ func TestHostFreezesItsAgentWhenTheTrustRunsOutAndThawsOnANewOne(t *testing.T) {
 	const window = 300 * time.Millisecond
 	until := time.Now().Add(window)
 	cl.Trust(until)
-	waitScreen(t, cl, "Frozen (SIGSTOP)")
+	waitScreen(t, cl, "frozen (SIGSTOP)")
 	late := time.Since(until)
 	t.Logf("frozen %s after the trust ran out", late)
 	// The window is sent in whole milliseconds, rounded down.
@@ -114,9 +114,9 @@ func TestHostTrustRenewedInTimeNeverFreezes(t *testing.T) {
 		key := "renewal " + strconv.Itoa(i)
 		require.NoError(t, cl.Write([]byte(key+"\r")))
 		waitScreen(t, cl, key)
-		require.NotContains(t, cl.View().Text(), "Frozen", "frozen while renewed in time")
+		require.NotContains(t, cl.View().Text(), "frozen (SIGSTOP)", "frozen while renewed in time")
 	}
-	waitScreen(t, cl, "Frozen (SIGSTOP)")
+	waitScreen(t, cl, "frozen (SIGSTOP)")
 	require.GreaterOrEqual(t, time.Since(last), -time.Millisecond, "frozen before the last trust ran out")
 	require.Equal(t, byte('T'), procState(t, cl.Pid()))
 }
