@@ -2,15 +2,19 @@ package host
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/orchestra-tui/orchestra-tui/wire"
 )
 
 // procState is the state letter of pid in /proc/PID/stat ('T' stopped).
@@ -119,4 +123,70 @@ func TestHostTrustRenewedInTimeNeverFreezes(t *testing.T) {
 	waitScreen(t, cl, "frozen (SIGSTOP)")
 	require.GreaterOrEqual(t, time.Since(last), -time.Millisecond, "frozen before the last trust ran out")
 	require.Equal(t, byte('T'), procState(t, cl.Pid()))
+}
+
+// A host older than the trust request answers "unknown request": the
+// client takes it as a host without the switch and does not ask it again
+// (so a beat costs such a host nothing), and nothing else is disturbed.
+func TestAClientStopsTrustingAHostOlderThanTheRequest(t *testing.T) {
+	t.Parallel()
+	sock := filepath.Join(t.TempDir(), "old.sock")
+	ln, err := wire.Listen(sock)
+	require.NoError(t, err)
+	defer ln.Close()
+	trusts := make(chan struct{}, 10)
+	go func() {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer nc.Close()
+		c := wire.NewConn(nc)
+		var h hello
+		if wire.ReadHello(c, nc, "an old host", &h) != nil {
+			return
+		}
+		_ = c.Push(opWelcome, 0, Welcome{Protocol: ProtocolVersion, Version: "old", Pid: 2, HostPid: 3, Cols: 20, Rows: 5})
+		for {
+			f, err := c.Recv()
+			if err != nil {
+				return
+			}
+			if f.Op == opWatch {
+				_ = c.Push(opOK, f.ID, nil)
+				continue
+			}
+			if f.Op == opTrust {
+				trusts <- struct{}{}
+			}
+			// What a host of before the request says to it.
+			_ = c.Send(wire.Frame{ID: f.ID, Op: opError, Error: fmt.Sprintf("unknown request %q (host protocol %d)", f.Op, ProtocolVersion)})
+		}
+	}()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cl, err := Dial(ctx, sock, "test")
+	require.NoError(t, err)
+	defer cl.Detach()
+
+	cl.Trust(time.Now().Add(time.Minute))
+	<-trusts
+	// The sender takes the answer and ends: until then a new deadline
+	// would go to it rather than start another.
+	for {
+		cl.trustMu.Lock()
+		busy := cl.trusting
+		cl.trustMu.Unlock()
+		if !busy {
+			break
+		}
+		runtime.Gosched()
+	}
+	require.True(t, cl.noTrust.Load(), "the unknown request was not taken as an older host")
+	cl.Trust(time.Now().Add(time.Minute))
+	cl.Trust(time.Now().Add(2 * time.Minute))
+	// A request answered after any trust would have been sent.
+	_, known := cl.CPU()
+	require.False(t, known)
+	require.Empty(t, trusts, "an older host was trusted again")
 }
