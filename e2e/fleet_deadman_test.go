@@ -107,3 +107,55 @@ func TestFleetAnEngineStoppedAloneLeavesItsAgentFrozen(t *testing.T) {
 	require.Len(t, vs, 1, "one session's verdict: %+v", vs)
 	require.Equal(t, sessions[id][1].ID, vs[0].SessionID, "the verdict is machine-b's session's")
 }
+
+// TestFleetARestartedEngineThawsTheAgentItsHostFroze: machine-a's engine
+// is killed (SIGKILL) while its agent waits for a decision; its session
+// host, no longer trusted, freezes the agent; machine-a's next engine takes
+// the session up, and its next heartbeat's trust thaws the agent, which
+// takes the correction and ends the task green in the one session.
+func TestFleetARestartedEngineThawsTheAgentItsHostFroze(t *testing.T) {
+	parallel(t)
+	f := newFleetWith(t, []string{"machine-a"}, 1, awaitingFix())
+	ctx := context.Background()
+	f.start(t, "machine-a")
+	ids := f.add(t, "machine-a", 1)
+	id := ids[0]
+	a := f.engineOf(t, "machine-a")
+	f.waitStore(t, 3*time.Minute, "machine-a runs T's agent", func() bool { return len(f.liveSessions(t, ids, a.ID)) == 1 })
+	s := f.liveSessions(t, ids, a.ID)[0]
+	agentA := f.launched(t, s)
+
+	e := f.engines["machine-a"]
+	require.NoError(t, e.cmd.Process.Signal(syscall.SIGKILL))
+	<-e.done
+	killed := time.Now()
+	// Nothing tells of the freeze but the kernel: its state is read
+	// until it shows.
+	require.Eventually(t, func() bool {
+		state, _, err := procStat(agentA.Pid)
+		return err == nil && state == 'T'
+	}, 30*time.Second, 10*time.Millisecond, "the host never froze its agent after its engine died")
+	t.Logf("the agent was frozen %s after its engine was killed (trust window %s)", time.Since(killed).Round(time.Millisecond), fleetTTL-fleetTTL/3)
+
+	f.start(t, "machine-a")
+	f.waitStore(t, time.Minute, "machine-a's next engine takes the session up", func() bool {
+		evs, err := f.st.EventList(ctx, store.EventListParams{TaskID: id})
+		require.NoError(t, err)
+		for _, ev := range evs {
+			if ev.Kind == task.EvSessionAdopted && ev.SessionID == s.ID {
+				return true
+			}
+		}
+		return false
+	})
+	// The frozen agent could take no decision: it is green only if the
+	// trust thawed it.
+	f.correct(t, "machine-a", id, "go ahead")
+	f.waitStore(t, 5*time.Minute, "T green", func() bool { return f.allAwaiting(t, ids) })
+	sessions := f.checkFinished(t, ids)
+	require.Len(t, sessions[id], 1, "the one session, taken up: %v", sessions[id])
+	require.Equal(t, s.ID, sessions[id][0].ID)
+	tk, err := f.st.TaskGet(ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, 1, tk.Attempt)
+}
