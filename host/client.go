@@ -336,14 +336,22 @@ func (cl *Client) sendTrust() {
 			return
 		}
 		cl.trustMu.Unlock()
-		// Rounded down: the host never trusts its agent for longer than
-		// the engine trusts itself.
-		ms := time.Until(until).Milliseconds()
+		// The machine's clock is read before this process's: a stop
+		// between the two readings makes the deadline earlier, never
+		// later. Rounded down: the host never trusts its agent for
+		// longer than the engine trusts itself.
+		mono := monoNow()
+		left := time.Until(until)
+		ms := left.Milliseconds()
 		if ms <= 0 {
 			continue
 		}
+		q := trustReq{ForMS: ms}
+		if mono > 0 {
+			q.UntilMonoNS = mono + int64(left)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(ms)*time.Millisecond)
-		_, err := cl.call(ctx, opTrust, trustReq{ForMS: ms})
+		_, err := cl.call(ctx, opTrust, q)
 		cancel()
 		if err != nil && strings.Contains(err.Error(), "unknown request") {
 			cl.noTrust.Store(true)

@@ -29,7 +29,8 @@ type deadMan struct {
 }
 
 // trust lets the agent run for d from now: it thaws an agent the switch
-// froze and re-arms it.
+// froze and re-arms it. A trust that came too late (d <= 0) thaws nothing
+// and freezes the agent at once.
 func (dm *deadMan) trust(d time.Duration) error {
 	select {
 	case <-dm.srv.exited:
@@ -38,12 +39,19 @@ func (dm *deadMan) trust(d time.Duration) error {
 	}
 	dm.mu.Lock()
 	defer dm.mu.Unlock()
+	if d <= 0 && dm.frozen {
+		dm.srv.logf("a trust came %s after its deadline: the agent stays frozen", -d)
+		return nil
+	}
 	dm.gen++
 	gen := dm.gen
 	if dm.timer != nil {
 		dm.timer.Stop()
 	}
-	if dm.frozen {
+	if d <= 0 {
+		dm.srv.logf("a trust came %s after its deadline: the agent is frozen", -d)
+		d = 0
+	} else if dm.frozen {
 		dm.frozen = false
 		pid := dm.srv.sess.Pid()
 		if err := syscall.Kill(-pid, syscall.SIGCONT); err != nil {

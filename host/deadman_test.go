@@ -190,3 +190,46 @@ func TestAClientStopsTrustingAHostOlderThanTheRequest(t *testing.T) {
 	require.False(t, known)
 	require.Empty(t, trusts, "an older host was trusted again")
 }
+
+// A trust carries its deadline by the machine's monotonic clock too, and
+// the host keeps the earlier one: a trust that came after its deadline (its
+// engine stopped between reckoning it and writing it) freezes an agent
+// that runs, and thaws none that is frozen.
+func TestAHostTakesALateTrustForWhatWasLeftOfIt(t *testing.T) {
+	t.Parallel()
+	cl, root := launchHost(t, catSpec())
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, cl.WaitReady(ctx))
+	c, err := dialRaw(SocketPath(root, cl.Welcome().Session))
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.Push(opHello, 0, hello{Protocol: ProtocolVersion, Version: "test", Client: "engine"}))
+	f, err := c.Recv()
+	require.NoError(t, err)
+	require.Equal(t, opWelcome, f.Op)
+	var id uint64
+	trust := func(untilMono int64) {
+		t.Helper()
+		id++
+		require.NoError(t, c.Push(opTrust, id, trustReq{ForMS: time.Minute.Milliseconds(), UntilMonoNS: untilMono}))
+		for {
+			f, err := c.Recv()
+			require.NoError(t, err)
+			if f.ID == id {
+				require.Equal(t, opOK, f.Op, f.Error)
+				return
+			}
+		}
+	}
+
+	trust(monoNow() - int64(time.Second))
+	waitScreen(t, cl, "frozen (SIGSTOP)")
+	require.Equal(t, byte('T'), procState(t, cl.Pid()), "a late trust let the agent run")
+	trust(monoNow() - int64(time.Second))
+	require.Equal(t, byte('T'), procState(t, cl.Pid()), "a late trust thawed the agent")
+	require.NotContains(t, cl.View().Text(), "trust came again")
+	trust(monoNow() + int64(time.Minute))
+	waitScreen(t, cl, "trust came again")
+	require.NotEqual(t, byte('T'), procState(t, cl.Pid()))
+}

@@ -41,6 +41,8 @@ import (
 	"fmt"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
 	"github.com/orchestra-tui/orchestra-tui/vt"
@@ -152,9 +154,24 @@ type cpu struct {
 	Known bool          `json:"known"`
 }
 
-// trustReq is a trust: how long the agent may run from its receipt.
+// trustReq is a trust: how long the agent may run from its receipt, and
+// (when set) the deadline itself by the machine's CLOCK_MONOTONIC, which
+// the engine and its hosts share: the host keeps the earlier of the two,
+// so a trust that was held up on its way (its engine stopped between
+// reckoning it and writing it) is worth only what was left of it, and one
+// that comes too late thaws nothing.
 type trustReq struct {
-	ForMS int64 `json:"for_ms"`
+	ForMS       int64 `json:"for_ms"`
+	UntilMonoNS int64 `json:"until_mono_ns,omitempty"`
+}
+
+// monoNow is the machine's CLOCK_MONOTONIC, in nanoseconds.
+func monoNow() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
 }
 
 type changed struct {

@@ -319,7 +319,13 @@ func (srv *Server) handle(ctx context.Context, f wire.Frame) (any, error) {
 		if q.ForMS < 0 {
 			return nil, fmt.Errorf("a trust for %d ms", q.ForMS)
 		}
-		return nil, srv.dm.trust(time.Duration(q.ForMS) * time.Millisecond)
+		d := time.Duration(q.ForMS) * time.Millisecond
+		if q.UntilMonoNS > 0 {
+			if now := monoNow(); now > 0 {
+				d = min(d, time.Duration(q.UntilMonoNS-now))
+			}
+		}
+		return nil, srv.dm.trust(d)
 	case opScrollback:
 		var q nReq
 		if err := json.Unmarshal(f.Body, &q); err != nil {
