@@ -74,8 +74,9 @@ const (
 	// tree whose CPU is not known: nothing is misread, so the protocol's
 	// version stays.
 	opCPU = "cpu"
-	// opTrust {for_ms}: the dead-man switch. The agent may run for that
-	// long from the host's receipt, by the host's monotonic clock; once it
+	// opTrust {for_ms, until_mono_ns}: the dead-man switch. The agent may
+	// run for that long from the host's receipt, by the host's monotonic
+	// clock, and no later than until_mono_ns (trustReq); once it
 	// passes with no newer trust, the host freezes the agent's process
 	// group (SIGSTOP) itself, and a newer trust thaws it (SIGCONT). A host
 	// that never received one never freezes. A host older than it answers
