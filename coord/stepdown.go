@@ -33,6 +33,16 @@ import (
 // that lands after a lapse the watchdog did not see (the whole engine was
 // stopped, SIGSTOP) goes through the same step-down and stand-up before
 // anything else.
+//
+// The freeze above needs the engine to run, and an engine stopped on its
+// own (SIGSTOP, a stalled VM) while its session hosts run on freezes
+// nothing. So each session host has a dead-man switch (host.Client.Trust):
+// after every heartbeat that landed, the loop trusts each of its live
+// sessions' hosts until the end of the engine's own trust window, and a
+// host whose trust runs out with no newer one freezes its agent itself. The
+// loop sends it, not the heartbeat, and only after checkTrust found the
+// engine standing: after a lapse the stand-up first stops the sessions
+// whose tasks were taken over, and a trust never thaws one of those.
 
 // StepDownMargin is the share of the TTL an engine keeps as its safety
 // margin: it steps down at TTL minus TTL/StepDownMargin after the start of
@@ -52,6 +62,10 @@ type stepDown struct {
 	lastOK time.Time // start of the last heartbeat that landed
 	// lapsed is set when a heartbeat landed after the trust had run out.
 	lapsed bool
+	// beats counts the heartbeats that landed; trustedBeat (loop-owned)
+	// is the one the hosts were last trusted after.
+	beats       uint64
+	trustedBeat uint64
 	// frozen are the agents frozen by the step-down, by task.
 	frozen map[task.ID]worker.Handle
 	down   atomic.Bool
@@ -104,6 +118,7 @@ func (sd *stepDown) noteBeat(sent time.Time, err error) {
 		sd.lastOK = sent
 	}
 	sd.armed = true
+	sd.beats++
 	sd.loop.poke()
 }
 
@@ -215,14 +230,19 @@ func (sd *stepDown) checkTrust(ctx context.Context) bool {
 	if !sd.shared {
 		return false
 	}
+	// The beat the hosts may be trusted after is read with the lapse: a
+	// lapsed beat that lands after this read is seen, and stood up from,
+	// on the next iteration before any trust after it is sent.
 	sd.mu.Lock()
 	lapsed := sd.lapsed
 	sd.lapsed = false
+	beat := trustBeat{n: sd.beats, lastOK: sd.lastOK}
 	sd.mu.Unlock()
 	if lapsed {
 		sd.freezeAll() // a no-op when the watchdog did it first
 	}
 	if !sd.down.Load() {
+		sd.extendTrust(beat)
 		return false
 	}
 	if !sd.said {
@@ -236,7 +256,55 @@ func (sd *stepDown) checkTrust(ctx context.Context) bool {
 		sd.probe(ctx)
 		return true
 	}
-	return !sd.standUp(ctx)
+	if !sd.standUp(ctx) {
+		return true
+	}
+	sd.extendTrust(beat)
+	return false
+}
+
+// Truster is a session handle whose agent stops itself unless it is
+// trusted anew: a session host's dead-man switch (host.Client), or a
+// test's fake. Trust must not block.
+type Truster interface {
+	// Trust lets the agent run until until (by this process's monotonic
+	// clock); past it, with no newer trust, the agent is frozen, and a
+	// newer trust thaws it.
+	Trust(until time.Time)
+}
+
+var _ Truster = (*worker.Run)(nil)
+
+// trustBeat is a heartbeat that landed: its count and its start.
+type trustBeat struct {
+	n      uint64
+	lastOK time.Time
+}
+
+// extendTrust trusts every live session's host until the end of the trust
+// window of beat, once per beat: one message per session per heartbeat. A
+// session being stopped (one whose task was taken over) is never trusted,
+// nor is any once the window has passed.
+func (sd *stepDown) extendTrust(beat trustBeat) {
+	if beat.n == sd.trustedBeat {
+		return
+	}
+	sd.trustedBeat = beat.n
+	until := beat.lastOK.Add(sd.trustWindow())
+	if !time.Now().Before(until) {
+		return
+	}
+	sd.live.Range(func(k, v any) bool {
+		tr, ok := v.(Truster)
+		if !ok {
+			return true
+		}
+		if r := sd.run(k.(task.ID)); r == nil || r.w != v.(worker.Handle) || r.stopping {
+			return true
+		}
+		tr.Trust(until)
+		return true
+	})
 }
 
 // standUp thaws the frozen sessions whose leases are still this engine's

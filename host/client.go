@@ -26,6 +26,12 @@ type Client struct {
 	welcome Welcome
 	version atomic.Uint64 // the newest screen version the host announced
 	noCPU   atomic.Bool   // the host is older than the cpu request
+	noTrust atomic.Bool   // the host is older than the trust request
+	// trust: the newest deadline to send (zero: none waiting), and
+	// whether a sender is at work (Trust)
+	trustMu    sync.Mutex
+	trustUntil time.Time
+	trusting   bool
 	// push: the host pushes the changed rows with each notice
 	// (Welcome.PushRows), set before the connection is read
 	push bool
@@ -298,6 +304,63 @@ func (cl *Client) CPU() (time.Duration, bool) {
 		return 0, false
 	}
 	return c.CPU, c.Known
+}
+
+// Trust tells the host that its agent may run until until (by this
+// process's monotonic clock): the host's dead-man switch freezes the agent
+// once that passes with no newer trust, and a newer one thaws it. It never
+// blocks: one sender per client sends the newest deadline as the time left
+// when it is sent, one request at a time, and drops a deadline that has
+// passed. A host older than the request is not asked again.
+func (cl *Client) Trust(until time.Time) {
+	if cl.noTrust.Load() {
+		return
+	}
+	cl.trustMu.Lock()
+	defer cl.trustMu.Unlock()
+	cl.trustUntil = until
+	if !cl.trusting {
+		cl.trusting = true
+		go cl.sendTrust()
+	}
+}
+
+func (cl *Client) sendTrust() {
+	for {
+		cl.trustMu.Lock()
+		until := cl.trustUntil
+		cl.trustUntil = time.Time{}
+		if until.IsZero() {
+			cl.trusting = false
+			cl.trustMu.Unlock()
+			return
+		}
+		cl.trustMu.Unlock()
+		// The machine's clock is read before this process's: a stop
+		// between the two readings makes the deadline earlier, never
+		// later. Rounded down: the host never trusts its agent for
+		// longer than the engine trusts itself.
+		mono := monoNow()
+		left := time.Until(until)
+		ms := left.Milliseconds()
+		if ms <= 0 {
+			continue
+		}
+		q := trustReq{ForMS: ms}
+		if mono > 0 {
+			q.UntilMonoNS = mono + int64(left)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(ms)*time.Millisecond)
+		_, err := cl.call(ctx, opTrust, q)
+		cancel()
+		if err != nil && strings.Contains(err.Error(), "unknown request") {
+			cl.noTrust.Store(true)
+			cl.trustMu.Lock()
+			cl.trusting, cl.trustUntil = false, time.Time{}
+			cl.trustMu.Unlock()
+			return
+		}
+	}
 }
 
 // cpuWait bounds a CPU reading: a sample must not wait on a host that is

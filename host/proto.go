@@ -19,10 +19,20 @@
 // The protocol is the engine's style (package wire): newline-delimited
 // JSON, a hello naming the protocol version answered by a welcome (the
 // session, the agent's pid, its exit if it has ended) or a refusal, then
-// requests with ids (the screen, keys, the tree's CPU time, a stop). A client that watches gets a "changed" push, carrying
-// the screen's version, whenever the screen changes (coalesced: one
-// pending per client), and an "exit" push when the agent has exited and
-// its tree is torn down.
+// requests with ids (the screen, keys, the tree's CPU time, a trust, a
+// stop). A client that watches gets a "changed" push, carrying the
+// screen's version, whenever the screen changes (coalesced: one pending
+// per client), and an "exit" push when the agent has exited and its tree
+// is torn down.
+//
+// The host is a dead-man switch for an engine on a shared store
+// (deadman.go): that engine trusts each host, after every heartbeat that
+// landed, for what is left of its own trust window, and a host whose trust
+// runs out with no newer one freezes its agent's process group (SIGSTOP)
+// and says so in the pane, so an engine that is stopped itself while its
+// hosts run on never leaves an agent at work beside the one of the engine
+// that takes its task over. A newer trust thaws it (SIGCONT); a host never
+// trusted (a lone engine's) never freezes.
 package host
 
 import (
@@ -30,6 +40,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/orchestra-tui/orchestra-tui/session"
 	"github.com/orchestra-tui/orchestra-tui/task"
@@ -62,6 +74,16 @@ const (
 	// tree whose CPU is not known: nothing is misread, so the protocol's
 	// version stays.
 	opCPU = "cpu"
+	// opTrust {for_ms, until_mono_ns}: the dead-man switch. The agent may
+	// run for that long from the host's receipt, by the host's monotonic
+	// clock, and no later than until_mono_ns (trustReq); once it
+	// passes with no newer trust, the host freezes the agent's process
+	// group (SIGSTOP) itself, and a newer trust thaws it (SIGCONT). A host
+	// that never received one never freezes. A host older than it answers
+	// "unknown request", which the client takes as a host without the
+	// switch (not asked again): nothing is misread, so the protocol's
+	// version stays.
+	opTrust = "trust"
 )
 
 // Replies and pushes the host sends.
@@ -131,6 +153,26 @@ type screen struct {
 type cpu struct {
 	CPU   time.Duration `json:"cpu"`
 	Known bool          `json:"known"`
+}
+
+// trustReq is a trust: how long the agent may run from its receipt, and
+// (when set) the deadline itself by the machine's CLOCK_MONOTONIC, which
+// the engine and its hosts share: the host keeps the earlier of the two,
+// so a trust that was held up on its way (its engine stopped between
+// reckoning it and writing it) is worth only what was left of it, and one
+// that comes too late thaws nothing.
+type trustReq struct {
+	ForMS       int64 `json:"for_ms"`
+	UntilMonoNS int64 `json:"until_mono_ns,omitempty"`
+}
+
+// monoNow is the machine's CLOCK_MONOTONIC, in nanoseconds.
+func monoNow() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
 }
 
 type changed struct {

@@ -34,6 +34,7 @@ type Server struct {
 	// active, when set, is told of each change of the screen and each
 	// request: the host trims its memory once they stop (trimmer).
 	active func()
+	dm     deadMan // the dead-man switch (opTrust)
 }
 
 // NewServer serves s, a session of taskID named sessionID. logf (nil: no
@@ -50,6 +51,7 @@ func NewServer(s *session.Session, taskID, sessionID, version string, logf func(
 		base: Welcome{Protocol: ProtocolVersion, Version: version, HostPid: os.Getpid(), Pid: s.Pid(),
 			Task: taskID, Session: sessionID, Cols: cols, Rows: rows, StartedAt: time.Now().UTC(), PushRows: true},
 	}
+	srv.dm.srv = srv
 	go srv.fanout()
 	return srv
 }
@@ -72,6 +74,7 @@ func (srv *Server) fanout() {
 			srv.exit = &Exit{Code: srv.sess.ExitCode(), At: time.Now().UTC(), Remain: remain}
 			srv.mu.Unlock()
 			close(srv.exited)
+			srv.dm.stop()
 			srv.logf("agent (pid %d) exited with code %d", srv.base.Pid, srv.exit.Code)
 			srv.poke()
 			return
@@ -202,10 +205,11 @@ func (srv *Server) ServeConn(rw io.ReadWriteCloser) {
 				}
 				srv.reply(c, f, rs.reply(srv.sess.View(), q), nil)
 			}(f, pushing)
-		case opWaitReady, opDeliver, opSend, opSubmit, opStop, opScreen, opScrollback, opCPU:
+		case opWaitReady, opDeliver, opSend, opSubmit, opStop, opScreen, opScrollback, opCPU, opTrust:
 			// They wait on the screen or on the agent's end, or read a
 			// screen or its history while a flooding agent holds the
-			// emulator, or /proc: off the read loop, so a key typed meanwhile is
+			// emulator, or /proc, or a freeze's confirmation (a
+			// trust): off the read loop, so a key typed meanwhile is
 			// written at once, never behind them.
 			wg.Add(1)
 			go func(f wire.Frame) {
@@ -307,6 +311,21 @@ func (srv *Server) handle(ctx context.Context, f wire.Frame) (any, error) {
 	case opCPU:
 		d, ok := s.CPU()
 		return cpu{CPU: d, Known: ok}, nil
+	case opTrust:
+		var q trustReq
+		if err := json.Unmarshal(f.Body, &q); err != nil {
+			return nil, err
+		}
+		if q.ForMS < 0 {
+			return nil, fmt.Errorf("a trust for %d ms", q.ForMS)
+		}
+		d := time.Duration(q.ForMS) * time.Millisecond
+		if q.UntilMonoNS > 0 {
+			if now := monoNow(); now > 0 {
+				d = min(d, time.Duration(q.UntilMonoNS-now))
+			}
+		}
+		return nil, srv.dm.trust(d)
 	case opScrollback:
 		var q nReq
 		if err := json.Unmarshal(f.Body, &q); err != nil {

@@ -113,6 +113,19 @@ func (r *Run) Changed() <-chan struct{} { return r.sess.Changed() }
 // Pid returns the agent's process id (and process group id).
 func (r *Run) Pid() int { return r.sess.Pid() }
 
+// truster is a session whose host freezes its agent unless it is trusted
+// anew (a session host's client: its dead-man switch).
+type truster interface{ Trust(until time.Time) }
+
+// Trust lets the agent run until until, by this process's monotonic clock
+// (coord.Truster): its session host freezes it past that with no newer
+// trust. An in-process session has no host, and nothing to tell.
+func (r *Run) Trust(until time.Time) {
+	if t, ok := r.sess.(truster); ok {
+		t.Trust(until)
+	}
+}
+
 // ExitCode returns the agent's exit status once Done is closed; -1 before.
 func (r *Run) ExitCode() int { return r.sess.ExitCode() }
 
