@@ -255,6 +255,20 @@ func TestBriefIsFollowed(t *testing.T) {
 	recs := b.waitInputs(1)
 	require.Equal(t, []string{InputBrief}, kinds(recs))
 	require.Equal(t, brief, recs[0].Text)
+
+	// The agent's own account of its work: each file it wrote, in order,
+	// each stamped after the write (the prompt came back after the last).
+	writes, err := ReadWriteLog(b.rec)
+	require.NoError(t, err)
+	var paths []string
+	for i, w := range writes {
+		paths = append(paths, w.Path)
+		require.False(t, w.At.Before(recs[0].At), "write %s stamped before the brief came", w.Path)
+		if i > 0 {
+			require.False(t, w.At.Before(writes[i-1].At), "writes out of order")
+		}
+	}
+	require.Equal(t, []string{"calc.go", task.ArtifactPath(task.PhaseImplement), task.SentinelPath}, paths)
 }
 
 // A verify command that runs for a while shows, on a line redrawn each

@@ -335,5 +335,5 @@ func (a *agent) writeFile(rel, content string) error {
 	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
 		return fmt.Errorf("write %s: %w", rel, err)
 	}
-	return nil
+	return a.rec.wrote(rel)
 }

@@ -62,9 +62,10 @@ type Script struct {
 	// of it and 0 means no delays. Absent means defaultPaceMS.
 	PaceMS *int `json:"pace_ms,omitempty"`
 	// RecordDir, if set, receives every brief (brief-<phase>-<attempt>-<n>.md)
-	// and a log of every submitted input (inputs.log), so tests can assert
-	// that something arrived exactly once. Relative paths are taken from the
-	// script file's directory.
+	// a log of every submitted input (inputs.log), so tests can assert
+	// that something arrived exactly once, and a log of every file the
+	// agent wrote (writes.log), so a test can tell when it worked.
+	// Relative paths are taken from the script file's directory.
 	RecordDir string `json:"record_dir,omitempty"`
 	// Phases holds the entries of each phase, matched by attempt.
 	Phases map[task.Phase][]Entry `json:"phases,omitempty"`
