@@ -135,7 +135,10 @@ func TestFleetRandomFaults(t *testing.T) {
 	pace := 40
 	hosts := []string{"machine-a", "machine-b", "machine-c"}
 	db := cluster.NewDatabase(t)
-	f := newFleetOn(t, db, hosts, 2, agent.Script{PaceMS: &pace, Phases: map[task.Phase][]agent.Entry{
+	// Every agent logs each file it writes here (agent.WritesLogName):
+	// its own account of when it worked, for the checker.
+	records := t.TempDir()
+	f := newFleetOn(t, db, hosts, 2, agent.Script{PaceMS: &pace, RecordDir: records, Phases: map[task.Phase][]agent.Entry{
 		task.PhaseImplement: {{Edits: []agent.Edit{{Path: "calc.go", Content: project.CalcFixed}}}},
 	}})
 	r := &faultRun{t: t, f: f, cluster: cluster, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)),
@@ -199,7 +202,9 @@ func TestFleetRandomFaults(t *testing.T) {
 		}
 		return true
 	}, false)
-	rep := faultLedgerCheck(t, f, ids)
+	writes, err := agent.ReadWriteLog(records)
+	require.NoError(t, err)
+	rep := faultLedgerCheck(t, f, ids, writes)
 	t.Logf("after %d faults in %s (%v): %s", len(schedule)-skipped, time.Since(r.t0).Round(time.Second), r.done, rep.summary())
 	if !rep.ok() {
 		t.Fatalf("the checker found faults that broke the fleet:\n%s\nschedule:\n%s\n%s", rep, strings.Join(r.log, "\n"), f.logs())
@@ -396,25 +401,30 @@ type faultReport struct {
 	// them (a claim whose answer was lost), requeued by its strand check.
 	takeovers, stranded int
 	overlaps            []string // two live sessions of one task at once
-	stale               []string // a write of a session whose lease was gone landed
-	lost                []string // a task that did not end
-	charged             []string // a task charged an attempt (the agent never fails)
-	notGreen            []string // ended but not green, or its branch not on the remote
+	// worked lists an agent's write (its own log) after the ledger's end
+	// of its session: an agent at work while the ledger, and so the
+	// overlap check, took it for ended.
+	worked   []string
+	writes   int      // the agents' writes checked
+	stale    []string // a write of a session whose lease was gone landed
+	lost     []string // a task that did not end
+	charged  []string // a task charged an attempt (the agent never fails)
+	notGreen []string // ended but not green, or its branch not on the remote
 }
 
 func (p faultReport) ok() bool {
-	return len(p.overlaps)+len(p.stale)+len(p.lost)+len(p.charged)+len(p.notGreen) == 0
+	return len(p.overlaps)+len(p.worked)+len(p.stale)+len(p.lost)+len(p.charged)+len(p.notGreen) == 0
 }
 
 func (p faultReport) summary() string {
-	return fmt.Sprintf("%d tasks, %d sessions, %d takeovers, %d stranded leases requeued; %d overlapping sessions, %d stale writes landed, %d lost tasks, %d charged attempts, %d not green",
-		p.tasks, p.sessions, p.takeovers, p.stranded, len(p.overlaps), len(p.stale), len(p.lost), len(p.charged), len(p.notGreen))
+	return fmt.Sprintf("%d tasks, %d sessions, %d takeovers, %d stranded leases requeued, %d agent writes; %d overlapping sessions, %d agent writes after their session ended, %d stale writes landed, %d lost tasks, %d charged attempts, %d not green",
+		p.tasks, p.sessions, p.takeovers, p.stranded, p.writes, len(p.overlaps), len(p.worked), len(p.stale), len(p.lost), len(p.charged), len(p.notGreen))
 }
 
 func (p faultReport) String() string {
 	var b strings.Builder
 	b.WriteString(p.summary() + "\n")
-	for _, s := range [][]string{p.overlaps, p.stale, p.lost, p.charged, p.notGreen} {
+	for _, s := range [][]string{p.overlaps, p.worked, p.stale, p.lost, p.charged, p.notGreen} {
 		for _, l := range s {
 			b.WriteString("  " + l + "\n")
 		}
@@ -426,6 +436,9 @@ func (p faultReport) String() string {
 //
 //   - no two sessions of a task overlap (by their start and end in the
 //     ledger), and every session ended;
+//   - no agent worked after the ledger's end of its session (by the
+//     agents' own logs of the files they wrote, writes): the ledger's
+//     account of when a session ended is what the overlap check trusts;
 //   - no write of a fenced-out session landed: no event (but the refusal
 //     of its write and the record of its end: fencedAccount), verdict or
 //     sealed artifact of a session after a later session of its task,
@@ -434,10 +447,14 @@ func (p faultReport) String() string {
 //   - no task is lost (each ended), none was charged an attempt (the
 //     scripted agent never fails, so every attempt past the first is a
 //     fault's), and every task is green with its fix on the remote.
-func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID) faultReport {
+func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID, writes []agent.WriteRecord) faultReport {
 	t.Helper()
 	ctx := context.Background()
-	rep := faultReport{tasks: len(ids)}
+	rep := faultReport{tasks: len(ids), writes: len(writes)}
+	bySession := map[string][]agent.WriteRecord{}
+	for _, w := range writes {
+		bySession[w.Session] = append(bySession[w.Session], w)
+	}
 	for _, id := range ids {
 		tk, err := f.st.TaskGet(ctx, id)
 		require.NoError(t, err)
@@ -455,6 +472,14 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID) faultReport {
 		for i, s := range ss {
 			if s.EndedAt.IsZero() {
 				rep.overlaps = append(rep.overlaps, fmt.Sprintf("task %s: session %s (%s) never ended", id, s.ID, s.Holder))
+			}
+			for _, w := range bySession[s.ID] {
+				// The ledger keeps microseconds; the agent's stamp is
+				// taken after its write returned.
+				if !s.EndedAt.IsZero() && w.At.Truncate(time.Microsecond).After(s.EndedAt) {
+					rep.worked = append(rep.worked, fmt.Sprintf("task %s: session %s (%s, token %d) wrote %s at %s, after its end at %s (%s)",
+						id, s.ID, s.Holder, s.Token, w.Path, w.At.Format(time.StampMicro), s.EndedAt.Format(time.StampMicro), s.Status))
+				}
 			}
 			if i > 0 && ss[i-1].EndedAt.After(s.StartedAt) {
 				prev := ss[i-1]
