@@ -71,6 +71,27 @@ func TestFakeTrustFollowsEachBeatAndNeverWhileSteppedDown(t *testing.T) {
 	})
 }
 
+// A session launched between two beats is trusted at its launch, for what
+// is left of the last beat's window: an engine stopped before its next
+// beat (its hosts running on) must not leave a new agent that no trust ever
+// armed, which its host would never freeze (a CI run killed the engine
+// just after a launch, and the host never froze its agent).
+func TestFakeASessionLaunchedBetweenBeatsIsTrustedAtItsLaunch(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		b := setupShared(t)
+		w := b.c.sd.trustWindow()
+		beat := time.Now()
+		b.c.NoteBeat(beat, nil)
+		b.barrier(t)
+		time.Sleep(3 * time.Second)
+		b.add(t, task.Pipeline{task.PhaseImplement})
+		a, _ := b.launch(t)
+		b.barrier(t)
+		require.Equal(t, []workertest.Trusted{{Until: beat.Add(w)}}, a.Trusts(), "not trusted at its launch")
+	})
+}
+
 // After a lapse (the engine stopped past the TTL), the first beat makes the
 // engine stand up before any trust: the session whose task another engine
 // took over meanwhile is stopped and never trusted again (a trust would

@@ -285,6 +285,7 @@ type launcher struct {
 	cfg      config.Config
 	holder   string
 	hub      *hub
+	sd       *stepDown // trusts a new session's host (trustLaunched)
 	life     *lifecycle
 	leases   *leaseService
 	gate     *gate
@@ -379,6 +380,7 @@ func (ln *launcher) launch(ctx context.Context, t task.Task, s *slot, l lease.Le
 					r.meter.lowerBound = unrecordedBy(r.spec, fp.launch.Version)
 				}
 				ln.sizes.goLive(ln.live, next.ID, w)
+				ln.sd.trustLaunched(w)
 				watchPane(ln.hub, r)
 				r.launched = ln.loop.now()
 				ln.leases.rebaseLease(ctx, r)

@@ -190,7 +190,7 @@ func newFleetService(c *Coordinator) *fleetService {
 // hooks (prestart.go), after the reporter and once the key is loaded.
 func newLauncher(c *Coordinator) *launcher {
 	return &launcher{
-		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, holder: c.holder, hub: &c.hub,
+		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, holder: c.holder, hub: &c.hub, sd: c.sd,
 		life: c.life, leases: c.leases, gate: c.gate, reporter: c.reporter, usage: c.usage,
 		infraRetry: &c.infraRetry, sizes: &c.sizes, runs: c.runs, verdicts: c.verdicts,
 		live: &c.live, hooks: prestartHooks(c),
