@@ -73,6 +73,7 @@ type adopter struct {
 	holder   string
 	owner    string
 	hub      *hub
+	sd       *stepDown // trusts a session's host once taken up (trustLaunched)
 	usage    *usageBook
 	sizes    *paneSizes
 	placer   *placer
@@ -192,7 +193,17 @@ func (ad *adopter) adopt(ctx context.Context, t task.Task, l lease.Lease) bool {
 		ad.started.Delete(w)
 	}()
 	r.meter = ad.usage.start(ctx, r)
+	// A host its engine's death left untrusted has frozen its agent
+	// (host/deadman.go). The lease is this engine's now: the agent is
+	// thawed at once, before anything is typed into its pane (a decision
+	// typed into a frozen agent is never seen taken, and its submit key
+	// never pressed), and its host trusted again as soon as this engine
+	// may trust itself (before the first beat, the first beat does).
+	if !exit.Exited {
+		_ = thaw(w) // SIGCONT: nothing to undo on an agent that runs
+	}
 	ad.sizes.goLive(ad.live, t.ID, w)
+	ad.sd.trustLaunched(w)
 	watchPane(ad.hub, r)
 	if !exit.Exited && exit.TypedKnown && r.spec.Types() {
 		ad.typeUntyped(ctx, r, exit.Typed)

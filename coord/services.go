@@ -223,7 +223,7 @@ func newPlacer(c *Coordinator) *placer {
 // and the fleet's side.
 func newAdopter(c *Coordinator) *adopter {
 	return &adopter{
-		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, holder: c.holder, owner: c.owner, hub: &c.hub,
+		loop: loopOf(c), p: c.p, st: c.st, cfg: c.cfg, holder: c.holder, owner: c.owner, hub: &c.hub, sd: c.sd,
 		usage: c.usage, sizes: &c.sizes, placer: c.placer, fleet: &c.fleet, fleetSvc: c.fleetSvc, slots: c.slots,
 		tasks: c.tasks, runs: c.runs, foreign: c.foreign,
 		live: &c.live, started: &c.started, reports: c.reports, stopped: c.stopped,

@@ -307,13 +307,15 @@ func (sd *stepDown) extendTrust(beat trustBeat) {
 	})
 }
 
-// trustLaunched trusts the host of a session that just went live until the
-// end of the window of the last beat that landed, as extendTrust would
-// have had it been live then: a session launched between two beats is
-// under its host's dead-man switch from its start, so an engine stopped
-// before its next beat leaves no new agent running untrusted (a host never
-// trusted never freezes). Nothing before the first beat, nor while
-// stepped down or past the window. On the loop.
+// trustLaunched trusts the host of a session that just went live (launched
+// or taken up again) until the end of the window of the last beat that
+// landed, as extendTrust would have had it been live then: a session
+// launched between two beats is under its host's dead-man switch from its
+// start, so an engine stopped before its next beat leaves no new agent
+// running untrusted (a host never trusted never freezes), and one taken up
+// after its engine died is thawed before anything is typed into it.
+// Nothing before the first beat, nor while stepped down or past the
+// window. On the loop.
 func (sd *stepDown) trustLaunched(h worker.Handle) {
 	tr, ok := h.(Truster)
 	if !ok || !sd.shared || sd.down.Load() {
