@@ -346,7 +346,12 @@ func (ad *adopter) reconcile(ctx context.Context) error {
 	for _, t := range ad.sortedTasks() {
 		if t.State.Live() && !held[t.ID] {
 			if _, err := ad.st.LeaseGet(ctx, t.ID); errors.Is(err, store.ErrNotFound) {
-				if err := ad.fleetSvc.orphan(ctx, t, 0, "unknown"); err != nil {
+				// Fenced on there being no lease row still (store.Orphan
+				// of token 0): another engine may claim the task between
+				// the read and the write, and its session is not ours to
+				// end. The row as it is now (orphanWhy rereads it) is
+				// another engine's to run.
+				if err := ad.fleetSvc.orphan(ctx, t, 0, "unknown"); err != nil && !errors.Is(err, store.ErrConflict) {
 					return err
 				}
 			}

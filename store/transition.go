@@ -73,8 +73,18 @@ type TaskTransitionParams struct {
 	Action task.Action
 	From   task.State
 	Token  int64
-	At     time.Time
-	Edit   func(*task.Task)
+	// Unleased fences a write whose writer found the task with no lease
+	// row (an orphan of token 0): a row granted since is another
+	// holder's, and the write is refused with ErrStaleToken (and
+	// ErrConflict). From alone is no fence here: a requeue and a new
+	// claim between the writer's read and its write put the task back
+	// in the state it read (the fault run: a start-up's reconcile,
+	// working from a view read before another engine's claim, requeued
+	// the task 67 ms after that engine launched its session, whose
+	// agent ran on unrecorded).
+	Unleased bool
+	At       time.Time
+	Edit     func(*task.Task)
 	// Grant is the new lease of an ActLease transition.
 	Grant *LeaseTerms
 	// Lease is the lease row rewritten, fenced by Token (a renew).
@@ -170,6 +180,9 @@ func (p TaskTransitionParams) Plan(before task.Task, token, leaseToken int64) (T
 		if (before.State.Live() || leaseToken != 0 || p.Lease != nil) && leaseToken != p.Token {
 			return TransitionPlan{}, fmt.Errorf("%s task %s: the lease of token %d was released: %w", p.verb(), id, p.Token, ErrStaleToken)
 		}
+	}
+	if p.Unleased && leaseToken != 0 {
+		return TransitionPlan{}, fmt.Errorf("%s task %s: expected it without a lease, but token %d holds it now: %w (%w)", p.verb(), id, leaseToken, ErrStaleToken, ErrConflict)
 	}
 	if p.From != "" && before.State != p.From {
 		if p.Token != 0 {
@@ -267,9 +280,10 @@ func Renew(l lease.Lease, at time.Time, evs ...task.Event) TaskTransitionParams 
 }
 
 // Orphan requeues a live task whose holder is gone (token 0 when its lease
-// row is already gone), without counting the attempt in progress.
+// row is already gone, which the write then requires: Unleased), without
+// counting the attempt in progress.
 func Orphan(id task.ID, from task.State, token int64, at time.Time, evs ...task.Event) TaskTransitionParams {
-	return TaskTransitionParams{TaskID: id, Action: task.ActRequeue, From: from, Token: token, At: at, Events: events(evs),
+	return TaskTransitionParams{TaskID: id, Action: task.ActRequeue, From: from, Token: token, Unleased: token == 0, At: at, Events: events(evs),
 		Edit: func(n *task.Task) {
 			n.Reason = string(task.ReasonLeaseOrphaned)
 			if n.Attempt > 0 {

@@ -16,6 +16,7 @@ var fenceCases = []testCase{
 	{"FencedWritesRefusedAfterANewGrant", testFencedWritesRefusedRegranted},
 	{"EventAppendFencedOneTask", testEventAppendFencedOneTask},
 	{"OrphanEndsTheLiveSessionsAtOnce", testOrphanEndsTheLiveSessions},
+	{"AnUnleasedOrphanIsRefusedOnceAClaimLeasedTheTask", testUnleasedOrphanRefusedAfterAClaim},
 	{"RequeueEndsTheLiveSessionsSoNoLaterSessionIsOverlapped", testRequeueEndsTheLiveSessions},
 	{"CancelAndParkLeaveTheSessionToItsEngine", testCancelParkLeaveTheSession},
 	{"SessionUpdateNeverRevivesAnEndedSession", testSessionUpdateNeverRevives},
@@ -187,6 +188,28 @@ func testOrphanEndsTheLiveSessions(t *testing.T, b *bundle) {
 	for _, l := range live {
 		require.NotEqual(t, tk.ID, l.TaskID, "a session of the requeued task is still live")
 	}
+}
+
+// An orphan of token 0 (its writer found the task live with no lease row)
+// is refused once a lease row exists: the writer's view predates a requeue
+// and a new claim that put the task back in the state it read, and the
+// claim's holder, its session and its lease are left as they are (the
+// fault run: a start-up's reconcile requeued a task 67 ms after another
+// engine's claim and ended its new session, whose agent ran on).
+func testUnleasedOrphanRefusedAfterAClaim(t *testing.T, b *bundle) {
+	tk, token, s := b.fencedFixture(t)
+	_, err := b.st.TaskTransition(b.ctx, store.Orphan(tk.ID, task.StateLeased, 0, b.at(time.Minute), b.event(tk.ID, task.EvRefusal)))
+	require.ErrorIs(t, err, store.ErrStaleToken)
+	require.ErrorIs(t, err, store.ErrConflict)
+	got, err := b.st.TaskGet(b.ctx, tk.ID)
+	require.NoError(t, err)
+	require.Equal(t, task.StateLeased, got.State, "the refused orphan moved the task")
+	l, err := b.st.LeaseGet(b.ctx, tk.ID)
+	require.NoError(t, err, "the refused orphan released the claim's lease")
+	require.Equal(t, token, l.Token)
+	sess, err := b.st.SessionGet(b.ctx, s.ID)
+	require.NoError(t, err)
+	require.Equal(t, store.SessionConfirmed, sess.Status, "the refused orphan ended the claim's session")
 }
 
 // Every transition that puts a task back in the queue ends its sessions
