@@ -42,6 +42,10 @@ type gate struct {
 	// holdUntilBack holds a step until the store answers (outage.go).
 	writeFailed   func(error)
 	holdUntilBack func(func())
+	// beforePush, when set (tests only), runs off the loop just before
+	// a push's last check of the lease and of the engine's trust: where
+	// a frozen machine would stop.
+	beforePush func()
 }
 
 // phaseFinished seals the artifact (fenced by the lease token), stops the

@@ -48,11 +48,11 @@ func (g *gate) pushPhase(ctx context.Context, r *run, then func()) {
 	if !r.remoteKnown {
 		seen = g.repo.RemoteTracking(remote, t.Branch)
 	}
-	st, holder := g.st, g.holder
+	st, holder, sd, beforePush := g.st, g.holder, g.sd, g.beforePush
 	g.loop.async(func() func() {
 		sha, committed, err := repo.CommitAll(dir, fmt.Sprintf("%s: phase %s\n\norchestra-tui task %s, session %s", t.Title, r.phase, t.ID, r.sessionID))
 		var pushErr, leaseErr error
-		held := true
+		held, untrusted := true, false
 		if err == nil {
 			if !committed {
 				sha, _ = g.repo.BranchHead(t.Branch)
@@ -60,12 +60,23 @@ func (g *gate) pushPhase(ctx context.Context, r *run, then func()) {
 			// The push happens only while this engine holds the lease,
 			// and only over the commit it last saw on the remote: an
 			// engine that took the task over and pushed since wins.
+			if beforePush != nil {
+				beforePush()
+			}
 			l, lerr := st.LeaseGet(context.WithoutCancel(ctx), r.taskID)
 			switch {
 			case lerr != nil && !errors.Is(lerr, store.ErrNotFound):
 				held, leaseErr = false, lerr // the store cannot tell
 			case lerr != nil || l.Holder != holder || l.Token != r.token:
 				held = false
+			case !sd.trusted():
+				// Trusted on the loop, the engine may have been frozen
+				// since (SIGSTOP, a stalled machine) past its own
+				// liveness deadline: the lease read may be stale by now,
+				// and a takeover's session may work from the commit this
+				// push would replace. Checked again at the last moment,
+				// by the monotonic clock; the push waits as above.
+				untrusted = true
 			default:
 				pushErr = g.repo.PushLease(remote, t.Branch, seen)
 			}
@@ -73,6 +84,10 @@ func (g *gate) pushPhase(ctx context.Context, r *run, then func()) {
 		return func() {
 			if g.gating[r.taskID] != r {
 				return // parked or cancelled meanwhile: the commit stays, the task does not move
+			}
+			if untrusted {
+				g.holdUntilBack(func() { g.pushPhase(ctx, r, then) })
+				return
 			}
 			if leaseErr != nil && g.sw.path == "" {
 				// The store does not answer: whose the lease is cannot

@@ -413,6 +413,9 @@ type faultReport struct {
 	lost     []string // a task that did not end
 	charged  []string // a task charged an attempt (the agent never fails)
 	notGreen []string // ended but not green, or its branch not on the remote
+	// timelines are the ledgers of the tasks a finding names, so that
+	// one run's failure can be read without replaying it.
+	timelines []string
 }
 
 // ok reports whether the checker found nothing wrong. An agent's write
@@ -443,6 +446,9 @@ func (p faultReport) String() string {
 			b.WriteString("  " + l + "\n")
 		}
 	}
+	for _, l := range p.timelines {
+		b.WriteString(l)
+	}
 	return b.String()
 }
 
@@ -461,15 +467,22 @@ func (p faultReport) String() string {
 //   - no task is lost (each ended), none was charged an attempt (the
 //     scripted agent never fails, so every attempt past the first is a
 //     fault's), and every task is green with its fix on the remote.
-func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID, writes []agent.WriteRecord) faultReport {
+func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID, writes []agent.WriteRecord) (rep faultReport) {
 	t.Helper()
 	ctx := context.Background()
-	rep := faultReport{tasks: len(ids), writes: len(writes)}
+	rep = faultReport{tasks: len(ids), writes: len(writes)}
 	bySession := map[string][]agent.WriteRecord{}
 	for _, w := range writes {
 		bySession[w.Session] = append(bySession[w.Session], w)
 	}
 	for _, id := range ids {
+		found := len(rep.overlaps) + len(rep.worked) + len(rep.stale)
+		defer func() { // into the named result, after the loop
+
+			if len(rep.overlaps)+len(rep.worked)+len(rep.stale) > found {
+				rep.timelines = append(rep.timelines, faultTimeline(ctx, t, f, id))
+			}
+		}()
 		tk, err := f.st.TaskGet(ctx, id)
 		require.NoError(t, err)
 		if tk.State != task.StateAwaitingReview {
@@ -571,6 +584,34 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID, writes []agent.Writ
 		}
 	}
 	return rep
+}
+
+// faultTimeline is task id's ledger (its sessions, then its events, each
+// with its time, session and lease holder's token) and its remote branch's
+// commits, for a finding's report.
+func faultTimeline(ctx context.Context, t *testing.T, f *fleet, id task.ID) string {
+	t.Helper()
+	var b strings.Builder
+	fmt.Fprintf(&b, "  ledger of task %s:\n", id)
+	ss, err := f.st.SessionList(ctx, id)
+	require.NoError(t, err)
+	for _, s := range ss {
+		fmt.Fprintf(&b, "    session %s %s token %d %s to %s %s\n", s.ID, s.Holder, s.Token,
+			s.StartedAt.Format(time.StampMicro), s.EndedAt.Format(time.StampMicro), s.Status)
+	}
+	evs, err := f.st.EventList(ctx, store.EventListParams{TaskID: id})
+	require.NoError(t, err)
+	for _, ev := range evs {
+		fmt.Fprintf(&b, "    %s %-20s %-24s %s %.300s\n", ev.At.Format(time.StampMicro), ev.Kind, ev.Reason, ev.SessionID, ev.Text)
+	}
+	if tk, err := f.st.TaskGet(ctx, id); err == nil && tk.Branch != "" {
+		out, _ := exec.Command("git", "--git-dir", f.remote, "log", "--format=%h %ci %s", "-8", "refs/heads/"+tk.Branch).CombinedOutput()
+		fmt.Fprintf(&b, "    remote %s:\n", tk.Branch)
+		for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+			fmt.Fprintf(&b, "      %s\n", l)
+		}
+	}
+	return b.String()
 }
 
 // faultRescueKind reports whether ev is written about a session by another
