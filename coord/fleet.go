@@ -279,6 +279,7 @@ func (fs *fleetService) rescue(ctx context.Context) {
 		return
 	}
 	fs.checkOwnLeases(ctx, leases)
+	fs.checkOwnRuns(ctx, leases)
 	var engines map[string]store.Engine
 	now := fs.loop.now()
 	for _, l := range leases {

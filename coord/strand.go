@@ -153,6 +153,32 @@ func (fs *fleetService) checkOwnLeases(ctx context.Context, leases []lease.Lease
 	}
 }
 
+// checkOwnRuns is checkOwnLeases the other way round, over the same list:
+// a run of this engine's (a session launching or at work) whose lease the
+// store no longer lists under its token has lost its task, and its task is
+// read again, which stops the session (rereadTask). The change notice that
+// tells of a takeover can be lost (a notice sent while the listener
+// reconnected, a reread that failed in an outage), and with it the only
+// other way the loop learns of it before the run's next fenced write,
+// which for an agent at work can be a renewal many minutes away: in the
+// fault run an agent worked on for three seconds after another engine had
+// requeued its task. A run whose phase finished, or that is stopping, is
+// left to its gate or its stop.
+func (fs *fleetService) checkOwnRuns(ctx context.Context, leases []lease.Lease) {
+	held := make(map[task.ID]int64, len(fs.runs))
+	for _, l := range leases {
+		if l.Holder == fs.holder {
+			held[l.TaskID] = l.Token
+		}
+	}
+	for id, r := range fs.runs {
+		if r.stopping || r.finishing || held[id] == r.token {
+			continue
+		}
+		fs.rereadTask(ctx, id)
+	}
+}
+
 // requeueStranded requeues task id, which this engine holds under token
 // with nothing behind it, not charged, once per token.
 func (fs *fleetService) requeueStranded(ctx context.Context, id task.ID, token int64) {
