@@ -57,9 +57,10 @@ func TestFleetFaults(t *testing.T) {
 	f.start(t, "machine-a")
 	f.start(t, "machine-b")
 
-	// 1. A machine frozen during a gate. The gate is slowed so that one is
-	// surely caught running.
-	ids := f.addVerify(t, "machine-a", 2, "sleep 1 && "+project.VerifyCommand)
+	// 1. A machine frozen during a gate. The gate is slowed (5 s) so that
+	// one is surely caught running: with 1 s, on a loaded machine, the
+	// gate could end between the store's verify.started and the freeze.
+	ids := f.addVerify(t, "machine-a", 2, "sleep 5 && "+project.VerifyCommand)
 	var gated store.Session
 	f.waitStore(t, 3*time.Minute, "a verify gate runs", func() bool {
 		for _, id := range ids {

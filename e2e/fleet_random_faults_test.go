@@ -206,10 +206,7 @@ func TestFleetRandomFaults(t *testing.T) {
 	require.NoError(t, err)
 	rep := faultLedgerCheck(t, f, ids, writes)
 	t.Logf("after %d faults in %s (%v): %s", len(schedule)-skipped, time.Since(r.t0).Round(time.Second), r.done, rep.summary())
-	if len(rep.worked) > 0 {
-		t.Logf("KNOWN OPEN (issue 23): agents wrote after the ledger's end of their sessions:\n%s", strings.Join(rep.worked, "\n"))
-	}
-	if !rep.ok(os.Getenv("ORCHESTRA_FAULT_STRICT_AGENTS") != "") {
+	if !rep.ok() {
 		t.Fatalf("the checker found faults that broke the fleet:\n%s\nschedule:\n%s\n%s", rep, strings.Join(r.log, "\n"), f.logs())
 	}
 }
@@ -418,19 +415,9 @@ type faultReport struct {
 	timelines []string
 }
 
-// ok reports whether the checker found nothing wrong. An agent's write
-// after its session's end counts only when strict is set (bench/faults.sh
-// sets ORCHESTRA_FAULT_STRICT_AGENTS): it is a known open defect of issue
-// 23 (a session ended in the ledger while its engine, not stepped down,
-// ran its agent on for a few seconds, about one short run in three on a
-// loaded machine), which the suite reports without failing on until it
-// is fixed.
-func (p faultReport) ok(strict bool) bool {
-	worked := 0
-	if strict {
-		worked = len(p.worked)
-	}
-	return len(p.overlaps)+worked+len(p.stale)+len(p.lost)+len(p.charged)+len(p.notGreen) == 0
+// ok reports whether the checker found nothing wrong.
+func (p faultReport) ok() bool {
+	return len(p.overlaps)+len(p.worked)+len(p.stale)+len(p.lost)+len(p.charged)+len(p.notGreen) == 0
 }
 
 func (p faultReport) summary() string {
