@@ -46,6 +46,10 @@ type lifecycle struct {
 	// until it does, the strand check leaving the task alone meanwhile
 	// (holdTaskMove), and reports true; a refusal is not held.
 	holdMove func(err error, id task.ID, again func()) bool
+	// holdBehind holds a task's move while the store watch holds fenced
+	// appends of that task through an outage, until they are written
+	// (holdBehindAppends), and reports true.
+	holdBehind func(id task.ID, again func()) bool
 }
 
 // stopThen stops r's session off the loop, capturing continuity first, and
@@ -199,6 +203,15 @@ func (lc *lifecycle) move(ctx context.Context, id task.ID, token int64, a task.A
 // transition writes p, whose events are ev, and takes the task as written
 // into the loop's view; a refusal is recorded and the view reread.
 func (lc *lifecycle) transition(ctx context.Context, p store.TaskTransitionParams, ev task.Event) bool {
+	if lc.holdBehind(p.TaskID, func() { lc.transition(ctx, p, ev) }) {
+		// An append of the task's, fenced by the lease this move may
+		// release, waits for the store (an outage's first write failed
+		// while the next, the move, found the store back): written after
+		// the move it would be refused as stale and lost (the fault run:
+		// a pushed branch with no branch.pushed event). So the move waits
+		// behind it, in order.
+		return false
+	}
 	res, err := lc.st.TaskTransition(ctx, p)
 	if err != nil && lc.holdMove(err, p.TaskID, func() { lc.transition(ctx, p, ev) }) {
 		// A network store that does not answer (the fault run: a pg_ctl

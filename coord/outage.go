@@ -78,6 +78,26 @@ func holdTaskMove(c *Coordinator, err error, id task.ID, again func()) bool {
 	return held
 }
 
+// holdBehindAppends holds a move of task id while the store watch holds
+// fenced appends of that task (an outage's), until the store answers and
+// they are written first (probeStore), and reports true. A move written
+// before them could release the lease they are fenced by, and they would
+// then be refused as stale and lost.
+func holdBehindAppends(c *Coordinator, id task.ID, again func()) bool {
+	if !c.sw.holdsFenced(id) {
+		return false
+	}
+	if c.sw.moving == nil {
+		c.sw.moving = map[task.ID]bool{}
+	}
+	c.sw.moving[id] = true
+	holdUntilBack(c, func() {
+		delete(c.sw.moving, id)
+		again()
+	})
+	return true
+}
+
 // holdUnanswered holds a write that a network store did not answer
 // (storeUnreachable) until it does, again then writing it, and reports
 // true; a refusal, or an embedded store's failure, is not held.

@@ -113,8 +113,9 @@ func newLifecycle(c *Coordinator) *lifecycle {
 	return &lifecycle{
 		loop: loopOf(c), st: c.st, cfg: c.cfg, stopGrace: c.p.StopGrace, hub: &c.hub, usage: c.usage,
 		tasks: c.tasks, runs: c.runs, verdicts: c.verdicts, live: &c.live,
-		holdWrite: func(err error, again func()) bool { return holdSessionWrite(c, err, again) },
-		holdMove:  func(err error, id task.ID, again func()) bool { return holdTaskMove(c, err, id, again) },
+		holdWrite:  func(err error, again func()) bool { return holdSessionWrite(c, err, again) },
+		holdMove:   func(err error, id task.ID, again func()) bool { return holdTaskMove(c, err, id, again) },
+		holdBehind: func(id task.ID, again func()) bool { return holdBehindAppends(c, id, again) },
 	}
 }
 

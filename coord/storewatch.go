@@ -231,6 +231,17 @@ func (w *storeWatch) hold(token int64, evs []task.Event) {
 	}
 }
 
+// holdsFenced reports whether an append of task id under a lease token is
+// held for the store's return.
+func (w *storeWatch) holdsFenced(id task.ID) bool {
+	for _, h := range w.held {
+		if h.token != 0 && len(h.evs) > 0 && h.evs[0].TaskID == id {
+			return true
+		}
+	}
+	return false
+}
+
 // takeoverPaused reports whether the store came back from an outage less
 // than a TTL ago, when no other engine's heartbeat can be judged.
 func (w *storeWatch) takeoverPaused(now time.Time) bool {

@@ -462,14 +462,18 @@ func faultLedgerCheck(t *testing.T, f *fleet, ids []task.ID, writes []agent.Writ
 	for _, w := range writes {
 		bySession[w.Session] = append(bySession[w.Session], w)
 	}
+	// Each task a finding names has its ledger printed after the list.
+	findings := func() int { return len(rep.overlaps) + len(rep.worked) + len(rep.stale) }
+	prev, before := task.ID(""), 0
+	timeline := func() {
+		if prev != "" && findings() > before {
+			rep.timelines = append(rep.timelines, faultTimeline(ctx, t, f, prev))
+		}
+	}
+	defer timeline() // the last task's, into the named result
 	for _, id := range ids {
-		found := len(rep.overlaps) + len(rep.worked) + len(rep.stale)
-		defer func() { // into the named result, after the loop
-
-			if len(rep.overlaps)+len(rep.worked)+len(rep.stale) > found {
-				rep.timelines = append(rep.timelines, faultTimeline(ctx, t, f, id))
-			}
-		}()
+		timeline()
+		prev, before = id, findings()
 		tk, err := f.st.TaskGet(ctx, id)
 		require.NoError(t, err)
 		if tk.State != task.StateAwaitingReview {
