@@ -21,22 +21,35 @@ func ShortSlice() error { return setAll(Slice) }
 // again, so that a child started next does not inherit ShortSlice's.
 func DefaultSlice() error { return setAll(0) }
 
+// setAll gives every thread the slice ns. A thread cloned while it runs
+// inherits its parent's slice, which may not have been set yet, and is not
+// in the list already read: so the list is read again until it shows no
+// thread not set yet. Past that, every thread has ns, and so does any
+// thread they clone (a CI run saw one thread keep the short slice after
+// DefaultSlice).
 func setAll(ns uint64) error {
-	ents, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return fmt.Errorf("list this process's threads: %w", err)
-	}
+	set := map[int]bool{}
 	var errs []error
-	for _, e := range ents {
-		tid, err := strconv.Atoi(e.Name())
+	for {
+		ents, err := os.ReadDir("/proc/self/task")
 		if err != nil {
-			continue
+			return fmt.Errorf("list this process's threads: %w", err)
 		}
-		if err := setSlice(tid, ns); err != nil && !errors.Is(err, unix.ESRCH) {
-			errs = append(errs, fmt.Errorf("thread %d: %w", tid, err))
+		fresh := false
+		for _, e := range ents {
+			tid, err := strconv.Atoi(e.Name())
+			if err != nil || set[tid] {
+				continue
+			}
+			set[tid], fresh = true, true
+			if err := setSlice(tid, ns); err != nil && !errors.Is(err, unix.ESRCH) {
+				errs = append(errs, fmt.Errorf("thread %d: %w", tid, err))
+			}
+		}
+		if !fresh {
+			return errors.Join(errs...)
 		}
 	}
-	return errors.Join(errs...)
 }
 
 func setSlice(tid int, ns uint64) error {
