@@ -2,7 +2,6 @@ package coord
 
 import (
 	"context"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -10,7 +9,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -43,9 +41,7 @@ func TestFakeAMoveWaitsBehindTheTasksHeldAppends(t *testing.T) {
 		bs.fail.Store(true)
 		b := setupFakeWrapped(t, func(cfg *config.Config) { cfg.Fleet.Remote = "origin" },
 			func(st store.Store) store.Store { bs.Store = st; return bs })
-		remote := filepath.Join(t.TempDir(), "calc.git")
-		require.NoError(t, project.Git(b.root, "init", "-q", "--bare", "-b", "main", remote))
-		require.NoError(t, project.Git(b.root, "remote", "add", "origin", remote))
+		b.bareOrigin(t)
 		id := b.add(t, task.Pipeline{task.PhaseImplement})
 		a, _ := b.launch(t)
 		a.Finish(nil)

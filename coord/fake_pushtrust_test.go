@@ -3,7 +3,6 @@ package coord
 import (
 	"context"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -13,7 +12,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/orchestra-tui/orchestra-tui/config"
-	"github.com/orchestra-tui/orchestra-tui/demo/project"
 	"github.com/orchestra-tui/orchestra-tui/store"
 	"github.com/orchestra-tui/orchestra-tui/task"
 )
@@ -30,9 +28,7 @@ func TestFakeAnEngineFrozenBeforeItsPushPushesNothingUntilABeatLands(t *testing.
 	synctest.Test(t, func(t *testing.T) {
 		b := setupFakeWrapped(t, func(cfg *config.Config) { cfg.Fleet.Remote = "origin" },
 			func(st store.Store) store.Store { return sharedStore{st} })
-		remote := filepath.Join(t.TempDir(), "calc.git")
-		require.NoError(t, project.Git(b.root, "init", "-q", "--bare", "-b", "main", remote))
-		require.NoError(t, project.Git(b.root, "remote", "add", "origin", remote))
+		remote := b.bareOrigin(t)
 		window := b.c.sd.trustWindow()
 		var frozen atomic.Int32
 		b.c.gate.beforePush = func() {

@@ -2,6 +2,7 @@ package coord
 
 import (
 	"context"
+	"path/filepath"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -90,6 +91,17 @@ func (b *fakeBundle) run(t *testing.T, path string, hosts Hosts) {
 	case err := <-b.ended:
 		t.Fatalf("the coordinator stopped while starting: %v", err)
 	}
+}
+
+// bareOrigin makes a bare repository the project's origin, the remote a
+// configuration with [fleet] remote = "origin" pushes to, and returns its
+// path.
+func (b *fakeBundle) bareOrigin(t *testing.T) string {
+	t.Helper()
+	remote := filepath.Join(t.TempDir(), "calc.git")
+	require.NoError(t, project.Git(b.root, "init", "-q", "--bare", "-b", "main", remote))
+	require.NoError(t, project.Git(b.root, "remote", "add", "origin", remote))
+	return remote
 }
 
 // add adds a task on the fake harness, with a gate that passes at once.

@@ -65,17 +65,25 @@ func storeUnreachable(sw *storeWatch, err error) bool {
 // Until the move is made again, the strand check leaves the task alone
 // (moving), as it does a gated task.
 func holdTaskMove(c *Coordinator, err error, id task.ID, again func()) bool {
-	held := holdUnanswered(c, err, func() {
+	if !storeUnreachable(&c.sw, err) {
+		return false
+	}
+	c.sw.writeFailed(err)
+	holdMoving(c, id, again)
+	return true
+}
+
+// holdMoving holds task id's move until the store answers, marked as
+// moving meanwhile so the strand check leaves the task alone.
+func holdMoving(c *Coordinator, id task.ID, again func()) {
+	if c.sw.moving == nil {
+		c.sw.moving = map[task.ID]bool{}
+	}
+	c.sw.moving[id] = true
+	holdUntilBack(c, func() {
 		delete(c.sw.moving, id)
 		again()
 	})
-	if held {
-		if c.sw.moving == nil {
-			c.sw.moving = map[task.ID]bool{}
-		}
-		c.sw.moving[id] = true
-	}
-	return held
 }
 
 // holdBehindAppends holds a move of task id while the store watch holds
@@ -87,14 +95,7 @@ func holdBehindAppends(c *Coordinator, id task.ID, again func()) bool {
 	if !c.sw.holdsFenced(id) {
 		return false
 	}
-	if c.sw.moving == nil {
-		c.sw.moving = map[task.ID]bool{}
-	}
-	c.sw.moving[id] = true
-	holdUntilBack(c, func() {
-		delete(c.sw.moving, id)
-		again()
-	})
+	holdMoving(c, id, again)
 	return true
 }
 
