@@ -10,5 +10,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export ORCHESTRA_FAULT_COUNT=${1:-25}
+# The agents' own logs decide too: a write after the ledger's end of its
+# session fails the run (the suite's short run only reports it).
+export ORCHESTRA_FAULT_STRICT_AGENTS=1
 if [ -n "${2:-}" ]; then export ORCHESTRA_FAULT_SEED=$2; fi
 go test -count=1 -v -timeout 90m -run '^TestFleetRandomFaults$' ./e2e
